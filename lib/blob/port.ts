@@ -1,0 +1,29 @@
+// Audio file storage port. The audio service writes immutable files; the
+// gateway streams them. Adapters: a directory (embedded) and MongoDB GridFS.
+import type { Readable } from "node:stream";
+
+export interface BlobInfo {
+  size: number;
+  /** Strong validator, stable for the file's lifetime (files are immutable). */
+  etag: string;
+  contentType: string;
+  modified: Date;
+}
+
+export interface BlobStore {
+  /** Writes atomically: readers never see a partial file. */
+  put(key: string, data: Buffer, contentType: string): Promise<BlobInfo>;
+  stat(key: string): Promise<BlobInfo | null>;
+  /** Inclusive byte range, as in HTTP. */
+  read(key: string, range?: { start: number; end: number }): Promise<Readable>;
+  deletePrefix(prefix: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Keys are "<segment>/<segment>/<file>.mp3" of safe characters only. */
+export const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
+export function assertSafeKey(key: string): void {
+  if (!SAFE_KEY.test(key) || key.split("/").some((p) => p === "." || p === "..")) {
+    throw new Error(`unsafe storage key: ${JSON.stringify(key)}`);
+  }
+}

@@ -1,0 +1,61 @@
+// The job bus port: how articles reach the audio workers. Two adapters
+// implement it: an in-process bus (embedded default, fast tests) and NATS
+// JetStream (full stack). Both pass test/contract/bus.contract.ts.
+
+export interface AudioJob {
+  articleId: string;
+  projectId: string;
+  revision: number;
+  /** Carried into logs end to end. */
+  requestId?: string;
+}
+
+/** Dedup key: a job for the same article revision is only delivered once. */
+export const jobMessageId = (j: AudioJob) => `${j.articleId}:${j.revision}`;
+
+export interface Delivery {
+  job: AudioJob;
+  /** 1 on the first delivery. */
+  attempt: number;
+  /** Extends the lease so a long synthesis is not redelivered meanwhile. */
+  working(): void;
+}
+
+/**
+ * Resolving acknowledges the job. Throwing hands it back for redelivery with
+ * backoff, unless the error is a PermanentJobError (then it is dropped) or the
+ * attempt limit is reached (then onExhausted runs and it is dropped).
+ */
+export type JobHandler = (d: Delivery) => Promise<void>;
+
+export class PermanentJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PermanentJobError";
+  }
+}
+
+export interface ConsumeOptions {
+  /** Jobs handled at once by this consumer. */
+  concurrency: number;
+  /** Deliveries before a job is given up. */
+  maxAttempts: number;
+  /** Lease: a job not acked nor kept alive within this is redelivered. */
+  ackWaitMs: number;
+  /** Delay before redelivery after attempt n (last value repeats). */
+  backoffMs: number[];
+  onExhausted(job: AudioJob, error: unknown, attempts: number): Promise<void>;
+}
+
+export interface JobSubscription {
+  /** Stops taking new jobs and waits for the ones in hand. */
+  drain(): Promise<void>;
+}
+
+export interface JobBus {
+  publish(job: AudioJob): Promise<void>;
+  consume(handler: JobHandler, opts: ConsumeOptions): Promise<JobSubscription>;
+  /** Fire-and-forget notifications, e.g. articles.events.<project>. */
+  publishEvent(subject: string, data: unknown): Promise<void>;
+  close(): Promise<void>;
+}

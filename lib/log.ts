@@ -1,0 +1,20 @@
+// One JSON logger for every process. LOG_LEVEL picks the level; LOG_PRETTY is
+// not offered on purpose: logs are for machines first, `jq` reads them fine.
+import { pino, type Logger } from "pino";
+
+export type { Logger };
+
+const root = pino({
+  level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
+  base: { pid: process.pid },
+  timestamp: pino.stdTimeFunctions.isoTime,
+  // Credentials must never reach a log line, whatever a caller passes in.
+  redact: {
+    paths: ["token", "*.token", "authorization", "*.authorization", "headers.authorization", "req.headers.authorization"],
+    censor: "[redacted]",
+  },
+});
+
+export function logger(service: string): Logger {
+  return root.child({ service });
+}

@@ -1,0 +1,86 @@
+// Who is calling? Every service resolves the bearer token itself (the gateway
+// is not the only line of defence). Publisher tokens go to the auth service,
+// with results cached for a few seconds; the internal service token is
+// compared locally in constant time.
+import { createHash, timingSafeEqual } from "node:crypto";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+
+export type Caller =
+  | { kind: "publisher"; projectId: string; scope: "full" | "read"; tokenId: string }
+  | { kind: "internal" };
+
+export interface CallerResolverOptions {
+  auth: Client<typeof AuthService>;
+  internalToken?: string;
+  /** How long a successful lookup is reused; revocations take effect after this. */
+  ttlMs?: number;
+  maxEntries?: number;
+}
+
+export type CallerResolver = (headers: Headers) => Promise<Caller>;
+
+const sha256 = (s: string) => createHash("sha256").update(s).digest();
+
+/** Extracts the token from "Bearer <token>"; throws Unauthenticated otherwise. */
+export function bearerToken(headers: Headers): string {
+  const h = headers.get("authorization");
+  if (!h) throw new ConnectError("Missing Authorization header: send 'Authorization: Bearer <API_TOKEN>'", Code.Unauthenticated);
+  const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h);
+  if (!m) throw new ConnectError("Malformed Authorization header: expected 'Bearer <API_TOKEN>'", Code.Unauthenticated);
+  return m[1];
+}
+
+export function createCallerResolver(opts: CallerResolverOptions): CallerResolver {
+  const ttl = opts.ttlMs ?? 5_000;
+  const max = opts.maxEntries ?? 10_000;
+  const internal = opts.internalToken ? sha256(opts.internalToken) : undefined;
+  const cache = new Map<string, { caller: Caller; expires: number }>();
+  const inflight = new Map<string, Promise<Caller>>();
+
+  return async (headers) => {
+    const token = bearerToken(headers);
+    const digest = sha256(token);
+    if (internal && timingSafeEqual(digest, internal)) return { kind: "internal" };
+    const key = digest.toString("base64");
+    const now = Date.now();
+    const hit = cache.get(key);
+    if (hit && hit.expires > now) return hit.caller;
+    let p = inflight.get(key);
+    if (!p) {
+      p = opts.auth
+        .authenticate({ token })
+        .then((r): Caller => {
+          const caller: Caller = {
+            kind: "publisher",
+            projectId: r.projectId,
+            scope: r.scope === Scope.FULL ? "full" : "read",
+            tokenId: r.tokenId,
+          };
+          if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+          cache.set(key, { caller, expires: Date.now() + ttl });
+          return caller;
+        })
+        .catch((e: unknown) => {
+          const ce = ConnectError.from(e);
+          if (ce.code === Code.Unauthenticated) throw new ConnectError("Invalid API token", Code.Unauthenticated);
+          throw new ConnectError(`Authentication unavailable: ${ce.rawMessage}`, Code.Unavailable);
+        })
+        .finally(() => inflight.delete(key));
+      inflight.set(key, p);
+    }
+    return p;
+  };
+}
+
+export function requirePublisher(caller: Caller, scope: "read" | "full"): Extract<Caller, { kind: "publisher" }> {
+  if (caller.kind !== "publisher") throw new ConnectError("This call needs a publisher API token", Code.PermissionDenied);
+  if (scope === "full" && caller.scope !== "full") {
+    throw new ConnectError("This token is read-only; creating, updating and deleting articles needs a full token", Code.PermissionDenied);
+  }
+  return caller;
+}
+
+export function requireInternal(caller: Caller): void {
+  if (caller.kind !== "internal") throw new ConnectError("This call is reserved for internal services", Code.PermissionDenied);
+}

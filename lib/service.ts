@@ -1,0 +1,35 @@
+// What every started service hands back to whoever started it (a process
+// entry point, the embedded launcher or a test).
+export interface RunningService {
+  name: string;
+  /** Base URL of its RPC (or HTTP) listener. */
+  url: string;
+  port: number;
+  /** Readiness off; used first during a graceful shutdown. */
+  setServing(serving: boolean): void;
+  close(): Promise<void>;
+}
+
+/** Runs closers in order on SIGINT/SIGTERM, once; a second signal exits at once. */
+export function onShutdown(log: { info(msg: string): void; error(o: object, msg: string): void }, close: () => Promise<void>, graceMs = 25_000): void {
+  let closing = false;
+  const handler = (signal: string) => {
+    if (closing) process.exit(1);
+    closing = true;
+    log.info(`${signal} received, shutting down`);
+    const timer = setTimeout(() => {
+      log.error({}, "shutdown took too long, exiting");
+      process.exit(1);
+    }, graceMs);
+    timer.unref();
+    close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => handler("SIGINT"));
+  process.on("SIGTERM", () => handler("SIGTERM"));
+}
