@@ -1,0 +1,69 @@
+// Starts the audio service: its RPC server and the job worker.
+import type { Client } from "@connectrpc/connect";
+import type { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { AudioService } from "../../gen/audio/v1/audio_pb.js";
+import type { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import type { BlobStore } from "../../lib/blob/port.js";
+import type { JobBus } from "../../lib/bus/port.js";
+import type { Logger } from "../../lib/log.js";
+import { createCallerResolver } from "../../lib/rpc/caller.js";
+import { startRpcServer } from "../../lib/rpc/server.js";
+import type { RunningService } from "../../lib/service.js";
+import type { SpeechEngine } from "./engine/index.js";
+import { audioServiceImpl } from "./service.js";
+import { startAudioWorker, type AudioWorkerOptions } from "./worker.js";
+
+export interface AudioServiceOptions {
+  bus: JobBus;
+  blobs: BlobStore;
+  /** Must send the internal token. */
+  articles: Client<typeof ArticlesService>;
+  auth: Client<typeof AuthService>;
+  internalToken: string;
+  engine: SpeechEngine;
+  log: Logger;
+  host?: string;
+  port?: number;
+  /** Articles rendered at once by the worker. */
+  concurrency?: number;
+  /** Overrides for the worker (retries, lease), mainly for tests. */
+  worker?: Partial<Pick<AudioWorkerOptions, "maxAttempts" | "ackWaitMs" | "backoffMs" | "keepAliveMs" | "chunkConcurrency">>;
+}
+
+/** The caller owns the dependencies: close() stops the worker and the server, not the bus, store or engine. */
+export async function startAudioService(opts: AudioServiceOptions): Promise<RunningService> {
+  const resolveCaller = createCallerResolver({ auth: opts.auth, internalToken: opts.internalToken });
+  const server = await startRpcServer({
+    name: "audio",
+    services: [AudioService.typeName],
+    host: opts.host,
+    port: opts.port,
+    log: opts.log,
+    routes(router) {
+      router.service(AudioService, audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency }));
+    },
+  });
+  let worker;
+  try {
+    worker = await startAudioWorker({ ...opts.worker, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
+  } catch (e) {
+    await server.close();
+    throw e;
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    name: "audio",
+    url: server.url,
+    port: server.port,
+    setServing: (s) => server.setServing(s),
+    close() {
+      closing ??= (async () => {
+        server.setServing(false);
+        // Jobs in hand finish (and report) before the listener goes away.
+        await worker.stop();
+        await server.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+import { Readable } from "node:stream";
+import { expect } from "chai";
+import { Code, ConnectError, createClient, type Client } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { AudioService } from "../../gen/audio/v1/audio_pb.js";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { assertSafeKey, type BlobStore } from "../../lib/blob/port.js";
+import { createMemoryBus } from "../../lib/bus/memory.js";
+import type { JobBus } from "../../lib/bus/port.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RunningService } from "../../lib/service.js";
+import { startAudioService } from "../../services/audio/app.js";
+import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
+import { mp3Duration } from "../../services/audio/mp3/index.js";
+
+const INTERNAL = "internal-test-token-abcdefghij";
+const log = logger("audio-service-test");
+
+function memoryBlobs(): BlobStore & { files: Map<string, Buffer> } {
+  const files = new Map<string, Buffer>();
+  return {
+    files,
+    async put(key, data, contentType) {
+      assertSafeKey(key);
+      files.set(key, data);
+      return { size: data.length, etag: `"${data.length}"`, contentType, modified: new Date() };
+    },
+    async stat() {
+      return null;
+    },
+    async read(key) {
+      return Readable.from([files.get(key)!]);
+    },
+    async deletePrefix() {},
+    async close() {},
+  };
+}
+
+interface Job {
+  revision: number;
+  text: string;
+  status: ArticleStatus;
+  duration?: number;
+  previewDuration?: number;
+  readyAt?: number;
+}
+
+/** Auth and articles stand-ins on one listener: tokens "full-token" / "read-token"; one claimable article per id. */
+async function startFakes(jobs: Map<string, Job>): Promise<RpcServer> {
+  return startRpcServer({
+    name: "fakes",
+    services: [AuthService.typeName, ArticlesService.typeName],
+    log,
+    routes(router) {
+      router.service(AuthService, {
+        authenticate(req) {
+          if (req.token === "full-token") return { projectId: "p1", scope: Scope.FULL, tokenId: "t1" };
+          if (req.token === "read-token") return { projectId: "p1", scope: Scope.READ, tokenId: "t2" };
+          throw new ConnectError("unknown token", Code.Unauthenticated);
+        },
+      });
+      router.service(ArticlesService, {
+        claimAudioJob(req) {
+          const j = jobs.get(req.articleId);
+          if (!j || BigInt(j.revision) !== req.revision) return { stale: true };
+          j.status = ArticleStatus.PROCESSING;
+          return { article: { id: req.articleId, title: "Council approves budget", text: j.text, voice: "alloy", lang: "en-US" } };
+        },
+        completeAudioJob(req) {
+          const j = jobs.get(req.articleId)!;
+          j.status = ArticleStatus.READY;
+          j.duration = req.audio?.duration;
+          j.previewDuration = req.audioPreview?.duration;
+          j.readyAt = Date.now();
+          return { applied: true };
+        },
+        reportAudioStatus() {
+          return { applied: true };
+        },
+        failAudioJob(req) {
+          jobs.get(req.articleId)!.status = ArticleStatus.ERRORED;
+          return { applied: true };
+        },
+      });
+    },
+  });
+}
+
+const SENTENCES = [
+  "The city council approved the new budget on Tuesday after a debate that lasted well into the night.",
+  "Dr. Alvarez, who chairs the finance committee, said the plan would cost about 3.5 million dollars over 5 years.",
+  "Critics argued that the money should go to schools first, while supporters pointed to the roads.",
+];
+const articleOf = (chars: number) => {
+  let t = "";
+  for (let i = 0; t.length < chars; i++) t += SENTENCES[i % 3] + (i % 3 === 2 ? "\n\n" : " ");
+  return t.slice(0, chars);
+};
+
+describe("audio service", () => {
+  let fakes: RpcServer;
+  let svc: RunningService;
+  let engine: SpeechEngine;
+  let bus: JobBus;
+  let blobs: ReturnType<typeof memoryBlobs>;
+  let jobs: Map<string, Job>;
+  let audio: Client<typeof AudioService>;
+  const as = (token?: string) => (token ? { headers: { authorization: `Bearer ${token}` } } : {});
+
+  before(async function () {
+    this.timeout(60_000);
+    jobs = new Map();
+    fakes = await startFakes(jobs);
+    engine = await createLocalEngine({ threads: 2 });
+    bus = createMemoryBus();
+    blobs = memoryBlobs();
+    svc = await startAudioService({
+      bus,
+      blobs,
+      engine,
+      log,
+      internalToken: INTERNAL,
+      articles: rpcClient(ArticlesService, fakes.url, { token: INTERNAL }),
+      auth: rpcClient(AuthService, fakes.url),
+    });
+    audio = createClient(AudioService, createConnectTransport({ baseUrl: svc.url, httpVersion: "1.1" }));
+  });
+  after(async () => {
+    await svc?.close();
+    await bus?.close();
+    await engine?.close();
+    closeRpcClients();
+    await fakes?.close();
+  });
+
+  const code = (p: Promise<unknown>) => p.then(() => undefined, (e) => ConnectError.from(e));
+
+  it("lists the voice table to any valid token and refuses a missing one", async () => {
+    const r = await audio.listVoices({}, as("read-token"));
+    expect(r.voices.map((v) => v.name)).to.include.members(["alloy", "de-DE-KatjaNeural"]);
+    expect(r.voices.find((v) => v.name === "de-DE-KatjaNeural")?.langs).to.deep.equal(["de-DE"]);
+    expect((await code(audio.listVoices({})))?.code).to.equal(Code.Unauthenticated);
+    expect((await code(audio.listVoices({}, as("bogus"))))?.code).to.equal(Code.Unauthenticated);
+  });
+
+  it("PrepareText returns the paragraphs the engine will read", async () => {
+    const r = await audio.prepareText({ title: "Titel", text: "<p>Das gilt z. B. ab 2024.</p><nav>Menü</nav>", lang: "de-DE", parse: true }, as("read-token"));
+    expect(r.paragraphs).to.deep.equal(["Titel", "Das gilt zum Beispiel ab zweitausendvierundzwanzig."]);
+    const bad = await code(audio.prepareText({ title: "T", text: "x", lang: "fr-FR" }, as("read-token")));
+    expect(bad?.code).to.equal(Code.InvalidArgument);
+    expect(bad?.rawMessage).to.match(/fr-FR/);
+  });
+
+  it("Synthesize stores ad-hoc audio for a full token or the internal token", async function () {
+    this.timeout(60_000);
+    const r = await audio.synthesize({ title: "Hello", text: "This is a short test of the audio service.", voice: "nova", lang: "en-US" }, as("full-token"));
+    expect(r.full?.key).to.match(/^adhoc\/[0-9a-f-]{36}\/full\.mp3$/);
+    expect(r.preview?.key).to.equal(r.full!.key.replace("full.mp3", "preview.mp3"));
+    const stored = blobs.files.get(r.full!.key)!;
+    expect(Number(r.full!.size)).to.equal(stored.length);
+    expect(r.full!.duration).to.be.closeTo(mp3Duration(stored), 1e-6).and.greaterThan(1);
+    expect(r.provider).to.equal(engine.name);
+    const internal = await audio.synthesize({ title: "Hallo", text: "Ein kurzer Test.", voice: "de-DE-ConradNeural", lang: "de-DE" }, as(INTERNAL));
+    expect(blobs.files.has(internal.full!.key)).to.equal(true);
+  });
+
+  it("Synthesize refuses read tokens and bad voice/lang pairs, storing nothing", async () => {
+    const before = blobs.files.size;
+    expect((await code(audio.synthesize({ title: "T", text: "x", voice: "alloy", lang: "en-US" }, as("read-token"))))?.code).to.equal(Code.PermissionDenied);
+    const bad = await code(audio.synthesize({ title: "T", text: "x", voice: "de-DE-KatjaNeural", lang: "en-US" }, as("full-token")));
+    expect(bad?.code).to.equal(Code.InvalidArgument);
+    expect(bad?.rawMessage).to.equal("Voice 'de-DE-KatjaNeural' does not speak 'en-US'; allowed: de-DE");
+    expect((await code(audio.synthesize({ title: "T", text: "x", voice: "robot", lang: "en-US" }, as("full-token"))))?.code).to.equal(Code.InvalidArgument);
+    expect((await code(audio.synthesize({ title: "", text: "  ", voice: "alloy", lang: "en-US" }, as("full-token"))))?.code).to.equal(Code.InvalidArgument);
+    expect(blobs.files.size).to.equal(before);
+  });
+
+  it("renders a published 2,000 character article until it is ready", async function () {
+    this.timeout(120_000);
+    jobs.set("a2000", { revision: 1, text: articleOf(2000), status: ArticleStatus.WAITING });
+    const started = Date.now();
+    await bus.publish({ articleId: "a2000", projectId: "p1", revision: 1 });
+    while (jobs.get("a2000")!.status !== ArticleStatus.READY && Date.now() - started < 100_000) await new Promise((r) => setTimeout(r, 20));
+    const j = jobs.get("a2000")!;
+    expect(j.status).to.equal(ArticleStatus.READY);
+    expect(blobs.files.has("a2000/1/full.mp3")).to.equal(true);
+    expect(j.duration).to.be.greaterThan(60);
+    expect(j.previewDuration).to.be.at.most(30);
+    if (process.env.AUDIO_TIMING) console.log(`      2,000 chars: ready after ${j.readyAt! - started} ms, ${j.duration!.toFixed(1)} s of audio (${engine.name})`);
+  });
+});

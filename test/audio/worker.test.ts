@@ -1,0 +1,265 @@
+import { Readable } from "node:stream";
+import { expect } from "chai";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { assertSafeKey, type BlobInfo, type BlobStore } from "../../lib/blob/port.js";
+import { PermanentJobError, type AudioJob, type ConsumeOptions, type JobBus, type JobHandler } from "../../lib/bus/port.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import { LOCAL_FORMAT, type SpeechEngine, type SpeechRequest } from "../../services/audio/engine/types.js";
+import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
+import { startAudioWorker, type AudioWorker } from "../../services/audio/worker.js";
+
+const INTERNAL = "internal-test-token-0123456789";
+const log = logger("audio-worker-test");
+
+/** Valid MP3 whose length follows the text (60 ms per character), so durations are predictable. */
+function fakeEngine(opts: { fail?: Error; delayMs?: number } = {}): SpeechEngine & { calls: SpeechRequest[] } {
+  const calls: SpeechRequest[] = [];
+  return {
+    name: "fake",
+    format: LOCAL_FORMAT,
+    calls,
+    async synthesize(req, signal) {
+      calls.push(req);
+      if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs));
+      signal?.throwIfAborted();
+      if (opts.fail) throw opts.fail;
+      return silenceFrames(LOCAL_FORMAT, req.text.length * 60);
+    },
+    async silence(ms) {
+      return silenceFrames(LOCAL_FORMAT, ms);
+    },
+    async close() {},
+  };
+}
+
+function memoryBlobs(): BlobStore & { files: Map<string, { data: Buffer; contentType: string }> } {
+  const files = new Map<string, { data: Buffer; contentType: string }>();
+  const info = (f: { data: Buffer; contentType: string }): BlobInfo => ({ size: f.data.length, etag: `"${f.data.length}"`, contentType: f.contentType, modified: new Date() });
+  return {
+    files,
+    async put(key, data, contentType) {
+      assertSafeKey(key);
+      files.set(key, { data, contentType });
+      return info(files.get(key)!);
+    },
+    async stat(key) {
+      const f = files.get(key);
+      return f ? info(f) : null;
+    },
+    async read(key) {
+      return Readable.from([files.get(key)!.data]);
+    },
+    async deletePrefix(prefix) {
+      for (const k of [...files.keys()]) if (k.startsWith(prefix)) files.delete(k);
+    },
+    async close() {},
+  };
+}
+
+/** Delivers each job synchronously through every attempt, without backoff. */
+class TestBus implements JobBus {
+  handler?: JobHandler;
+  opts?: ConsumeOptions;
+  working = 0;
+  drained = false;
+  async publish(): Promise<void> {
+    throw new Error("not used: tests call deliver()");
+  }
+  async consume(handler: JobHandler, opts: ConsumeOptions) {
+    this.handler = handler;
+    this.opts = opts;
+    return { drain: async () => void (this.drained = true) };
+  }
+  async deliver(job: AudioJob): Promise<"acked" | "dropped" | "exhausted"> {
+    const opts = this.opts!;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.handler!({ job, attempt, working: () => void this.working++ });
+        return "acked";
+      } catch (e) {
+        if (e instanceof PermanentJobError) return "dropped";
+        if (attempt >= opts.maxAttempts) {
+          await opts.onExhausted(job, e, attempt);
+          return "exhausted";
+        }
+      }
+    }
+  }
+  async publishEvent() {}
+  async close() {}
+}
+
+interface StoredArticle {
+  id: string;
+  revision: number;
+  title: string;
+  text: string;
+  parse?: boolean;
+  status: ArticleStatus;
+  errors: string[];
+  statuses: ArticleStatus[];
+  audio?: { key: string; duration: number };
+  preview?: { key: string; duration: number };
+  provider?: string;
+}
+
+/** The articles service as the worker sees it: the four audio-job calls, internal token only. */
+async function startFakeArticles(articles: Map<string, StoredArticle>): Promise<RpcServer> {
+  const internalOnly = (ctx: HandlerContext) => {
+    if (ctx.requestHeader.get("authorization") !== `Bearer ${INTERNAL}`) throw new ConnectError("internal only", Code.PermissionDenied);
+  };
+  const current = (id: string, rev: bigint) => {
+    const a = articles.get(id);
+    return a && BigInt(a.revision) === rev && a.status !== ArticleStatus.DELETED ? a : undefined;
+  };
+  return startRpcServer({
+    name: "articles-fake",
+    services: [ArticlesService.typeName],
+    log,
+    routes(router) {
+      router.service(ArticlesService, {
+        claimAudioJob(req, ctx) {
+          internalOnly(ctx);
+          const a = current(req.articleId, req.revision);
+          if (!a) return { stale: true };
+          a.status = ArticleStatus.PROCESSING;
+          return { stale: false, article: { id: a.id, title: a.title, text: a.text, parse: a.parse ?? false, voice: "alloy", lang: "en-US", revision: BigInt(a.revision) } };
+        },
+        reportAudioStatus(req, ctx) {
+          internalOnly(ctx);
+          const a = current(req.articleId, req.revision);
+          if (!a) return { applied: false };
+          a.status = req.status;
+          a.statuses.push(req.status);
+          if (req.error) a.errors.push(req.error);
+          return { applied: true };
+        },
+        completeAudioJob(req, ctx) {
+          internalOnly(ctx);
+          const a = current(req.articleId, req.revision);
+          if (!a) return { applied: false };
+          a.status = ArticleStatus.READY;
+          a.audio = { key: req.audio!.key, duration: req.audio!.duration };
+          a.preview = { key: req.audioPreview!.key, duration: req.audioPreview!.duration };
+          a.provider = req.provider;
+          return { applied: true };
+        },
+        failAudioJob(req, ctx) {
+          internalOnly(ctx);
+          const a = current(req.articleId, req.revision);
+          if (!a) return { applied: false };
+          a.status = ArticleStatus.ERRORED;
+          a.errors.push(req.error);
+          return { applied: true };
+        },
+      });
+    },
+  });
+}
+
+const paragraph = (n: number) =>
+  Array.from({ length: n }, (_, i) => `Sentence number ${i + 1} tells the reader something new about the city budget.`).join(" ");
+
+describe("audio worker", () => {
+  let server: RpcServer;
+  let articles: Map<string, StoredArticle>;
+  let worker: AudioWorker | undefined;
+
+  const add = (a: Partial<StoredArticle> & { id: string }): StoredArticle => {
+    const full: StoredArticle = { revision: 1, title: "Budget news", text: paragraph(3), status: ArticleStatus.WAITING, errors: [], statuses: [], ...a };
+    articles.set(a.id, full);
+    return full;
+  };
+
+  async function start(engine: SpeechEngine, extra: { maxAttempts?: number; keepAliveMs?: number } = {}) {
+    const bus = new TestBus();
+    const blobs = memoryBlobs();
+    worker = await startAudioWorker({ bus, blobs, engine, log, articles: rpcClient(ArticlesService, server.url, { token: INTERNAL }), ...extra });
+    return { bus, blobs };
+  }
+
+  beforeEach(async () => {
+    articles = new Map();
+    server = await startFakeArticles(articles);
+  });
+  afterEach(async () => {
+    await worker?.stop();
+    worker = undefined;
+    closeRpcClients();
+    await server.close();
+  });
+
+  it("renders a claimed job, stores full and preview MP3 and completes it", async () => {
+    const a = add({ id: "art1", revision: 3, text: `${paragraph(4)}\n\n${paragraph(4)}` });
+    const engine = fakeEngine();
+    const { bus, blobs } = await start(engine);
+
+    expect(await bus.deliver({ articleId: "art1", projectId: "p1", revision: 3 })).to.equal("acked");
+
+    expect(a.status).to.equal(ArticleStatus.READY);
+    expect(a.audio!.key).to.equal("art1/3/full.mp3");
+    expect(a.preview!.key).to.equal("art1/3/preview.mp3");
+    expect(a.provider).to.equal("fake");
+    const full = blobs.files.get("art1/3/full.mp3")!;
+    const preview = blobs.files.get("art1/3/preview.mp3")!;
+    expect(full.contentType).to.equal("audio/mpeg");
+    expect(preview.contentType).to.equal("audio/mpeg");
+    expect(parseFrames(full.data).length).to.be.greaterThan(100);
+    // Durations reported to the article are the stored files' frame durations.
+    expect(a.audio!.duration).to.be.closeTo(mp3Duration(full.data), 1e-6);
+    expect(a.preview!.duration).to.be.closeTo(mp3Duration(preview.data), 1e-6);
+    // ~640 spoken characters at 60 ms each: longer than the 30 s preview.
+    expect(a.audio!.duration).to.be.greaterThan(35);
+    expect(a.preview!.duration).to.be.at.most(30).and.greaterThan(5);
+    expect(engine.calls[0].text).to.equal("Budget news");
+  });
+
+  it("drops a stale job without rendering or storing anything", async () => {
+    const a = add({ id: "art2", revision: 2 });
+    const engine = fakeEngine();
+    const { bus, blobs } = await start(engine);
+
+    expect(await bus.deliver({ articleId: "art2", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(engine.calls).to.have.length(0);
+    expect(blobs.files.size).to.equal(0);
+    expect(a.status).to.equal(ArticleStatus.WAITING);
+  });
+
+  it("reports retry on each failed attempt and fails the article when attempts run out", async () => {
+    const a = add({ id: "art3" });
+    const { bus, blobs } = await start(fakeEngine({ fail: new Error("synthesizer crashed") }), { maxAttempts: 3 });
+
+    expect(await bus.deliver({ articleId: "art3", projectId: "p1", revision: 1 })).to.equal("exhausted");
+    expect(a.statuses).to.deep.equal([ArticleStatus.RETRY, ArticleStatus.RETRY]);
+    expect(a.status).to.equal(ArticleStatus.ERRORED);
+    expect(a.errors).to.deep.equal(["synthesizer crashed", "synthesizer crashed", "synthesizer crashed"]);
+    expect(blobs.files.size).to.equal(0);
+  });
+
+  it("fails at once, without retries, when the article has nothing to read", async () => {
+    const a = add({ id: "art4", title: "", text: "<nav>Menu</nav><script>x()</script>", parse: true });
+    const engine = fakeEngine();
+    const { bus } = await start(engine);
+
+    expect(await bus.deliver({ articleId: "art4", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(a.status).to.equal(ArticleStatus.ERRORED);
+    expect(a.errors).to.deep.equal(["The article has no readable text"]);
+    expect(engine.calls).to.have.length(0);
+  });
+
+  it("keeps the job lease alive while rendering", async () => {
+    add({ id: "art5", text: paragraph(6) });
+    const { bus } = await start(fakeEngine({ delayMs: 40 }), { keepAliveMs: 10 });
+    expect(await bus.deliver({ articleId: "art5", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(bus.working).to.be.greaterThan(2);
+  });
+
+  it("stop() drains the subscription", async () => {
+    const { bus } = await start(fakeEngine());
+    await worker!.stop();
+    expect(bus.drained).to.equal(true);
+  });
+});
