@@ -1,0 +1,47 @@
+// Stored article → protobuf message.
+import { create } from "@bufbuild/protobuf";
+import { ArticleSchema, ArticleStatus, type Article } from "../../gen/articles/v1/articles_pb.js";
+import type { ArticleStatus as StoreStatus, StoredArticle, StoredAudio } from "./store/port.js";
+
+export function statusToProto(s: StoreStatus): ArticleStatus {
+  return ArticleStatus[s.toUpperCase() as keyof typeof ArticleStatus] ?? ArticleStatus.UNSPECIFIED;
+}
+
+export function statusFromProto(s: ArticleStatus): StoreStatus | undefined {
+  const name = ArticleStatus[s];
+  return name && s !== ArticleStatus.UNSPECIFIED ? (name.toLowerCase() as StoreStatus) : undefined;
+}
+
+export function audioUrl(baseUrl: string, key: string): string {
+  return `${baseUrl.replace(/\/+$/, "")}/${key.split("/").map(encodeURIComponent).join("/")}`;
+}
+
+export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article {
+  // The public contract shows audio only when ready and errors only when errored.
+  const ready = a.status === "ready";
+  const errored = a.status === "errored";
+  const file = (f: StoredAudio | undefined) => (ready && f ? { key: f.key, duration: f.duration, url: audioUrl(audioBaseUrl, f.key) } : undefined);
+  return create(ArticleSchema, {
+    id: a.id,
+    projectId: a.projectId,
+    externalId: a.externalId,
+    title: a.title,
+    text: a.text,
+    prompt: a.prompt,
+    added: BigInt(a.added),
+    updated: a.updated === null ? undefined : BigInt(a.updated),
+    status: statusToProto(a.status),
+    url: a.url,
+    isRaw: a.isRaw,
+    parse: a.parse,
+    voice: a.voice,
+    lang: a.lang,
+    types: a.types.map((t) => ({ name: t.name, score: t.score })),
+    audio: file(a.audio),
+    audioPreview: file(a.audioPreview),
+    error: errored ? a.error : undefined,
+    errors: errored ? a.errors.map((e) => ({ error: e.error, date: e.date })) : [],
+    labels: a.labels,
+    revision: BigInt(a.revision),
+  });
+}

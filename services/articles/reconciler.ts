@@ -1,0 +1,85 @@
+// Re-queues articles that still wait for audio, so a lost publish or a worker
+// that died mid-job never leaves an article stuck. The bus deduplicates by
+// articleId:revision, so re-publishing a job that is in fact queued is harmless.
+import type { JobBus } from "../../lib/bus/port.js";
+import type { Logger } from "../../lib/log.js";
+import { PENDING_STATUSES, type ArticleStore } from "./store/port.js";
+
+export interface ReconcilerOptions {
+  store: ArticleStore;
+  bus: JobBus;
+  log: Logger;
+  /** Default 30 s. */
+  intervalMs?: number;
+  /** Only articles unchanged for this long are re-queued on the periodic runs; default 120 s. */
+  staleMs?: number;
+  batchSize?: number;
+}
+
+export interface Reconciler {
+  /** Resolves once the start-up pass is done; exposed for tests and logs. */
+  readonly initialRun: Promise<number>;
+  /** One pass over articles unchanged since `olderThan` (epoch ms); returns how many were re-published. */
+  runOnce(olderThan: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function startReconciler(opts: ReconcilerOptions): Reconciler {
+  const intervalMs = opts.intervalMs ?? 30_000;
+  const staleMs = opts.staleMs ?? 120_000;
+  const batch = opts.batchSize ?? 500;
+  let stopped = false;
+  let running: Promise<unknown> = Promise.resolve();
+
+  async function runOnce(olderThan: number): Promise<number> {
+    let published = 0;
+    let afterId: string | undefined;
+    while (!stopped) {
+      const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { afterId, limit: batch });
+      for (const a of page) {
+        if (stopped) break;
+        try {
+          await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision });
+          published++;
+        } catch (err) {
+          // The bus is down: the next pass tries again.
+          opts.log.warn({ err, articleId: a.id }, "reconciler could not re-publish; will retry next pass");
+          return published;
+        }
+      }
+      if (page.length < batch) break;
+      afterId = page[page.length - 1].id;
+    }
+    if (published > 0) opts.log.info({ published }, "reconciler re-queued pending articles");
+    return published;
+  }
+
+  const guarded = (olderThan: number) => {
+    const p = runOnce(olderThan).catch((err) => {
+      opts.log.error({ err }, "reconciler pass failed");
+      return 0;
+    });
+    running = p;
+    return p;
+  };
+
+  // At start everything pending is suspect: whatever was in flight may have died with the previous process.
+  const initialRun = guarded(Date.now() + 1);
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy || stopped) return;
+    busy = true;
+    guarded(Date.now() - staleMs).finally(() => (busy = false));
+  }, intervalMs);
+  timer.unref();
+
+  return {
+    initialRun,
+    runOnce,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}

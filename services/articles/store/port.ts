@@ -1,0 +1,188 @@
+// The articles storage port. The service talks only to this interface; the
+// embedded NeDB adapter and the MongoDB adapter both pass
+// test/contract/article-store.contract.ts.
+//
+// Every write touches one document and is conditional where a race matters:
+// revision checks make a late worker result or a concurrent edit harmless.
+
+export const ARTICLE_STATUSES = [
+  "waiting",
+  "processing",
+  "ready",
+  "errored",
+  "deleted",
+  "retry",
+  "fallback",
+  "no_money",
+  "limit_reached",
+  "rejected",
+  "parsed",
+  "recrawling",
+] as const;
+
+export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
+
+/** Statuses in which an article still expects audio work. */
+export const PENDING_STATUSES: readonly ArticleStatus[] = ["waiting", "processing", "retry", "fallback"];
+
+export interface StoredAudio {
+  key: string;
+  /** Seconds. */
+  duration: number;
+}
+
+export interface ArticleErrorEntry {
+  error: string;
+  /** ISO 8601. */
+  date: string;
+}
+
+export interface ContentTypeScore {
+  name: string;
+  score: number;
+}
+
+export interface StoredArticle {
+  id: string;
+  projectId: string;
+  externalId?: string;
+  title: string;
+  text: string;
+  prompt?: string;
+  url?: string;
+  isRaw: boolean;
+  parse: boolean;
+  voice: string;
+  lang: string;
+  types: ContentTypeScore[];
+  labels: string[];
+  status: ArticleStatus;
+  revision: number;
+  /** Unix seconds. */
+  added: number;
+  /** Unix seconds of the last processing result, null before any. */
+  updated: number | null;
+  audio?: StoredAudio;
+  audioPreview?: StoredAudio;
+  error?: string;
+  errors: ArticleErrorEntry[];
+  /** Epoch milliseconds of the last change of any kind; drives the reconciler. */
+  changedAt: number;
+}
+
+/** What a publisher supplies on create; the store fills in the lifecycle fields. */
+export type NewArticle = Pick<
+  StoredArticle,
+  "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
+>;
+
+/**
+ * Content change on update. Absent keys keep their value; `prompt: null`
+ * removes the prompt. The store bumps the revision, resets the status to
+ * waiting and drops audio and errors of the previous revision.
+ */
+export interface ArticlePatch {
+  title?: string;
+  text?: string;
+  url?: string;
+  externalId?: string;
+  voice?: string;
+  lang?: string;
+  parse?: boolean;
+  isRaw?: boolean;
+  prompt?: string | null;
+  labels?: string[];
+}
+
+export interface ArticlePage {
+  /** All non-deleted articles of the project, not just this page. */
+  count: number;
+  /** Newest first: added descending, then id descending. */
+  items: StoredArticle[];
+}
+
+export interface StaleArticle {
+  id: string;
+  projectId: string;
+  revision: number;
+}
+
+export interface FindStaleOptions {
+  /** Keyset paging: only ids greater than this. */
+  afterId?: string;
+  /** Default 500. */
+  limit?: number;
+}
+
+/** Why a conditional write did not apply. */
+export type UpdateOutcome =
+  | { ok: true; article: StoredArticle }
+  | { ok: false; reason: "not_found" | "deleted" | "revision_changed" };
+
+export interface ArticleStore {
+  /** Throws DuplicateExternalIdError or DuplicateIdError. */
+  insert(article: NewArticle, now?: Date): Promise<StoredArticle>;
+  get(projectId: string, id: string): Promise<StoredArticle | null>;
+  getByExternalId(projectId: string, externalId: string): Promise<StoredArticle | null>;
+  /** Several articles may share a URL: a live one wins over a deleted one, then the newest. */
+  getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
+  list(projectId: string, limit: number, offset: number): Promise<ArticlePage>;
+  /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */
+  update(projectId: string, id: string, expectedRevision: number, patch: ArticlePatch, now?: Date): Promise<UpdateOutcome>;
+  /** Idempotent; null when the project has no such article. */
+  markDeleted(projectId: string, id: string, now?: Date): Promise<StoredArticle | null>;
+
+  // Worker side, keyed by article id (the job carries it).
+  /** Moves to processing when the revision is current and the article neither deleted nor already ready. */
+  claim(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
+  reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<boolean>;
+  complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<boolean>;
+  fail(id: string, revision: number, error: string, now?: Date): Promise<boolean>;
+
+  /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id. */
+  findStale(statuses: readonly ArticleStatus[], olderThan: number, opts?: FindStaleOptions): Promise<StaleArticle[]>;
+  close(): Promise<void>;
+}
+
+export class DuplicateExternalIdError extends Error {
+  constructor(readonly externalId: string) {
+    super(`externalId '${externalId}' is already used`);
+    this.name = "DuplicateExternalIdError";
+  }
+}
+
+/** The generated id is taken; the caller picks another. */
+export class DuplicateIdError extends Error {
+  constructor(readonly id: string) {
+    super(`article id '${id}' already exists`);
+    this.name = "DuplicateIdError";
+  }
+}
+
+export const unixSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The document a fresh article starts as; shared so both adapters agree. */
+export function initialArticle(a: NewArticle, now: Date): StoredArticle {
+  const doc: StoredArticle = {
+    id: a.id,
+    projectId: a.projectId,
+    title: a.title,
+    text: a.text,
+    isRaw: a.isRaw,
+    parse: a.parse,
+    voice: a.voice,
+    lang: a.lang,
+    types: [],
+    labels: [...a.labels],
+    status: "waiting",
+    revision: 1,
+    added: unixSeconds(now),
+    updated: null,
+    errors: [],
+    changedAt: now.getTime(),
+  };
+  if (a.externalId !== undefined) doc.externalId = a.externalId;
+  if (a.prompt !== undefined) doc.prompt = a.prompt;
+  if (a.url !== undefined) doc.url = a.url;
+  return doc;
+}

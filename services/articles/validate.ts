@@ -1,0 +1,89 @@
+// Input rules for publisher calls. Every failure is InvalidArgument with a
+// message that names the field the way the public API spells it.
+import { Code, ConnectError } from "@connectrpc/connect";
+import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE } from "../../lib/voices.js";
+
+export const LIMITS = {
+  title: 1_000,
+  text: 1_000_000,
+  url: 2_048,
+  externalId: 256,
+  labels: 100,
+  label: 100,
+  prompt: 4_096,
+  pageDefault: 10,
+  pageMin: 10,
+  pageMax: 100,
+} as const;
+
+export const invalid = (message: string) => new ConnectError(message, Code.InvalidArgument);
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function requiredText(field: "title" | "text", value: string, max: number): string {
+  if (value.trim() === "") throw invalid(`${field} is required and must not be empty`);
+  if (value.length > max) throw invalid(`${field} is too long (${value.length} characters; at most ${max})`);
+  return field === "title" ? value.trim() : value;
+}
+
+export function optionalUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.length > LIMITS.url) throw invalid(`url is too long (at most ${LIMITS.url} characters)`);
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw invalid(`url must be an absolute http(s) URL (got '${value.slice(0, 100)}')`);
+  }
+  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) {
+    throw invalid(`url must be an absolute http(s) URL (got '${value.slice(0, 100)}')`);
+  }
+  return value;
+}
+
+export function externalIdValue(field: string, value: string): string {
+  if (value.length < 1 || value.length > LIMITS.externalId) throw invalid(`${field} must be 1 to ${LIMITS.externalId} characters long`);
+  if (CONTROL.test(value)) throw invalid(`${field} must not contain control characters`);
+  return value;
+}
+
+export const optionalExternalId = (field: string, value: string | undefined) => (value === undefined ? undefined : externalIdValue(field, value));
+
+/** Both or neither; on create neither means the defaults, on update it means keep. */
+export function voiceAndLang(voice: string | undefined, lang: string | undefined): { voice: string; lang: string } | undefined {
+  if (voice === undefined && lang === undefined) return undefined;
+  if (voice === undefined || lang === undefined) throw invalid("voice and lang must be sent together");
+  const problem = checkVoiceLang(voice, lang);
+  if (problem) throw invalid(`voice/lang: ${problem}`);
+  return { voice, lang };
+}
+
+export const defaultVoice = () => ({ voice: DEFAULT_VOICE, lang: DEFAULT_LANG as string });
+
+export function labelList(values: readonly string[]): string[] {
+  if (values.length > LIMITS.labels) throw invalid(`labels: at most ${LIMITS.labels} labels (got ${values.length})`);
+  for (const [i, l] of values.entries()) {
+    if (l.trim().length < 1 || l.length > LIMITS.label) throw invalid(`labels[${i}] must be 1 to ${LIMITS.label} characters long`);
+  }
+  return [...new Set(values)];
+}
+
+export function promptValue(value: string): string {
+  if (value.length > LIMITS.prompt) throw invalid(`prompt is too long (${value.length} characters; at most ${LIMITS.prompt})`);
+  return value;
+}
+
+export function page(limit: number, offset: number): { limit: number; offset: number } {
+  const l = limit === 0 ? LIMITS.pageDefault : limit;
+  if (!Number.isInteger(l) || l < LIMITS.pageMin || l > LIMITS.pageMax) {
+    throw invalid(`limit must be between ${LIMITS.pageMin} and ${LIMITS.pageMax} (got ${limit})`);
+  }
+  if (!Number.isInteger(offset) || offset < 0) throw invalid(`offset must be 0 or more (got ${offset})`);
+  return { limit: l, offset };
+}
+
+export function requiredId(field: string, value: string): string {
+  if (value === "") throw invalid(`${field} is required`);
+  return value;
+}

@@ -1,0 +1,276 @@
+// The behaviour every ArticleStore adapter must show. Run by
+// article-store.test.ts against NeDB and MongoDB.
+import { expect } from "chai";
+import {
+  DuplicateExternalIdError,
+  DuplicateIdError,
+  PENDING_STATUSES,
+  type ArticleStore,
+  type NewArticle,
+} from "../../services/articles/store/port.js";
+
+export interface StoreFixture {
+  store: ArticleStore;
+  /** Drops everything the fixture created. */
+  dispose(): Promise<void>;
+}
+
+let seq = 0;
+const uniq = (p: string) => `${p}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
+
+function draft(projectId: string, over: Partial<NewArticle> = {}): NewArticle {
+  return {
+    id: uniq("art"),
+    projectId,
+    title: "A title",
+    text: "Some text.",
+    isRaw: false,
+    parse: false,
+    voice: "alloy",
+    lang: "en-US",
+    labels: [],
+    ...over,
+  };
+}
+
+const at = (sec: number) => new Date(sec * 1000);
+
+export function articleStoreContract(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`ArticleStore contract: ${name}`, function () {
+    let fx: StoreFixture;
+    let store: ArticleStore;
+    let P: string;
+    let Q: string;
+
+    beforeEach(async function () {
+      fx = await open();
+      store = fx.store;
+      P = uniq("proj");
+      Q = uniq("other");
+    });
+    afterEach(async () => {
+      await fx?.dispose();
+    });
+
+    it("inserts with revision 1, status waiting and reads back by id, externalId and url within the project", async () => {
+      const d = draft(P, { externalId: uniq("ext"), url: "https://example.com/a", prompt: "calm", labels: ["x", "y"] });
+      const a = await store.insert(d, at(1_700_000_000));
+      expect(a).to.include({ id: d.id, projectId: P, status: "waiting", revision: 1, added: 1_700_000_000, updated: null, prompt: "calm" });
+      expect(a.labels).to.deep.equal(["x", "y"]);
+      expect(a.errors).to.deep.equal([]);
+      expect(await store.get(P, d.id)).to.deep.include({ id: d.id, title: "A title", externalId: d.externalId, url: d.url });
+      expect((await store.getByExternalId(P, d.externalId!))?.id).to.equal(d.id);
+      expect((await store.getByUrl(P, d.url!))?.id).to.equal(d.id);
+    });
+
+    it("hides another project's article from every read", async () => {
+      const d = draft(P, { externalId: uniq("ext"), url: "https://example.com/hidden" });
+      await store.insert(d);
+      expect(await store.get(Q, d.id)).to.equal(null);
+      expect(await store.getByExternalId(Q, d.externalId!)).to.equal(null);
+      expect(await store.getByUrl(Q, d.url!)).to.equal(null);
+      expect((await store.list(Q, 10, 0)).count).to.equal(0);
+      expect(await store.markDeleted(Q, d.id)).to.equal(null);
+      expect((await store.update(Q, d.id, 1, { title: "x" })).ok).to.equal(false);
+      expect((await store.get(P, d.id))?.status).to.equal("waiting");
+    });
+
+    it("leaves optional fields absent when not given", async () => {
+      const a = await store.insert(draft(P));
+      for (const k of ["externalId", "prompt", "url", "audio", "audioPreview", "error"]) expect(a).not.to.have.property(k);
+      const again = await store.get(P, a.id);
+      for (const k of ["externalId", "prompt", "url", "audio", "audioPreview", "error"]) expect(again).not.to.have.property(k);
+    });
+
+    it("refuses a duplicate externalId across projects, but articles without one never collide", async () => {
+      const ext = uniq("ext");
+      await store.insert(draft(P, { externalId: ext }));
+      let err: unknown;
+      try {
+        await store.insert(draft(Q, { externalId: ext }));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DuplicateExternalIdError);
+      expect((err as DuplicateExternalIdError).externalId).to.equal(ext);
+      await store.insert(draft(P));
+      await store.insert(draft(P));
+      expect((await store.list(P, 10, 0)).count).to.equal(3);
+    });
+
+    it("reports an id clash as DuplicateIdError", async () => {
+      const d = draft(P);
+      await store.insert(d);
+      let err: unknown;
+      try {
+        await store.insert(draft(P, { id: d.id }));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DuplicateIdError);
+    });
+
+    it("lets exactly one of 12 concurrent inserts with the same externalId win", async () => {
+      const ext = uniq("race");
+      const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => store.insert(draft(i % 2 ? P : Q, { externalId: ext }))));
+      const won = results.filter((r) => r.status === "fulfilled");
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
+      expect(won).to.have.length(1);
+      expect(lost).to.have.length(11);
+      for (const l of lost) expect(l.reason).to.be.instanceOf(DuplicateExternalIdError);
+    });
+
+    it("lists newest first (added desc, then id desc), counts all non-deleted, pages with limit/offset", async () => {
+      const ids: string[] = [];
+      for (let i = 0; i < 7; i++) {
+        // Two articles share each second, so the id breaks the tie.
+        const a = await store.insert(draft(P, { id: `a${i}-${uniq("x")}` }), at(1_700_000_000 + Math.floor(i / 2)));
+        ids.push(a.id);
+      }
+      await store.insert(draft(Q));
+      await store.markDeleted(P, ids[6]);
+      const expected = ids
+        .slice(0, 6)
+        .map((id, i) => ({ id, added: Math.floor(i / 2) }))
+        .sort((x, y) => y.added - x.added || (x.id < y.id ? 1 : -1))
+        .map((x) => x.id);
+      const p1 = await store.list(P, 4, 0);
+      const p2 = await store.list(P, 4, 4);
+      expect(p1.count).to.equal(6);
+      expect(p2.count).to.equal(6);
+      expect([...p1.items, ...p2.items].map((a) => a.id)).to.deep.equal(expected);
+      expect(p2.items).to.have.length(2);
+      expect((await store.list(P, 4, 10)).items).to.deep.equal([]);
+    });
+
+    it("updates only at the expected revision: bumps revision, resets status, drops audio and errors, keeps absent fields", async () => {
+      const a = await store.insert(draft(P, { prompt: "p", url: "https://example.com/u", labels: ["a"] }));
+      await store.claim(a.id, 1);
+      await store.fail(a.id, 1, "boom");
+      const r = await store.update(P, a.id, 1, { title: "New", labels: ["b", "c"], prompt: null });
+      expect(r.ok).to.equal(true);
+      const u = r.ok ? r.article : undefined;
+      expect(u).to.include({ title: "New", revision: 2, status: "waiting", text: "Some text.", url: "https://example.com/u" });
+      expect(u?.labels).to.deep.equal(["b", "c"]);
+      expect(u).not.to.have.property("prompt");
+      expect(u).not.to.have.property("error");
+      expect(u?.errors).to.deep.equal([]);
+      expect(await store.update(P, a.id, 1, { title: "Old" })).to.deep.equal({ ok: false, reason: "revision_changed" });
+      expect(await store.update(P, "nope", 1, { title: "x" })).to.deep.equal({ ok: false, reason: "not_found" });
+      expect((await store.get(P, a.id))?.title).to.equal("New");
+    });
+
+    it("lets an update take a new unique externalId, and refuses one in use", async () => {
+      const taken = uniq("taken");
+      await store.insert(draft(Q, { externalId: taken }));
+      const a = await store.insert(draft(P, { externalId: uniq("mine") }));
+      let err: unknown;
+      try {
+        await store.update(P, a.id, 1, { externalId: taken });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DuplicateExternalIdError);
+      expect((await store.get(P, a.id))?.revision).to.equal(1);
+      const fresh = uniq("fresh");
+      expect((await store.update(P, a.id, 1, { externalId: fresh })).ok).to.equal(true);
+      expect((await store.getByExternalId(P, fresh))?.id).to.equal(a.id);
+    });
+
+    it("marks deleted idempotently; deleted stays readable, unlisted, not updatable, and keeps its externalId reserved", async () => {
+      const ext = uniq("ext");
+      const a = await store.insert(draft(P, { externalId: ext, url: "https://example.com/d" }));
+      expect((await store.markDeleted(P, a.id))?.status).to.equal("deleted");
+      expect((await store.markDeleted(P, a.id))?.status).to.equal("deleted");
+      expect((await store.get(P, a.id))?.status).to.equal("deleted");
+      expect((await store.getByExternalId(P, ext))?.status).to.equal("deleted");
+      expect((await store.getByUrl(P, "https://example.com/d"))?.status).to.equal("deleted");
+      expect(await store.list(P, 10, 0)).to.deep.equal({ count: 0, items: [] });
+      expect(await store.update(P, a.id, 1, { title: "x" })).to.deep.equal({ ok: false, reason: "deleted" });
+      let err: unknown;
+      try {
+        await store.insert(draft(P, { externalId: ext }));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DuplicateExternalIdError);
+    });
+
+    it("prefers a live article over a deleted one sharing the url", async () => {
+      const url = "https://example.com/shared";
+      const old = await store.insert(draft(P, { url }), at(1_700_000_000));
+      const live = await store.insert(draft(P, { url }), at(1_600_000_000));
+      await store.markDeleted(P, old.id);
+      expect((await store.getByUrl(P, url))?.id).to.equal(live.id);
+    });
+
+    it("claims only the current revision of a live, unfinished article", async () => {
+      const a = await store.insert(draft(P));
+      expect(await store.claim(a.id, 2)).to.equal(null);
+      const c = await store.claim(a.id, 1);
+      expect(c?.status).to.equal("processing");
+      expect(c?.text).to.equal("Some text.");
+      expect(await store.complete(a.id, 1, { key: "k/1/full.mp3", duration: 3 }, undefined)).to.equal(true);
+      expect(await store.claim(a.id, 1)).to.equal(null);
+      const b = await store.insert(draft(P));
+      await store.markDeleted(P, b.id);
+      expect(await store.claim(b.id, 1)).to.equal(null);
+      expect(await store.claim("missing", 1)).to.equal(null);
+    });
+
+    it("completes only the current revision and never a deleted article", async () => {
+      const a = await store.insert(draft(P));
+      await store.update(P, a.id, 1, { text: "v2" });
+      expect(await store.complete(a.id, 1, { key: "old", duration: 1 }, { key: "oldp", duration: 0.5 })).to.equal(false);
+      expect((await store.get(P, a.id))?.status).to.equal("waiting");
+      const now = at(1_800_000_000);
+      expect(await store.complete(a.id, 2, { key: "a/2/full.mp3", duration: 12.5 }, { key: "a/2/preview.mp3", duration: 4 }, now)).to.equal(true);
+      const r = await store.get(P, a.id);
+      expect(r).to.deep.include({ status: "ready", updated: 1_800_000_000, audio: { key: "a/2/full.mp3", duration: 12.5 }, audioPreview: { key: "a/2/preview.mp3", duration: 4 } });
+      await store.markDeleted(P, a.id);
+      expect(await store.complete(a.id, 2, { key: "late", duration: 1 }, undefined)).to.equal(false);
+      expect(await store.fail(a.id, 2, "late")).to.equal(false);
+      expect(await store.reportStatus(a.id, 2, "retry", "late")).to.equal(false);
+      expect((await store.get(P, a.id))?.status).to.equal("deleted");
+    });
+
+    it("records retries and failures in the error history", async () => {
+      const a = await store.insert(draft(P));
+      const t1 = new Date("2030-01-01T00:00:00.000Z");
+      const t2 = new Date("2030-01-01T00:01:00.000Z");
+      expect(await store.reportStatus(a.id, 1, "retry", "provider 500", t1)).to.equal(true);
+      expect((await store.get(P, a.id))?.status).to.equal("retry");
+      expect(await store.reportStatus(a.id, 1, "fallback", undefined, t1)).to.equal(true);
+      expect(await store.reportStatus(a.id, 5, "retry", "stale")).to.equal(false);
+      expect(await store.fail(a.id, 1, "all providers failed", t2)).to.equal(true);
+      const r = await store.get(P, a.id);
+      expect(r).to.include({ status: "errored", error: "all providers failed", updated: unixSec(t2) });
+      expect(r?.errors).to.deep.equal([
+        { error: "provider 500", date: "2030-01-01T00:00:00.000Z" },
+        { error: "all providers failed", date: "2030-01-01T00:01:00.000Z" },
+      ]);
+    });
+
+    it("finds stale pending articles older than a cut-off, paged by id", async () => {
+      const old = new Date(Date.now() - 60 * 60_000);
+      const a = await store.insert(draft(P, { id: `s1-${uniq("s")}` }), old);
+      const b = await store.insert(draft(P, { id: `s2-${uniq("s")}` }), old);
+      const c = await store.insert(draft(P, { id: `s3-${uniq("s")}` }), old);
+      await store.claim(b.id, 1, old);
+      await store.complete(c.id, 1, { key: "k", duration: 1 }, undefined, old);
+      await store.insert(draft(P)); // fresh: not stale yet
+      const cutoff = Date.now() - 60_000;
+      const mine = (xs: { id: string }[]) => xs.filter((x) => [a.id, b.id, c.id].includes(x.id)).map((x) => x.id);
+      const all = await store.findStale(PENDING_STATUSES, cutoff, { limit: 1000 });
+      expect(mine(all)).to.deep.equal([a.id, b.id].sort());
+      expect(all.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1 });
+      const first = await store.findStale(PENDING_STATUSES, cutoff, { limit: 1 });
+      expect(first).to.have.length(1);
+      const rest = await store.findStale(PENDING_STATUSES, cutoff, { afterId: first[0].id, limit: 1000 });
+      expect(rest.map((x) => x.id)).not.to.include(first[0].id);
+      expect(await store.findStale(["waiting"], old.getTime() - 1)).to.deep.equal([]);
+    });
+  });
+}
+
+const unixSec = (d: Date) => Math.floor(d.getTime() / 1000);

@@ -1,0 +1,134 @@
+// The reconciler: a lost publish or a crashed worker must never leave an
+// article waiting forever.
+import { expect } from "chai";
+import type { AudioJob, JobBus } from "../../lib/bus/port.js";
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { startArticlesService } from "../../services/articles/app.js";
+import { startReconciler, type Reconciler } from "../../services/articles/reconciler.js";
+import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import type { ArticleStore, NewArticle } from "../../services/articles/store/port.js";
+
+interface RecordingBus extends JobBus {
+  published: AudioJob[];
+  down: boolean;
+}
+
+function recordingBus(): RecordingBus {
+  const bus: RecordingBus = {
+    published: [],
+    down: false,
+    async publish(job) {
+      if (bus.down) throw new Error("bus unreachable");
+      bus.published.push({ ...job });
+    },
+    async consume() {
+      throw new Error("not used here");
+    },
+    async publishEvent() {},
+    async close() {},
+  };
+  return bus;
+}
+
+const log = logger("reconciler-test");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const draft = (id: string): NewArticle => ({ id, projectId: "p", title: "t", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: [] });
+const ids = (jobs: AudioJob[]) => [...new Set(jobs.map((j) => j.articleId))].sort();
+
+describe("articles reconciler", () => {
+  let store: ArticleStore;
+  let bus: RecordingBus;
+  let rec: Reconciler | undefined;
+  const longAgo = () => new Date(Date.now() - 10 * 60_000);
+
+  beforeEach(async () => {
+    store = await openNedbArticleStore();
+    bus = recordingBus();
+  });
+  afterEach(async () => {
+    await rec?.stop();
+    rec = undefined;
+    await store.close();
+  });
+
+  it("re-publishes every pending article at start, whatever its age, and nothing finished or deleted", async () => {
+    await store.insert(draft("waiting-fresh"));
+    await store.insert(draft("processing"), longAgo());
+    await store.claim("processing", 1, longAgo());
+    await store.insert(draft("retrying"));
+    await store.reportStatus("retrying", 1, "retry", "boom");
+    await store.insert(draft("fallback"));
+    await store.reportStatus("fallback", 1, "fallback");
+    await store.insert(draft("ready"));
+    await store.complete("ready", 1, { key: "k", duration: 1 }, undefined);
+    await store.insert(draft("errored"));
+    await store.fail("errored", 1, "x");
+    await store.insert(draft("deleted"));
+    await store.markDeleted("p", "deleted");
+    await store.insert(draft("updated"));
+    await store.update("p", "updated", 1, { title: "v2" });
+
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000 });
+    expect(await rec.initialRun).to.equal(5);
+    expect(ids(bus.published)).to.deep.equal(["fallback", "processing", "retrying", "updated", "waiting-fresh"]);
+    expect(bus.published.find((j) => j.articleId === "updated")).to.deep.equal({ articleId: "updated", projectId: "p", revision: 2 });
+  });
+
+  it("then periodically re-publishes only articles unchanged for longer than staleMs", async () => {
+    await store.insert(draft("stuck"), longAgo());
+    rec = startReconciler({ store, bus, log, intervalMs: 40, staleMs: 60_000 });
+    await rec.initialRun;
+    await store.insert(draft("fresh"));
+    bus.published.length = 0;
+    await sleep(200);
+    expect(ids(bus.published)).to.deep.equal(["stuck"]);
+    await rec.stop();
+    const after = bus.published.length;
+    await sleep(120);
+    expect(bus.published.length).to.equal(after);
+  });
+
+  it("survives an unreachable bus and catches up once it is back", async () => {
+    await store.insert(draft("lost"), longAgo());
+    bus.down = true;
+    rec = startReconciler({ store, bus, log, intervalMs: 40, staleMs: 1_000 });
+    expect(await rec.initialRun).to.equal(0);
+    bus.down = false;
+    await sleep(200);
+    expect(ids(bus.published)).to.deep.equal(["lost"]);
+  });
+
+  it("pages through more pending articles than one batch", async () => {
+    for (let i = 0; i < 7; i++) await store.insert(draft(`a${i}`));
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000, batchSize: 2 });
+    expect(await rec.initialRun).to.equal(7);
+    expect(ids(bus.published)).to.deep.equal(["a0", "a1", "a2", "a3", "a4", "a5", "a6"]);
+  });
+
+  it("runs inside the started service: an article whose publish was lost is queued when the service starts", async () => {
+    // As if a previous process stored the article and died before publishing.
+    await store.insert(draft("orphan"), longAgo());
+    const svc = await startArticlesService({
+      store,
+      bus,
+      // Never called: no publisher request is made here.
+      auth: rpcClient(AuthService, "http://127.0.0.1:9"),
+      internalToken: "internal-token-for-tests-0123456789",
+      audioBaseUrl: "http://localhost/audio",
+      log,
+      reconcile: { intervalMs: 40, staleMs: 60_000 },
+    });
+    try {
+      for (let i = 0; i < 50 && bus.published.length === 0; i++) await sleep(10);
+      expect(bus.published[0]).to.deep.equal({ articleId: "orphan", projectId: "p", revision: 1 });
+    } finally {
+      await svc.close();
+      closeRpcClients();
+    }
+    const after = bus.published.length;
+    await sleep(120);
+    expect(bus.published.length, "no publishes after close").to.equal(after);
+  });
+});
