@@ -3,6 +3,7 @@
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { Duplex } from "node:stream";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { create } from "@bufbuild/protobuf";
@@ -30,6 +31,32 @@ export interface RpcServer {
   /** Flip readiness, e.g. to drain before shutdown. */
   setServing(serving: boolean): void;
   close(): Promise<void>;
+}
+
+/** A duplex over `socket` whose reads start with what was already read from it. */
+function replaying(socket: net.Socket): Duplex {
+  const wrapper = new Duplex({
+    read() {
+      socket.resume();
+    },
+    write(chunk, encoding, callback) {
+      socket.write(chunk, encoding, callback);
+    },
+    final(callback) {
+      socket.end(callback);
+    },
+    destroy(err, callback) {
+      socket.destroy(err ?? undefined);
+      callback(err);
+    },
+  });
+  socket.on("data", (data) => {
+    if (!wrapper.push(data)) socket.pause();
+  });
+  socket.on("end", () => wrapper.push(null));
+  socket.on("close", () => wrapper.destroy());
+  socket.on("error", (err) => wrapper.destroy(err));
+  return wrapper;
 }
 
 export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer> {
@@ -87,12 +114,17 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   // and hand it to the HTTP/2 server (prior knowledge) or the HTTP/1.1 one.
   const front = net.createServer((socket) => {
     sockets.add(socket);
+    // Small RPC frames must not wait for Nagle + delayed ACK (~40 ms per call).
+    socket.setNoDelay(true);
     socket.once("close", () => sockets.delete(socket));
     socket.once("data", (chunk) => {
       socket.pause();
       socket.unshift(chunk);
       const isH2 = chunk.length >= HTTP2_PREFACE.length ? chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE) : HTTP2_PREFACE.subarray(0, chunk.length).equals(chunk);
-      (isH2 ? h2 : h1).emit("connection", socket);
+      // The HTTP/2 server reads from the native handle and would miss the
+      // unshifted preface, so it gets a JS stream that replays it.
+      if (isH2) h2.emit("connection", replaying(socket));
+      else h1.emit("connection", socket);
       socket.resume();
     });
     socket.on("error", () => socket.destroy());

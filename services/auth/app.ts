@@ -1,0 +1,31 @@
+// Starts the auth service on its own Connect/gRPC port.
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import type { Logger } from "../../lib/log.js";
+import { startRpcServer } from "../../lib/rpc/server.js";
+import type { RunningService } from "../../lib/service.js";
+import { createAuthServiceImpl } from "./service.js";
+import type { AuthStore } from "./store/port.js";
+
+export interface AuthServiceStartOptions {
+  store: AuthStore;
+  /** Unset: the admin RPCs answer PermissionDenied. */
+  adminToken?: string;
+  log: Logger;
+  host?: string;
+  /** 0 (default) picks a free port. */
+  port?: number;
+}
+
+/** The store stays open after close(); its owner closes it. */
+export async function startAuthService(opts: AuthServiceStartOptions): Promise<RunningService> {
+  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, log: opts.log });
+  const server = await startRpcServer({
+    name: "auth",
+    services: [AuthService.typeName],
+    routes: (router) => router.service(AuthService, impl),
+    host: opts.host,
+    port: opts.port,
+    log: opts.log,
+  });
+  return { name: "auth", url: server.url, port: server.port, setServing: server.setServing, close: server.close };
+}

@@ -1,0 +1,90 @@
+// Embedded adapter: two append-only NeDB files under `${dataDir}/auth/`.
+// NeDB keeps everything in memory and compacts on load, which suits a few
+// projects and tokens; the unique index on hash makes a duplicate token fail.
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { createRequire } from "node:module";
+import type * as NedbModule from "@seald-io/nedb";
+import { byCreatedThenId, DuplicateTokenError, type AuthStore, type ProjectRecord, type TokenRecord } from "./port.js";
+
+type ProjectDoc = { _id: string; name: string; created: Date };
+type TokenDoc = Omit<TokenRecord, "id"> & { _id: string };
+
+const toProject = (d: ProjectDoc): ProjectRecord => ({ id: d._id, name: d.name, created: d.created });
+const toToken = (d: TokenDoc): TokenRecord => ({
+  id: d._id,
+  projectId: d.projectId,
+  scope: d.scope,
+  hash: d.hash,
+  prefix: d.prefix,
+  created: d.created,
+  revoked: d.revoked ?? null,
+});
+
+// The package is CommonJS (module.exports = class) while its typings declare
+// a default export; loading it with require keeps both sides honest.
+const Datastore = createRequire(import.meta.url)("@seald-io/nedb") as typeof NedbModule.default.default;
+
+const isUniqueViolation = (e: unknown) => (e as { errorType?: string })?.errorType === "uniqueViolated";
+
+export async function openNedbAuthStore(dataDir: string): Promise<AuthStore> {
+  const dir = join(dataDir, "auth");
+  await mkdir(dir, { recursive: true });
+  const projects = new Datastore<ProjectDoc>({ filename: join(dir, "projects.db") });
+  const tokens = new Datastore<TokenDoc>({ filename: join(dir, "tokens.db") });
+  await Promise.all([projects.loadDatabaseAsync(), tokens.loadDatabaseAsync()]);
+  await tokens.ensureIndexAsync({ fieldName: "hash", unique: true });
+  await tokens.ensureIndexAsync({ fieldName: "projectId" });
+
+  return {
+    async createProject(p) {
+      const doc: ProjectDoc = { _id: p.id, name: p.name, created: p.created ?? new Date() };
+      try {
+        return { project: toProject(await projects.insertAsync(doc)), created: true };
+      } catch (e) {
+        if (!isUniqueViolation(e)) throw e;
+        const existing = await projects.findOneAsync({ _id: p.id });
+        return { project: toProject(existing as ProjectDoc), created: false };
+      }
+    },
+    async getProject(id) {
+      const d = await projects.findOneAsync({ _id: id });
+      return d ? toProject(d) : null;
+    },
+    async listProjects() {
+      return (await projects.findAsync({})).map(toProject).sort(byCreatedThenId);
+    },
+    async countProjects() {
+      return projects.countAsync({});
+    },
+    async insertToken(t) {
+      const { id, ...rest } = t;
+      try {
+        await tokens.insertAsync({ _id: id, ...rest });
+      } catch (e) {
+        if (isUniqueViolation(e)) throw new DuplicateTokenError();
+        throw e;
+      }
+    },
+    async findTokenByHash(hash) {
+      const d = await tokens.findOneAsync({ hash });
+      return d ? toToken(d) : null;
+    },
+    async findActiveTokenByHash(hash) {
+      const d = await tokens.findOneAsync({ hash, revoked: null });
+      return d ? toToken(d) : null;
+    },
+    async listTokens(projectId) {
+      return (await tokens.findAsync({ projectId })).map(toToken).sort(byCreatedThenId);
+    },
+    async revokeToken(id, at = new Date()) {
+      await tokens.updateAsync({ _id: id, revoked: null }, { $set: { revoked: at } }, {});
+      const d = await tokens.findOneAsync({ _id: id });
+      return d ? toToken(d) : null;
+    },
+    async close() {
+      // Rewrites each file without superseded lines so it does not keep growing.
+      await Promise.all([projects.compactDatafileAsync(), tokens.compactDatafileAsync()]);
+    },
+  };
+}

@@ -1,0 +1,132 @@
+// Behaviour every AuthStore adapter must show. Each test gets storage of its
+// own; `open` may be called again on it to simulate a restart.
+import { expect } from "chai";
+import { DuplicateTokenError, type AuthStore } from "../../services/auth/store/port.js";
+import { hashToken, newPlainToken, tokenRecord } from "../../services/auth/tokens.js";
+
+export interface AuthStoreStorage {
+  open(): Promise<AuthStore>;
+  dispose(): Promise<void>;
+}
+
+export function authStoreContract(makeStorage: () => Promise<AuthStoreStorage>): void {
+  let storage: AuthStoreStorage;
+  let store: AuthStore;
+  const at = (s: number) => new Date(Date.UTC(2024, 0, 1, 0, 0, s));
+
+  beforeEach(async () => {
+    storage = await makeStorage();
+    store = await storage.open();
+  });
+  afterEach(async () => {
+    await store?.close();
+    await storage?.dispose();
+  });
+
+  describe("projects", () => {
+    it("creates a project once and keeps the first one on repeated creation", async () => {
+      const first = await store.createProject({ id: "acme", name: "Acme News", created: at(1) });
+      expect(first.created).to.equal(true);
+      expect(first.project).to.deep.equal({ id: "acme", name: "Acme News", created: at(1) });
+
+      const again = await store.createProject({ id: "acme", name: "Other name", created: at(5) });
+      expect(again.created).to.equal(false);
+      expect(again.project).to.deep.equal({ id: "acme", name: "Acme News", created: at(1) });
+      expect(await store.countProjects()).to.equal(1);
+    });
+
+    it("gets, lists oldest first and counts", async () => {
+      expect(await store.getProject("nope")).to.equal(null);
+      expect(await store.countProjects()).to.equal(0);
+      await store.createProject({ id: "b", name: "B", created: at(2) });
+      await store.createProject({ id: "a", name: "A", created: at(3) });
+      await store.createProject({ id: "c", name: "C", created: at(1) });
+      expect((await store.listProjects()).map((p) => p.id)).to.deep.equal(["c", "b", "a"]);
+      expect(await store.getProject("a")).to.deep.equal({ id: "a", name: "A", created: at(3) });
+      expect(await store.countProjects()).to.equal(3);
+    });
+
+    it("agrees on one project when created concurrently", async () => {
+      const results = await Promise.all([1, 2, 3, 4].map((n) => store.createProject({ id: "race", name: `n${n}` })));
+      expect(results.filter((r) => r.created)).to.have.length(1);
+      const names = new Set(results.map((r) => r.project.name));
+      expect(names.size).to.equal(1);
+    });
+  });
+
+  describe("tokens", () => {
+    it("finds an active token by hash and lists it under its project", async () => {
+      await store.createProject({ id: "acme", name: "Acme" });
+      const plain = newPlainToken();
+      const rec = tokenRecord(plain, "acme", "full", at(1));
+      await store.insertToken(rec);
+      expect(await store.findActiveTokenByHash(hashToken(plain))).to.deep.equal(rec);
+      expect(await store.findTokenByHash(hashToken(plain))).to.deep.equal(rec);
+      expect(await store.findActiveTokenByHash(hashToken(plain + "x"))).to.equal(null);
+      expect(await store.listTokens("acme")).to.deep.equal([rec]);
+      expect(await store.listTokens("other")).to.deep.equal([]);
+    });
+
+    it("rejects a second token with the same hash", async () => {
+      const plain = newPlainToken();
+      await store.insertToken(tokenRecord(plain, "acme", "full"));
+      let err: unknown;
+      try {
+        await store.insertToken(tokenRecord(plain, "other", "read"));
+      } catch (e) {
+        err = e;
+      }
+      expect(err).to.be.instanceOf(DuplicateTokenError);
+      expect((await store.findTokenByHash(hashToken(plain)))?.projectId).to.equal("acme");
+    });
+
+    it("lists a project's tokens oldest first", async () => {
+      const later = tokenRecord(newPlainToken(), "acme", "read", at(9));
+      const earlier = tokenRecord(newPlainToken(), "acme", "full", at(2));
+      await store.insertToken(later);
+      await store.insertToken(earlier);
+      await store.insertToken(tokenRecord(newPlainToken(), "other", "full", at(1)));
+      expect((await store.listTokens("acme")).map((t) => t.id)).to.deep.equal([earlier.id, later.id]);
+    });
+
+    it("revokes: the token stops being active, stays listed, and the first revocation time sticks", async () => {
+      const plain = newPlainToken();
+      const rec = tokenRecord(plain, "acme", "read");
+      await store.insertToken(rec);
+      const revoked = await store.revokeToken(rec.id, at(7));
+      expect(revoked?.revoked).to.deep.equal(at(7));
+      expect(await store.findActiveTokenByHash(rec.hash)).to.equal(null);
+      expect((await store.findTokenByHash(rec.hash))?.revoked).to.deep.equal(at(7));
+      expect((await store.revokeToken(rec.id, at(8)))?.revoked).to.deep.equal(at(7));
+      expect((await store.listTokens("acme"))[0].revoked).to.deep.equal(at(7));
+      expect(await store.revokeToken("tok_unknown")).to.equal(null);
+    });
+  });
+
+  it("keeps projects, tokens, revocations and uniqueness after a restart", async () => {
+    await store.createProject({ id: "acme", name: "Acme", created: at(1) });
+    const a = tokenRecord(newPlainToken(), "acme", "full", at(2));
+    const plainB = newPlainToken();
+    const b = tokenRecord(plainB, "acme", "read", at(3));
+    await store.insertToken(a);
+    await store.insertToken(b);
+    await store.revokeToken(a.id, at(4));
+    await store.close();
+
+    store = await storage.open();
+    expect(await store.listProjects()).to.deep.equal([{ id: "acme", name: "Acme", created: at(1) }]);
+    expect(await store.findActiveTokenByHash(a.hash)).to.equal(null);
+    expect(await store.findActiveTokenByHash(b.hash)).to.deep.equal(b);
+    expect((await store.listTokens("acme")).map((t) => [t.id, t.revoked])).to.deep.equal([
+      [a.id, at(4)],
+      [b.id, null],
+    ]);
+    let err: unknown;
+    try {
+      await store.insertToken(tokenRecord(plainB, "acme", "full"));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).to.be.instanceOf(DuplicateTokenError);
+  });
+}
