@@ -20,7 +20,7 @@ export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article 
   // The public contract shows audio only when ready and errors only when errored.
   const ready = a.status === "ready";
   const errored = a.status === "errored";
-  const file = (f: StoredAudio | undefined) => (ready && f ? { key: f.key, duration: f.duration, url: audioUrl(audioBaseUrl, f.key) } : undefined);
+  const file = (f: StoredAudio | undefined) => (ready && f ? { key: f.key, duration: Math.round(f.duration * 1000) / 1000, url: audioUrl(audioBaseUrl, f.key) } : undefined);
   return create(ArticleSchema, {
     id: a.id,
     projectId: a.projectId,

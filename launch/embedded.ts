@@ -1,0 +1,171 @@
+// The embedded default: every service in one process, each on its own
+// loopback Connect port and talking to the others over real RPC, with the
+// embedded stores under DATA_DIR, the in-process bus, audio files in a
+// directory and the local synthesizer. `npm start` runs this.
+import { randomBytes } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import net from "node:net";
+import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
+import { AuthService } from "../gen/auth/v1/auth_pb.js";
+import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.js";
+import { createMemoryBus } from "../lib/bus/memory.js";
+import { ConfigError, loadConfig } from "../lib/config.js";
+import { logger } from "../lib/log.js";
+import { closeMongo } from "../lib/mongo.js";
+import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
+import type { RunningService } from "../lib/service.js";
+import { onShutdown } from "../lib/service.js";
+import { startArticlesService } from "../services/articles/app.js";
+import { openArticleStore } from "../services/articles/store/open.js";
+import { startAudioService } from "../services/audio/app.js";
+import { createLocalEngine } from "../services/audio/engine/index.js";
+import { startAuthService } from "../services/auth/app.js";
+import { provisionTokens } from "../services/auth/provision.js";
+import { openAuthStore } from "../services/auth/store/open.js";
+import { startGateway } from "../gateway/app.js";
+
+export const EMBEDDED_VARS = {
+  PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port of the gateway" },
+  HOST: { type: "string", default: "0.0.0.0", description: "public bind address of the gateway" },
+  RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the internal RPC listeners" },
+  AUTH_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "auth RPC port (0 = free port)" },
+  ARTICLES_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "articles RPC port (0 = free port)" },
+  AUDIO_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "audio RPC port (0 = free port)" },
+  ...DATA_VARS,
+  ...BUS_VARS,
+  SEED_TOKENS: { type: "string", format: "json", description: "JSON [{token, project, scope}] provisioned at start" },
+  ADMIN_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "admin credential (16+ characters); unset disables the admin RPCs" },
+  INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token (16+ characters); random per start when unset" },
+  AUDIO_BASE_URL: { type: "string", format: "uri", description: "public base URL of audio files ({audio_url})" },
+  MAX_BODY_BYTES: { type: "integer", minimum: 1024, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
+  AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
+  AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
+  AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
+} as const;
+
+export type EmbeddedEnv = Record<string, string | undefined>;
+
+export interface Embedded {
+  /** Public base URL of the gateway, e.g. http://127.0.0.1:8080 */
+  url: string;
+  services: RunningService[];
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.WritableStream = process.stdout): Promise<Embedded> {
+  const cfg = loadConfig(EMBEDDED_VARS, env);
+  const log = logger("embedded");
+  // The audio base URL needs the public port before the gateway listens.
+  const publicPort = cfg.PORT === 0 ? await freePort(cfg.HOST) : cfg.PORT;
+  const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
+  if (!cfg.MONGODB_URL) await mkdir(cfg.DATA_DIR, { recursive: true });
+
+  const closers: Array<() => Promise<void>> = [];
+  const closeAll = async () => {
+    for (const c of closers.reverse()) await c().catch((err) => log.error({ err }, "shutdown step failed"));
+    closeRpcClients();
+    await closeMongo();
+  };
+
+  try {
+    const bus = await openJobBus(cfg, log, createMemoryBus());
+    closers.push(() => bus.close());
+    const blobs = await openBlobStore(cfg);
+    closers.push(() => blobs.close());
+
+    const authStore = await openAuthStore(cfg);
+    closers.push(() => authStore.close());
+    await provisionTokens(authStore, cfg.SEED_TOKENS, out, `http://localhost:${publicPort}`, logger("auth"));
+    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT });
+    closers.push(() => auth.close());
+
+    const articleStore = await openArticleStore(cfg);
+    closers.push(() => articleStore.close());
+    const articles = await startArticlesService({
+      store: articleStore,
+      bus,
+      auth: rpcClient(AuthService, auth.url),
+      internalToken,
+      audioBaseUrl: cfg.AUDIO_BASE_URL ?? `http://localhost:${publicPort}/audio`,
+      log: logger("articles"),
+      host: cfg.RPC_HOST,
+      port: cfg.ARTICLES_PORT,
+    });
+    closers.push(() => articles.close());
+
+    const engine = await createLocalEngine({ threads: cfg.AUDIO_THREADS, native: cfg.AUDIO_ENGINE === "wasm" ? "never" : cfg.AUDIO_ENGINE === "native" ? "always" : "auto" });
+    closers.push(() => engine.close());
+    log.info({ engine: engine.name }, "local speech engine ready");
+    const audio = await startAudioService({
+      bus,
+      blobs,
+      engine,
+      articles: rpcClient(ArticlesService, articles.url, { token: internalToken }),
+      auth: rpcClient(AuthService, auth.url),
+      internalToken,
+      log: logger("audio"),
+      host: cfg.RPC_HOST,
+      port: cfg.AUDIO_PORT,
+      concurrency: cfg.AUDIO_CONCURRENCY,
+    });
+    closers.push(() => audio.close());
+
+    const gateway = await startGateway({
+      articlesUrl: articles.url,
+      healthTargets: [
+        { name: "auth", url: auth.url },
+        { name: "articles", url: articles.url },
+        { name: "audio", url: audio.url },
+      ],
+      blobs,
+      log: logger("gateway"),
+      host: cfg.HOST,
+      port: publicPort,
+      maxBodyBytes: cfg.MAX_BODY_BYTES,
+    });
+    closers.push(() => gateway.close());
+
+    const services = [auth, articles, audio, gateway];
+    const url = `http://${cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "127.0.0.1" : cfg.HOST}:${gateway.port}`;
+    log.info({ url, dataDir: cfg.MONGODB_URL ? undefined : cfg.DATA_DIR }, `article audio platform ready: API at ${url}/api, docs at ${url}/api/docs`);
+    return {
+      url,
+      services,
+      async close() {
+        // Readiness off everywhere first, then stop from the edge inwards.
+        for (const s of services) s.setServing(false);
+        await closeAll();
+      },
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}
+
+function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once("error", reject);
+    srv.listen(0, host, () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/embedded.ts");
+if (isMain) {
+  const log = logger("embedded");
+  startEmbedded().then(
+    (sys) => onShutdown(log, () => sys.close()),
+    (err: unknown) => {
+      if (err instanceof ConfigError) {
+        process.stderr.write(`${err.message}\n`);
+      } else {
+        log.fatal({ err }, "start-up failed");
+      }
+      process.exit(1);
+    },
+  );
+}
