@@ -1,0 +1,113 @@
+// The public HTTP gateway: REST API, docs, audio files and probes on one
+// Koa app. It owns no data; articles calls go to ArticlesService with the
+// publisher's own token.
+import http from "node:http";
+import type net from "node:net";
+import Koa from "koa";
+import { Router } from "@koa/router";
+import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
+import type { BlobStore } from "../lib/blob/port.js";
+import type { Logger } from "../lib/log.js";
+import { rpcClient } from "../lib/rpc/client.js";
+import type { RunningService } from "../lib/service.js";
+import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import { errorMiddleware } from "./errors.js";
+import { requestContext } from "./request-context.js";
+import { articleRoutes } from "./routes/articles.js";
+import { audioRoutes } from "./routes/audio.js";
+import { docsRoutes } from "./routes/docs.js";
+import { healthRoutes, type HealthTarget } from "./routes/health.js";
+
+export interface GatewayOptions {
+  articlesUrl: string;
+  /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
+  healthTargets: HealthTarget[];
+  blobs: BlobStore;
+  log: Logger;
+  /** Default 127.0.0.1; the process entry point passes HOST. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  maxBodyBytes?: number;
+  /** Upper bound for one upstream call. */
+  rpcTimeoutMs?: number;
+  /** How long close() lets in-flight requests finish before cutting them. */
+  drainMs?: number;
+}
+
+export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
+  let serving = true;
+  const app = new Koa();
+  app.silent = true;
+  // Stream failures after the headers went out cannot become a JSON error any more.
+  app.on("error", (err: Error) => opts.log.warn({ err: { message: err.message } }, "response stream failed"));
+
+  const router = new Router();
+  docsRoutes(router);
+  articleRoutes(router, {
+    client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
+  audioRoutes(router, opts.blobs);
+  healthRoutes(router, opts.healthTargets, () => serving);
+
+  app.use(requestContext(opts.log));
+  app.use(errorMiddleware());
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
+  server.requestTimeout = 120_000;
+  const sockets = new Set<net.Socket>();
+  server.on("connection", (s: net.Socket) => {
+    sockets.add(s);
+    s.once("close", () => sockets.delete(s));
+  });
+  server.on("clientError", (_err, socket: net.Socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"result":"fail","message":"Malformed HTTP request"}');
+    else socket.destroy();
+  });
+
+  const host = opts.host ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  opts.log.info({ url }, "gateway listening");
+
+  let closed: Promise<void> | undefined;
+  return {
+    name: "gateway",
+    url,
+    port,
+    setServing(v: boolean) {
+      serving = v;
+    },
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        serving = false;
+        // Keep-alive connections are closed as soon as they fall idle, so
+        // in-flight requests finish while nothing new starts.
+        const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
+        const cutoff = setTimeout(() => {
+          for (const s of sockets) s.destroy();
+        }, opts.drainMs ?? 10_000);
+        cutoff.unref();
+        server.close(() => {
+          clearInterval(idleSweep);
+          clearTimeout(cutoff);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+      return closed;
+    },
+  };
+}

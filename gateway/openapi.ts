@@ -1,0 +1,189 @@
+// The OpenAPI 3.1 document, assembled from the schema objects in schemas.ts
+// (the ones that validate requests). Nested uses of a named schema become
+// $refs, found by object identity, so each schema is written down once.
+import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, SCHEMAS } from "./schemas.js";
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+function withRefs(value: unknown, names: Map<unknown, string>, top: boolean): unknown {
+  if (!top && names.has(value)) return ref(names.get(value)!);
+  if (Array.isArray(value)) return value.map((v) => withRefs(v, names, false));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withRefs(v, names, false)]));
+  }
+  return value;
+}
+
+const jsonContent = (schemaName: string) => ({ "application/json": { schema: ref(schemaName) } });
+const errorResponse = (description: string) => ({ description, content: jsonContent("ErrorResult") });
+
+const ERROR_RESPONSES: Record<string, Json> = {
+  BadRequest: errorResponse("Invalid input (the message names the field), duplicate externalId, malformed JSON, or an update of a deleted article."),
+  Unauthorized: errorResponse("Missing, malformed or unknown bearer token."),
+  Forbidden: errorResponse("The token may not do this (read-only token on a write)."),
+  NotFound: errorResponse("No such article in the token's project."),
+  PayloadTooLarge: errorResponse("Request body larger than the configured limit (10 MiB by default)."),
+  UnsupportedMediaType: errorResponse("Request body not sent as application/json."),
+  TooManyRequests: errorResponse("Rate or quota limit reached."),
+  InternalError: errorResponse("Unexpected server error; the message carries a request id."),
+  Unavailable: errorResponse("A backing service is unavailable; retry later."),
+  GatewayTimeout: errorResponse("A backing service did not answer in time; retry later."),
+};
+
+const errors = (...codes: number[]) => {
+  const byCode: Record<number, string> = {
+    400: "BadRequest",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "NotFound",
+    413: "PayloadTooLarge",
+    415: "UnsupportedMediaType",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "Unavailable",
+    504: "GatewayTimeout",
+  };
+  return Object.fromEntries(codes.map((c) => [String(c), { $ref: `#/components/responses/${byCode[c]}` }]));
+};
+
+const COMMON = [400, 401, 403, 429, 500, 503, 504];
+const ok = (description: string, schemaName: string) => ({ "200": { description, content: jsonContent(schemaName) } });
+const body = (schemaName: string) => ({ required: true, content: jsonContent(schemaName) });
+
+function pathParam(name: string, schema: Json): Json {
+  const { description, ...rest } = schema;
+  return { name, in: "path", required: true, description, schema: rest };
+}
+
+function queryParams(): Json[] {
+  const props = ListQuery.properties as Record<string, Json>;
+  return Object.entries(props).map(([name, schema]) => {
+    const { description, ...rest } = schema;
+    return { name, in: "query", required: false, description, schema: rest };
+  });
+}
+
+const DESCRIPTION = [
+  "Project-scoped API for turning text articles into spoken audio (MP3).",
+  "",
+  "* Authentication: every article endpoint needs `Authorization: Bearer <API_TOKEN>`. Read-only tokens may call the GET endpoints only.",
+  "* Bodies are JSON (`Content-Type: application/json`, UTF-8). Unknown fields in request bodies are ignored: they are neither stored nor rejected.",
+  "* Errors are `{result, message}`: `fail` for 4xx (the message names the offending field), `error` for 5xx (the message carries a request id).",
+  "* Every response carries `X-Request-Id` (the caller's, when it sent a plain one of up to 128 characters).",
+  "* Audio files under `/audio/` need no token: their URLs are unguessable and immutable, so they work as capabilities in players and feeds. They support byte ranges, ETags and long-lived caching.",
+].join("\n");
+
+/** A fresh copy of the document (callers may serialise or mutate it freely). */
+export function buildOpenApi(): Json {
+  const names = new Map<unknown, string>(Object.entries(SCHEMAS).map(([name, schema]) => [schema, name]));
+  const schemas = Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, withRefs(schema, names, true)]));
+  const articleId = pathParam("articleId", ArticleIdParam);
+  const externalId = pathParam("externalId", ExternalIdParam);
+  const externalUrl = pathParam("externalUrl", ExternalUrlParam);
+
+  return {
+    openapi: "3.1.0",
+    jsonSchemaDialect: "https://spec.openapis.org/oas/3.1/dialect/base",
+    info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
+    servers: [{ url: "/" }],
+    security: [{ bearerAuth: [] }],
+    tags: [{ name: "articles" }, { name: "docs" }, { name: "audio" }],
+    paths: {
+      "/api": {
+        get: {
+          operationId: "apiDocsRedirect",
+          tags: ["docs"],
+          summary: "Redirects to the API documentation page",
+          security: [],
+          responses: { "302": { description: "Redirect to /api/docs; no body.", headers: { Location: { schema: { type: "string" } } } } },
+        },
+      },
+      "/api/articles": {
+        get: {
+          operationId: "listArticles",
+          tags: ["articles"],
+          summary: "Lists the project's articles, newest first (deleted ones never)",
+          parameters: queryParams(),
+          responses: { ...ok("A page of articles and the total count.", "ArticleListResult"), ...errors(...COMMON) },
+        },
+        post: {
+          operationId: "createArticle",
+          tags: ["articles"],
+          summary: "Creates an article and queues its audio (full token)",
+          requestBody: body("ArticleCreateRequest"),
+          responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, 413, 415) },
+        },
+      },
+      "/api/articles/{articleId}": {
+        parameters: [articleId],
+        get: {
+          operationId: "getArticle",
+          tags: ["articles"],
+          summary: "Reads an article by its slug",
+          responses: { ...ok("The article.", "ArticleResult"), ...errors(...COMMON, 404) },
+        },
+        put: {
+          operationId: "updateArticle",
+          tags: ["articles"],
+          summary: "Updates an article and re-generates its audio (full token)",
+          requestBody: body("ArticleUpdateRequest"),
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+        },
+        delete: {
+          operationId: "deleteArticle",
+          tags: ["articles"],
+          summary: "Marks an article deleted (full token); deleting again is ok",
+          responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404) },
+        },
+      },
+      "/api/articles_external_id/{externalId}": {
+        parameters: [externalId],
+        get: {
+          operationId: "getArticleByExternalId",
+          tags: ["articles"],
+          summary: "Reads an article by the external id given on creation",
+          responses: { ...ok("The article.", "ArticleResult"), ...errors(...COMMON, 404) },
+        },
+        put: {
+          operationId: "updateArticleByExternalId",
+          tags: ["articles"],
+          summary: "Updates an article addressed by its external id (full token)",
+          requestBody: body("ArticleUpdateRequest"),
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+        },
+      },
+      "/api/articles_external_url/{externalUrl}": {
+        parameters: [externalUrl],
+        get: {
+          operationId: "getArticleByUrl",
+          tags: ["articles"],
+          summary: "Reads an article by its original URL (URL-encoded in the path)",
+          responses: { ...ok("The article.", "ArticleResult"), ...errors(...COMMON, 404) },
+        },
+      },
+      "/audio/{key}": {
+        parameters: [{ name: "key", in: "path", required: true, description: "Storage key, e.g. <article>/<revision>/full.mp3.", schema: { type: "string" } }],
+        get: {
+          operationId: "getAudio",
+          tags: ["audio"],
+          summary: "Streams an MP3 file (no token; supports Range, ETag)",
+          security: [],
+          responses: {
+            "200": { description: "The whole file.", content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } } },
+            "206": { description: "The requested byte range.", content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } } },
+            "304": { description: "Not modified (If-None-Match matched)." },
+            "404": { $ref: "#/components/responses/NotFound" },
+            "416": errorResponse("Range not satisfiable."),
+          },
+        },
+      },
+    },
+    components: {
+      schemas,
+      responses: ERROR_RESPONSES,
+      securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Project API token (full or read-only)." } },
+    },
+  };
+}

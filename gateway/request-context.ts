@@ -1,0 +1,40 @@
+// Request ids and the access log. A caller's x-request-id is kept when it is
+// short and plain (it ends up in logs and upstream headers); otherwise a new
+// one is made. Every log line of the request carries it.
+import { randomUUID } from "node:crypto";
+import type { Context, Next } from "koa";
+import type { Logger } from "../lib/log.js";
+
+const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
+
+export function requestIdOf(header: string | undefined): string {
+  return header && SANE_ID.test(header) ? header : randomUUID();
+}
+
+/**
+ * The path as logged: an article URL looked up by #9 may carry its own query
+ * string (with who knows what in it), so that part is cut off.
+ */
+export function loggablePath(path: string): string {
+  if (!path.startsWith(EXTERNAL_URL_PREFIX)) return path;
+  const cut = path.search(/%3F|\?/i);
+  return cut === -1 ? path : `${path.slice(0, cut)}?…`;
+}
+
+export function requestContext(log: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const started = process.hrtime.bigint();
+    const requestId = requestIdOf(ctx.get("x-request-id") || undefined);
+    ctx.state.requestId = requestId;
+    ctx.state.log = log.child({ reqId: requestId });
+    ctx.set("X-Request-Id", requestId);
+    ctx.set("X-Content-Type-Options", "nosniff");
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info({ method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
+    }
+  };
+}

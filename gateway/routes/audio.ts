@@ -1,0 +1,97 @@
+// {audio_url}: MP3 files streamed from the blob store. No token on purpose:
+// keys are unguessable and files immutable, so a URL works as a capability
+// in <audio> tags, podcast apps and CDNs. Byte ranges let players seek.
+import type { Router } from "@koa/router";
+import type { Context } from "koa";
+import { assertSafeKey, type BlobInfo, type BlobStore } from "../../lib/blob/port.js";
+import { HttpError } from "../errors.js";
+
+const PREFIX = "/audio/";
+
+type Range = { start: number; end: number } | "unsatisfiable" | null;
+
+/**
+ * A single "bytes=" range, or null when the header is absent, malformed or
+ * asks for several ranges (then the whole file is sent, as RFC 9110 allows).
+ */
+export function parseRange(header: string | undefined, size: number): Range {
+  if (!header) return null;
+  const m = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!m || (m[1] === "" && m[2] === "")) return null;
+  if (m[1] === "") {
+    const suffix = Number(m[2]);
+    if (suffix === 0 || size === 0) return "unsatisfiable";
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const end = m[2] === "" ? size - 1 : Math.min(Number(m[2]), size - 1);
+  if (m[2] !== "" && Number(m[2]) < start) return null;
+  if (start >= size) return "unsatisfiable";
+  return { start, end };
+}
+
+const quoted = (etag: string) => (/^(W\/)?"/.test(etag) ? etag : `"${etag}"`);
+const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+
+function matchesAny(header: string, etag: string): boolean {
+  if (header.trim() === "*") return true;
+  return header.split(",").some((t) => opaque(t) === opaque(etag));
+}
+
+function keyOf(ctx: Context): string {
+  const key = ctx.path.slice(PREFIX.length);
+  try {
+    assertSafeKey(key);
+  } catch {
+    throw new HttpError(404, "Audio file not found");
+  }
+  return key;
+}
+
+function setValidators(ctx: Context, info: BlobInfo, etag: string): void {
+  ctx.set("ETag", etag);
+  ctx.set("Last-Modified", info.modified.toUTCString());
+  ctx.set("Cache-Control", "public, max-age=31536000, immutable");
+  ctx.set("Accept-Ranges", "bytes");
+  ctx.set("Access-Control-Allow-Origin", "*");
+}
+
+export function audioRoutes(router: Router, blobs: BlobStore): void {
+  router.get(`${PREFIX}*key`, async (ctx) => {
+    const key = keyOf(ctx);
+    const info = await blobs.stat(key);
+    if (!info) throw new HttpError(404, "Audio file not found");
+    const etag = quoted(info.etag);
+
+    const inm = ctx.get("If-None-Match");
+    if (inm && matchesAny(inm, etag)) {
+      setValidators(ctx, info, etag);
+      ctx.status = 304;
+      return;
+    }
+
+    // If-Range with a stale validator means "send me the whole new file".
+    const ifRange = ctx.get("If-Range");
+    const rangeHeader = ifRange && opaque(ifRange) !== opaque(etag) ? undefined : ctx.get("Range") || undefined;
+    const range = parseRange(rangeHeader, info.size);
+    if (range === "unsatisfiable") {
+      throw new HttpError(416, `Range not satisfiable: the file has ${info.size} bytes`, { "Content-Range": `bytes */${info.size}` });
+    }
+
+    setValidators(ctx, info, etag);
+    ctx.type = info.contentType || "audio/mpeg";
+    if (range) {
+      ctx.status = 206;
+      ctx.set("Content-Range", `bytes ${range.start}-${range.end}/${info.size}`);
+      ctx.length = range.end - range.start + 1;
+    } else {
+      ctx.status = 200;
+      ctx.length = info.size;
+    }
+    if (ctx.method === "HEAD") return;
+    const stream = await blobs.read(key, range ?? undefined);
+    const length = ctx.length;
+    ctx.body = stream;
+    ctx.length = length; // assigning a stream clears the length koa knew
+  });
+}

@@ -1,0 +1,358 @@
+// The JSON Schemas of the public API. These very objects validate requests
+// (compiled once below) and are published as components.schemas in the
+// OpenAPI document, so the documentation cannot drift from the checks.
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import addFormatsModule from "ajv-formats";
+import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
+import { HttpError } from "./errors.js";
+
+// ajv-formats is CommonJS; under NodeNext its default import is the module object.
+const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv2020) => Ajv2020;
+
+type Schema = Record<string, unknown>;
+
+/** Annotation read by the error formatter; a valid OpenAPI "x-" extension. */
+const MESSAGE = "x-error-message";
+
+export const LIMITS = {
+  title: 1_000,
+  externalId: 512,
+  url: 4_096,
+  prompt: 4_000,
+  label: 100,
+  labels: 100,
+} as const;
+
+const httpUrl: Schema = {
+  type: "string",
+  format: "uri",
+  pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+",
+  maxLength: LIMITS.url,
+  [MESSAGE]: "must be an absolute http(s) URL",
+  description: "Original article URL: an absolute http(s) URL.",
+};
+
+const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang." };
+const lang: Schema = { type: "string", enum: [...LANGS], description: "Locale; must be one the voice speaks. Send together with voice." };
+
+// Voices restricted to fewer locales than exist get an explicit pair rule.
+const voiceLangPairs: Schema[] = VOICES.filter((v) => v.langs.length < LANGS.length).map((v) => ({
+  if: { properties: { voice: { const: v.name } }, required: ["voice"] },
+  then: { properties: { lang: { enum: [...v.langs] } } },
+}));
+
+const labels: Schema = {
+  type: "array",
+  items: { type: "string", minLength: 1, maxLength: LIMITS.label },
+  maxItems: LIMITS.labels,
+  description: "Labels of the article.",
+};
+
+const requestFields: Record<string, Schema> = {
+  title: { type: "string", minLength: 1, maxLength: LIMITS.title, description: "Article title." },
+  text: { type: "string", minLength: 1, description: "Body text; HTML allowed when parse is true." },
+  url: httpUrl,
+  externalId: { type: "string", minLength: 1, maxLength: LIMITS.externalId, description: "Caller-supplied id, unique across all articles." },
+  voice,
+  lang,
+  parse: { type: "boolean", description: "Strip HTML and clean the text before processing." },
+  isRaw: { type: "boolean", description: "Treat the text as raw (no speech normalisation)." },
+};
+
+const pairRules = {
+  dependentRequired: { voice: ["lang"], lang: ["voice"] },
+  allOf: voiceLangPairs,
+};
+
+const UNKNOWN_FIELDS_NOTE = "Unknown fields are ignored (neither stored nor rejected).";
+
+export const ArticleCreateRequest: Schema = {
+  type: "object",
+  description: `Body of POST /api/articles. ${UNKNOWN_FIELDS_NOTE}`,
+  required: ["title", "text"],
+  properties: {
+    ...requestFields,
+    parse: { ...requestFields.parse, default: false },
+    isRaw: { ...requestFields.isRaw, default: false },
+    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only)." },
+    labels,
+  },
+  ...pairRules,
+};
+
+export const ArticleUpdateRequest: Schema = {
+  type: "object",
+  description: `Body of the PUT endpoints. Absent optional fields keep their values. ${UNKNOWN_FIELDS_NOTE}`,
+  required: ["title", "text"],
+  properties: {
+    ...requestFields,
+    externalId: { ...requestFields.externalId, description: "New external id; must be unique." },
+    prompt: { type: ["string", "null"], maxLength: LIMITS.prompt, description: "New prompt; null removes it." },
+    labels: { ...labels, description: "Full replacement of the labels." },
+  },
+  ...pairRules,
+};
+
+export const ListQuery: Schema = {
+  type: "object",
+  properties: {
+    limit: { type: "integer", minimum: 10, maximum: 100, default: 10, description: "Page size." },
+    offset: { type: "integer", minimum: 0, maximum: 2_147_483_647, default: 0, description: "Number of articles to skip." },
+  },
+};
+
+export const ArticleIdParam: Schema = { type: "string", minLength: 1, maxLength: 200, description: "Article slug (internal id)." };
+export const ExternalIdParam: Schema = { type: "string", minLength: 1, maxLength: LIMITS.externalId, description: "The external id given on creation." };
+export const ExternalUrlParam: Schema = {
+  ...httpUrl,
+  description: "The original article URL, URL-encoded once (its slashes may arrive encoded or not).",
+};
+
+export const ArticleStatusSchema: Schema = {
+  type: "string",
+  enum: ["waiting", "processing", "ready", "errored", "deleted", "retry", "fallback", "no_money", "limit_reached", "rejected", "parsed", "recrawling"],
+};
+
+const nullableString = { type: ["string", "null"] };
+const audioFields: Record<string, Schema> = {
+  audio: { type: "string", description: "Full audio MP3 URL; only when status is ready." },
+  audio_duration: { type: "number", description: "Full audio duration in seconds; only when ready." },
+  audio_preview: { type: "string", description: "Preview MP3 URL; only when ready." },
+  audio_preview_duration: { type: "number", description: "Preview duration in seconds; only when ready." },
+};
+
+export const Article: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["id", "externalId", "title", "text", "prompt", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels"],
+  properties: {
+    id: { type: "string" },
+    externalId: nullableString,
+    title: { type: "string" },
+    text: { type: "string" },
+    prompt: nullableString,
+    added: { type: "integer", description: "Unix timestamp of creation." },
+    updated: { type: ["integer", "null"], description: "Unix timestamp of the last processing." },
+    status: ArticleStatusSchema,
+    url: nullableString,
+    isRaw: { type: "boolean" },
+    voice: { type: "string" },
+    lang: { type: "string" },
+    labels: { type: "array", items: { type: "string" } },
+    type: {
+      type: "array",
+      description: "Content-type scores; present only when detected.",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["Name", "Score"],
+        properties: { Name: { type: "string" }, Score: { type: "number" } },
+      },
+    },
+    ...audioFields,
+    error: { type: "string", description: "Last error; only when status is errored." },
+    errors: {
+      type: "array",
+      description: "Error history; only when status is errored.",
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["error", "date"],
+        properties: { error: { type: "string" }, date: { type: "string", format: "date-time" } },
+      },
+    },
+  },
+};
+
+export const ArticleListItem: Schema = {
+  type: "object",
+  additionalProperties: false,
+  description: "Abbreviated article; note the snake-case external_id.",
+  required: ["id", "external_id", "title", "text", "added", "updated", "status", "url", "isRaw", "voice", "lang"],
+  properties: {
+    id: { type: "string" },
+    external_id: nullableString,
+    title: { type: "string" },
+    text: { type: "string" },
+    added: { type: "integer" },
+    updated: { type: ["integer", "null"] },
+    status: ArticleStatusSchema,
+    url: nullableString,
+    isRaw: { type: "boolean" },
+    voice: { type: "string" },
+    lang: { type: "string" },
+    ...audioFields,
+  },
+};
+
+const ok = { type: "string", const: "ok" };
+
+export const SuccessResult: Schema = { type: "object", additionalProperties: false, required: ["result"], properties: { result: ok } };
+
+export const ErrorResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "message"],
+  description: "result is fail for client errors (4xx) and error for server errors (5xx).",
+  properties: { result: { type: "string", enum: ["fail", "error"] }, message: { type: "string" } },
+};
+
+export const IdResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "id"],
+  properties: { result: ok, id: { type: "string", description: "Article slug." } },
+};
+
+export const ArticleResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "article"],
+  properties: { result: ok, article: Article },
+};
+
+export const ArticleListResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "count", "articles"],
+  properties: {
+    result: ok,
+    count: { type: "integer", description: "Total of non-deleted articles of the project (not the page size)." },
+    articles: { type: "array", items: ArticleListItem },
+  },
+};
+
+export const HealthResult: Schema = {
+  type: "object",
+  required: ["result", "services"],
+  properties: {
+    result: { type: "string", enum: ["ok", "error"] },
+    services: { type: "object", additionalProperties: { type: "string" } },
+  },
+};
+
+/** Named schemas, in the order they appear in the OpenAPI document. */
+export const SCHEMAS = {
+  ArticleCreateRequest,
+  ArticleUpdateRequest,
+  ArticleStatus: ArticleStatusSchema,
+  Article,
+  ArticleListItem,
+  SuccessResult,
+  ErrorResult,
+  IdResult,
+  ArticleResult,
+  ArticleListResult,
+  HealthResult,
+} as const;
+
+function newAjv(extra: object = {}): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, ...extra });
+  ajv.addKeyword({ keyword: MESSAGE, schemaType: "string" });
+  addFormats(ajv);
+  return ajv;
+}
+
+// Request bodies are taken as sent; the query string arrives as text, so its
+// validator converts numbers and fills in the defaults.
+const bodyAjv = newAjv();
+const queryAjv = newAjv({ coerceTypes: true, useDefaults: true });
+
+function describeType(t: unknown): string {
+  const names = (Array.isArray(t) ? t : [t]).map((x) => (x === "integer" ? "an integer" : x === "array" || x === "object" ? `an ${x}` : x === "null" ? "null" : `a ${x}`));
+  return names.join(" or ");
+}
+
+function fieldName(err: ErrorObject): string {
+  const parts = err.instancePath.split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (err.keyword === "required") parts.push(String(err.params.missingProperty));
+  if (err.keyword === "dependentRequired") parts.push(String(err.params.missingProperty));
+  return parts.reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), "");
+}
+
+function describe(err: ErrorObject, data: unknown, root: string): string | null {
+  const own = (err.parentSchema as Schema | undefined)?.[MESSAGE];
+  const p = err.params as Record<string, unknown>;
+  let text: string;
+  switch (err.keyword) {
+    case "if":
+      return null; // the failing "then" branch explains it
+    case "required":
+      text = "is required";
+      break;
+    case "dependentRequired":
+      text = `is required when ${String(p.property)} is given`;
+      break;
+    case "type":
+      text = `must be ${describeType(p.type)}`;
+      break;
+    case "minimum":
+      text = `must be >= ${String(p.limit)}`;
+      break;
+    case "maximum":
+      text = `must be <= ${String(p.limit)}`;
+      break;
+    case "minLength":
+      text = p.limit === 1 ? "must not be empty" : `must be at least ${String(p.limit)} characters`;
+      break;
+    case "maxLength":
+      text = `must be at most ${String(p.limit)} characters`;
+      break;
+    case "maxItems":
+      text = `must have at most ${String(p.limit)} items`;
+      break;
+    case "enum":
+      if (err.schemaPath.includes("/then/")) {
+        const body = data as { voice?: string; lang?: string };
+        text = checkVoiceLang(String(body.voice), String(body.lang)) ?? "does not match the voice";
+      } else {
+        text = `must be one of: ${(p.allowedValues as unknown[]).join(", ")}`;
+      }
+      break;
+    default:
+      text = typeof own === "string" ? own : (err.message ?? "is invalid");
+  }
+  if (typeof own === "string" && (err.keyword === "pattern" || err.keyword === "format")) text = own;
+  return `${fieldName(err) || root}: ${text}`;
+}
+
+function compile(ajv: Ajv2020, schema: Schema, root: string): (data: unknown) => void {
+  const fn: ValidateFunction = ajv.compile(schema);
+  return (data) => {
+    if (fn(data)) return;
+    const messages = [...new Set((fn.errors ?? []).map((e) => describe(e, data, root)).filter((m): m is string => m !== null))];
+    throw new HttpError(400, messages.join("; ") || `${root}: is invalid`);
+  };
+}
+
+/** Each throws HttpError 400 naming the field; list query also gets its defaults filled in. */
+export const validate = {
+  createBody: compile(bodyAjv, ArticleCreateRequest, "body"),
+  updateBody: compile(bodyAjv, ArticleUpdateRequest, "body"),
+  listQuery: compile(queryAjv, ListQuery, "query"),
+  articleId: compile(bodyAjv, ArticleIdParam, "articleId"),
+  externalId: compile(bodyAjv, ExternalIdParam, "externalId"),
+  externalUrl: compile(bodyAjv, ExternalUrlParam, "externalUrl"),
+};
+
+export interface CreateBody {
+  title: string;
+  text: string;
+  url?: string;
+  externalId?: string;
+  voice?: string;
+  lang?: string;
+  parse?: boolean;
+  isRaw?: boolean;
+  prompt?: string;
+  labels?: string[];
+}
+
+export interface UpdateBody extends Omit<CreateBody, "prompt"> {
+  prompt?: string | null;
+}
+
+/** Compiles any of the published schemas; tests use it to check responses. */
+export function compileSchema(schema: Schema): ValidateFunction {
+  return bodyAjv.compile(schema);
+}
