@@ -33,3 +33,20 @@ export function onShutdown(log: { info(msg: string): void; error(o: object, msg:
   process.on("SIGINT", () => handler("SIGINT"));
   process.on("SIGTERM", () => handler("SIGTERM"));
 }
+
+/**
+ * Runs a process entry point: a configuration error prints its message (which
+ * names the variable) and exits 1 before anything listens; any other start-up
+ * failure is logged with its cause.
+ */
+export function runMain(log: { fatal(o: object, msg: string): void }, name: string, main: () => Promise<void>): void {
+  main().catch((err: unknown) => {
+    if (err instanceof Error && err.name === "ConfigError") {
+      process.stderr.write(`${name}: ${err.message}\n`);
+      log.fatal({ config: err.message }, `${name} not started: invalid configuration`);
+    } else {
+      log.fatal({ err }, `${name} failed to start`);
+    }
+    process.exit(1);
+  });
+}

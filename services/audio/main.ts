@@ -1,14 +1,12 @@
 // Process entry of the audio service (one process per service in the stack).
-import { join } from "node:path";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
-import type { BlobStore } from "../../lib/blob/port.js";
-import type { JobBus } from "../../lib/bus/port.js";
-import { loadConfig } from "../../lib/config.js";
+import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../../lib/adapters.js";
+import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
-import { closeMongo, mongoDb } from "../../lib/mongo.js";
+import { closeMongo } from "../../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { onShutdown } from "../../lib/service.js";
+import { onShutdown, runMain } from "../../lib/service.js";
 import { startAudioService } from "./app.js";
 import { createLocalEngine } from "./engine/index.js";
 
@@ -18,10 +16,8 @@ const schema = {
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
   AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service" },
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S+$", description: "service-to-service bearer token" },
-  DATA_DIR: { type: "string", default: "./.data", description: "audio files when MongoDB is not configured" },
-  MONGODB_URL: { type: "string", format: "uri", description: "MongoDB: audio in GridFS" },
-  MONGODB_DB: { type: "string", default: "article_audio", description: "MongoDB database" },
-  NATS_URL: { type: "string", format: "uri", description: "NATS JetStream job bus" },
+  ...DATA_VARS,
+  ...BUS_VARS,
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: by CPU count)" },
 } as const;
@@ -31,26 +27,10 @@ const log = logger("audio");
 async function main() {
   const cfg = loadConfig(schema);
   const missing = (["ARTICLES_URL", "AUTH_URL", "INTERNAL_TOKEN"] as const).filter((k) => !cfg[k]);
-  if (missing.length) throw new Error(`Invalid configuration: ${missing.join(", ")} must be set`);
+  if (missing.length) throw new ConfigError(`Invalid configuration: ${missing.join(", ")} must be set`);
 
-  let blobs: BlobStore;
-  if (cfg.MONGODB_URL) {
-    const { createGridFsBlobStore } = await import("../../lib/blob/gridfs.js");
-    blobs = await createGridFsBlobStore(await mongoDb(cfg.MONGODB_URL, cfg.MONGODB_DB));
-  } else {
-    const { createFsBlobStore } = await import("../../lib/blob/fs.js");
-    blobs = createFsBlobStore(join(cfg.DATA_DIR, "audio"));
-  }
-  let bus: JobBus;
-  if (cfg.NATS_URL) {
-    const { createNatsBus } = await import("../../lib/bus/nats.js");
-    bus = await createNatsBus({ url: cfg.NATS_URL, log });
-  } else {
-    // Without NATS nothing else can publish to this process; kept so the service starts for RPC use.
-    log.warn("NATS_URL is not set: using an in-process bus, no article jobs will arrive");
-    const { createMemoryBus } = await import("../../lib/bus/memory.js");
-    bus = createMemoryBus();
-  }
+  const blobs = await openBlobStore(cfg);
+  const bus = await openJobBus(cfg, log);
   const engine = await createLocalEngine({ threads: cfg.AUDIO_THREADS });
 
   const svc = await startAudioService({
@@ -74,7 +54,4 @@ async function main() {
   });
 }
 
-main().catch((err) => {
-  log.fatal({ err: err instanceof Error ? err.message : String(err) }, "audio service failed to start");
-  process.exit(1);
-});
+runMain(log, "audio service", main);
