@@ -14,7 +14,7 @@ export interface VarSpec {
   type: "string" | "integer" | "boolean" | "number";
   description: string;
   default?: string | number | boolean;
-  enum?: string[];
+  enum?: readonly string[];
   minimum?: number;
   maximum?: number;
   pattern?: string;
