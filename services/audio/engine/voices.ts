@@ -1,0 +1,52 @@
+import { checkVoiceLang } from "../../../lib/voices.js";
+import { defusePhonemes } from "./text.js";
+import { SpeechInputError, type SpeechRequest } from "./types.js";
+
+/** How one of our voice names sounds in eSpeak: base voice + variant, pitch (0-99), words per minute. */
+export interface EspeakVoice {
+  name: string; // e.g. "en-us+f3"
+  pitch: number;
+  rate: number;
+}
+
+interface Profile {
+  variant: string;
+  pitch: number;
+  rate: number;
+}
+
+// Each name gets its own variant, pitch and pace so listeners can tell them apart; the
+// male/female variants follow how the cloud voice of the same name is commonly perceived.
+// Paces differ by at least 8 words per minute, which also makes voices measurably different
+// (eSpeak adds random noise, so the same request never gives byte-identical audio).
+const PROFILES: Record<string, Profile> = {
+  alloy: { variant: "f5", pitch: 50, rate: 170 },
+  echo: { variant: "m3", pitch: 42, rate: 160 },
+  fable: { variant: "m2", pitch: 55, rate: 186 },
+  onyx: { variant: "m7", pitch: 30, rate: 150 },
+  nova: { variant: "f3", pitch: 62, rate: 195 },
+  shimmer: { variant: "f4", pitch: 72, rate: 178 },
+  "de-DE-ConradNeural": { variant: "m1", pitch: 45, rate: 158 },
+  "de-DE-KatjaNeural": { variant: "f2", pitch: 60, rate: 172 },
+};
+
+const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "de-DE": "de" };
+
+export function espeakVoice(voice: string, lang: string): EspeakVoice {
+  const problem = checkVoiceLang(voice, lang);
+  if (problem) throw new SpeechInputError(problem);
+  const profile = PROFILES[voice];
+  const base = BASE[lang as SpeechRequest["lang"]];
+  if (!profile || !base) throw new SpeechInputError(`The local engine has no voice for '${voice}' in '${lang}'`);
+  return { name: `${base}+${profile.variant}`, pitch: profile.pitch, rate: profile.rate };
+}
+
+/** Validates a request and returns its text and eSpeak voice; throws SpeechInputError on bad input. */
+export function prepare(req: SpeechRequest): { text: string; voice: EspeakVoice } {
+  if (!req || typeof req !== "object") throw new SpeechInputError("A speech request object is required");
+  if (typeof req.text !== "string") throw new SpeechInputError("Speech text must be a string");
+  // Empty text is rejected rather than turned into silence: it almost always means the caller's
+  // chunking went wrong, and pauses have their own call (silence()).
+  if (req.text.trim() === "") throw new SpeechInputError("Speech text is empty");
+  return { text: defusePhonemes(req.text), voice: espeakVoice(req.voice, req.lang) };
+}

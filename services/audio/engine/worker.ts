@@ -1,0 +1,34 @@
+// Worker thread entry: owns one eSpeak + LAME instance and serves synthesis jobs one at a time.
+import { parentPort, workerData } from "node:worker_threads";
+import { loadWasmSynth } from "./wasm-synth.js";
+import type { JobMessage, WorkerReply, WorkerInit } from "./protocol.js";
+
+const port = parentPort!;
+const { control } = workerData as WorkerInit;
+// control[0] holds the id of a job the parent wants stopped; the synth polls it.
+const abortFlag = new Int32Array(control);
+
+try {
+  const synth = await loadWasmSynth();
+  port.on("message", (job: JobMessage) => {
+    let reply: WorkerReply;
+    try {
+      const mp3 = synth.synthesize(job.voice, job.text, () => Atomics.load(abortFlag, 0) === job.id);
+      if (mp3 === null) reply = { type: "aborted", id: job.id };
+      else {
+        // Copy into a standalone ArrayBuffer so it can be transferred instead of cloned.
+        const bytes = new Uint8Array(mp3.length);
+        bytes.set(mp3);
+        reply = { type: "done", id: job.id, mp3: bytes };
+        port.postMessage(reply, [bytes.buffer]);
+        return;
+      }
+    } catch (err) {
+      reply = { type: "failed", id: job.id, message: err instanceof Error ? err.message : String(err) };
+    }
+    port.postMessage(reply);
+  });
+  port.postMessage({ type: "ready" } satisfies WorkerReply);
+} catch (err) {
+  port.postMessage({ type: "init-failed", message: err instanceof Error ? err.message : String(err) } satisfies WorkerReply);
+}

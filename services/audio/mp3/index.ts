@@ -1,0 +1,4 @@
+// MP3 frame tools: parse, measure, join and cut without re-encoding.
+export { parseFrames, type Mp3Frame } from "./frames.js";
+export { mp3Duration, joinMp3, sliceMp3 } from "./assemble.js";
+export { silenceFrames, type SilenceFormat } from "./silence.js";

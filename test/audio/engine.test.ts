@@ -1,0 +1,305 @@
+import { expect } from "chai";
+import { spawn } from "node:child_process";
+import os from "node:os";
+import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngine } from "../../services/audio/engine/index.js";
+import { findNativePrograms } from "../../services/audio/engine/native.js";
+import { SynthPool } from "../../services/audio/engine/pool.js";
+import { espeakVoice } from "../../services/audio/engine/voices.js";
+import { joinMp3, mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
+import { VOICES } from "../../lib/voices.js";
+
+const EN =
+  "The city council met on Tuesday evening to discuss the new bridge. After a long debate, the members agreed that construction should begin in the spring, " +
+  "and that the old ferry will keep running until the work is finished.";
+const DE =
+  "Der Stadtrat hat am Dienstagabend über die neue Brücke beraten. Nach einer langen Debatte einigten sich die Mitglieder darauf, " +
+  "im Frühjahr mit dem Bau zu beginnen und die alte Fähre bis zum Ende der Arbeiten weiter fahren zu lassen.";
+const FRAME = 576 / 24000;
+
+async function metadata(buf: Buffer, countFrames = false) {
+  // Lazy import: mocha loads tests through require, which breaks this ESM package's CJS deps.
+  const { parseBuffer } = await import("music-metadata");
+  return (await parseBuffer(buf, { mimeType: "audio/mpeg" }, { duration: countFrames })).format;
+}
+
+function longText(chars: number): string {
+  let text = "";
+  for (let i = 1; text.length < chars; i++) text += `Sentence number ${i} adds a few more words to a text that keeps on going. `;
+  return text.slice(0, chars);
+}
+
+describe("local speech engine (WASM)", function () {
+  this.timeout(60000);
+  let engine: SpeechEngine;
+
+  before(async () => {
+    engine = await createLocalEngine({ native: "never", threads: 2 });
+  });
+  after(async () => {
+    await engine?.close();
+  });
+
+  it("is the WASM engine producing 24 kHz mono 48 kbps", () => {
+    expect(engine.name).to.equal("local-wasm");
+    expect(engine.format).to.deep.equal({ sampleRate: 24000, channels: 1, bitrate: 48 });
+  });
+
+  for (const [lang, voice, text] of [
+    ["en-US", "alloy", EN],
+    ["de-DE", "de-DE-KatjaNeural", DE],
+  ] as const) {
+    it(`speaks a ${lang} paragraph as a valid MP3 in the announced format`, async () => {
+      const mp3 = await engine.synthesize({ text, voice, lang });
+      const frames = parseFrames(mp3);
+      expect(frames.length).to.be.greaterThan(100);
+      expect(frames.every((f) => f.sampleRate === 24000 && f.channels === 1 && f.bitrate === 48)).to.equal(true);
+      const mm = await metadata(mp3, true);
+      expect(mm.codec).to.equal("MPEG 2 Layer 3");
+      expect(mm.sampleRate).to.equal(24000);
+      expect(mm.numberOfChannels).to.equal(1);
+      expect(mm.duration).to.be.closeTo(mp3Duration(mp3), FRAME);
+      // A paragraph of ~200 characters is spoken in roughly 8–20 s.
+      expect(mp3Duration(mp3)).to.be.within(6, 25);
+    });
+  }
+
+  it("takes longer to say a longer text", async () => {
+    const short = await engine.synthesize({ text: "The bridge opens in spring.", voice: "echo", lang: "en-US" });
+    const long = await engine.synthesize({ text: EN, voice: "echo", lang: "en-US" });
+    expect(mp3Duration(long)).to.be.greaterThan(mp3Duration(short) * 3);
+  });
+
+  it("gives each voice its own sound", async () => {
+    const sentence = "Every voice should sound a little different, and this sentence is long enough to tell them apart by their pace.";
+    const say = (voice: string, lang: "en-US" | "de-DE", text = sentence) => engine.synthesize({ text, voice, lang });
+    const english = VOICES.filter((v) => v.langs.includes("en-US")).map((v) => v.name);
+    const takes = await Promise.all(english.map((voice) => say(voice, "en-US")));
+    // eSpeak adds random noise, so bytes always differ; timing is deterministic per voice, so
+    // distinct lengths show the voices really differ while the same voice repeats its length.
+    const lengths = takes.map((t) => parseFrames(t).length);
+    expect(new Set(lengths).size, lengths.join(",")).to.equal(english.length);
+    expect(parseFrames(await say(english[0], "en-US")).length).to.equal(lengths[0]);
+    const german = await Promise.all(["de-DE-ConradNeural", "de-DE-KatjaNeural"].map((voice) => say(voice, "de-DE", DE)));
+    expect(parseFrames(german[0]).length).to.not.equal(parseFrames(german[1]).length);
+  });
+
+  it("maps all eight voices to distinct eSpeak settings, German voices to German", () => {
+    const settings = VOICES.map((v) => espeakVoice(v.name, v.langs.includes("en-US") ? "en-US" : "de-DE"));
+    expect(new Set(settings.map((s) => JSON.stringify(s))).size).to.equal(8);
+    expect(espeakVoice("de-DE-ConradNeural", "de-DE").name).to.match(/^de\+/);
+    expect(espeakVoice("nova", "de-DE").name).to.match(/^de\+/);
+    expect(espeakVoice("nova", "en-US").name).to.match(/^en-us\+/);
+  });
+
+  it("reads markup-like characters as text instead of obeying them", async () => {
+    const say = async (text: string) => mp3Duration(await engine.synthesize({ text, voice: "alloy", lang: "en-US" }));
+    const plain = await say("Say hello there friend now.");
+    // SSML tags and eSpeak phoneme brackets would otherwise be silently consumed.
+    expect(await say("Say <emphasis>hello there friend</emphasis> now.")).to.be.greaterThan(plain * 1.5);
+    expect(await say("Say [[h@loU]] now.")).to.be.greaterThan((await say("Say now.")) * 2);
+  });
+
+  it("rejects empty or whitespace-only text, unknown voices and wrong languages with SpeechInputError", async () => {
+    for (const req of [
+      { text: "", voice: "alloy", lang: "en-US" },
+      { text: "  \n\t ", voice: "alloy", lang: "en-US" },
+      { text: "Hello", voice: "nobody", lang: "en-US" },
+      { text: "Hello", voice: "de-DE-KatjaNeural", lang: "en-US" },
+      { text: "Hello", voice: "alloy", lang: "fr-FR" },
+      { text: 42, voice: "alloy", lang: "en-US" },
+    ]) {
+      const err = await engine.synthesize(req as never).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err, JSON.stringify(req)).to.be.instanceOf(SpeechInputError);
+    }
+    // The engine is still usable afterwards.
+    expect(parseFrames(await engine.synthesize({ text: "Still here.", voice: "alloy", lang: "en-US" })).length).to.be.greaterThan(10);
+  });
+
+  it("produces silence in the same format, joinable with speech", async () => {
+    const pause = await engine.silence(600);
+    expect(mp3Duration(pause)).to.be.closeTo(0.6, FRAME / 2);
+    const speech = await engine.synthesize({ text: "Before and after.", voice: "nova", lang: "en-US" });
+    const joined = joinMp3([speech, pause, speech]);
+    expect((await metadata(joined)).duration).to.be.closeTo(2 * mp3Duration(speech) + mp3Duration(pause), 1e-6);
+    await engine.silence(-1).then(
+      () => expect.fail("negative silence accepted"),
+      (e: unknown) => expect(e).to.be.instanceOf(RangeError),
+    );
+  });
+
+  it("keeps the event loop free while synthesizing", async () => {
+    let last = performance.now();
+    let worstGap = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      worstGap = Math.max(worstGap, now - last);
+      last = now;
+    }, 5);
+    try {
+      await engine.synthesize({ text: longText(2000), voice: "alloy", lang: "en-US" });
+    } finally {
+      clearInterval(timer);
+    }
+    // Synthesizing 2,000 characters takes over a second; on the main thread that would be one gap.
+    expect(worstGap).to.be.lessThan(250);
+  });
+
+  it("stops a synthesis when its signal aborts", async () => {
+    const controller = new AbortController();
+    const started = performance.now();
+    const pending = engine.synthesize({ text: longText(8000), voice: "alloy", lang: "en-US" }, controller.signal);
+    setTimeout(() => controller.abort(), 100);
+    const err = await pending.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((err as Error)?.name).to.equal("AbortError");
+    expect(performance.now() - started).to.be.lessThan(2000);
+    const already = new AbortController();
+    already.abort();
+    expect(await engine.synthesize({ text: "x", voice: "alloy", lang: "en-US" }, already.signal).catch((e: Error) => e.name)).to.equal("AbortError");
+  });
+
+  it("defaults the pool to one thread per core", async () => {
+    const engineDefault = await createLocalEngine({ native: "never" });
+    try {
+      const mp3 = await engineDefault.synthesize({ text: "Default pool.", voice: "onyx", lang: "en-US" });
+      expect(mp3Duration(mp3)).to.be.greaterThan(0.5);
+    } finally {
+      await engineDefault.close();
+    }
+    await createLocalEngine({ threads: 0 }).then(
+      () => expect.fail("threads: 0 accepted"),
+      (e: unknown) => expect(e).to.be.instanceOf(RangeError),
+    );
+    expect(os.availableParallelism()).to.be.at.least(1);
+  });
+});
+
+describe("speech worker pool", function () {
+  this.timeout(60000);
+  let pool: SynthPool | undefined;
+  afterEach(async () => {
+    await pool?.close();
+    pool = undefined;
+  });
+
+  it("runs one job per thread at the same time and queues the rest", async () => {
+    pool = await SynthPool.start(2);
+    const voice = espeakVoice("alloy", "en-US");
+    const jobs = [0, 1, 2, 3].map((i) => pool!.run(`Job number ${i} is being spoken now.`, voice));
+    expect(pool.running).to.equal(2);
+    expect(pool.queued).to.equal(2);
+    const results = await Promise.all(jobs);
+    expect(results.every((r) => parseFrames(r).length > 20)).to.equal(true);
+    expect(pool.running).to.equal(0);
+  });
+
+  it("frees an aborted job's thread quickly for the next one", async () => {
+    pool = await SynthPool.start(1);
+    const voice = espeakVoice("alloy", "en-US");
+    const controller = new AbortController();
+    const long = pool.run(longText(20000), voice, controller.signal).catch((e: Error) => e);
+    await new Promise((r) => setTimeout(r, 100));
+    controller.abort();
+    const started = performance.now();
+    // On the single thread this waits for the aborted job to wind down (~10 s of work if it did not).
+    await pool.run("Next one.", voice);
+    expect(performance.now() - started).to.be.lessThan(3000);
+    expect(((await long) as Error).name).to.equal("AbortError");
+  });
+
+  it("rejects queued and new jobs after close()", async () => {
+    pool = await SynthPool.start(1);
+    const voice = espeakVoice("alloy", "en-US");
+    const running = pool.run(longText(3000), voice).catch((e: unknown) => e);
+    const queued = pool.run("Queued.", voice).catch((e: unknown) => e);
+    await pool.close();
+    expect(await running).to.be.instanceOf(EngineClosedError);
+    expect(await queued).to.be.instanceOf(EngineClosedError);
+    expect(await pool.run("After.", voice).catch((e: unknown) => e)).to.be.instanceOf(EngineClosedError);
+  });
+
+  it("lets the process exit by itself after close()", async () => {
+    const script = [
+      `import { createLocalEngine } from ${JSON.stringify(new URL("../../services/audio/engine/index.ts", import.meta.url).href)};`,
+      `const engine = await createLocalEngine({ native: "never", threads: 2 });`,
+      `const mp3 = await engine.synthesize({ text: "Goodbye.", voice: "alloy", lang: "en-US" });`,
+      `await engine.close();`,
+      `console.log("bytes", mp3.length);`,
+    ].join("\n");
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    const code = await new Promise<number | null>((resolve) => {
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        resolve(null);
+      }, 30000);
+      child.on("exit", (c) => {
+        clearTimeout(timer);
+        resolve(c);
+      });
+    });
+    expect(code, out).to.equal(0);
+    expect(out).to.match(/bytes \d{3,}/);
+  });
+});
+
+describe("local speech engine (native espeak-ng + lame)", function () {
+  this.timeout(60000);
+  let engine: SpeechEngine | undefined;
+
+  before(async function () {
+    if (!(await findNativePrograms())) this.skip();
+    engine = await createLocalEngine({ native: "always", threads: 2 });
+  });
+  after(async () => {
+    await engine?.close();
+  });
+
+  it("is chosen by default when the programs are on PATH and speaks both languages in the same format", async () => {
+    const auto = await createLocalEngine();
+    expect(auto.name).to.equal("local-native");
+    await auto.close();
+    expect(engine!.name).to.equal("local-native");
+    for (const [text, voice, lang] of [
+      [EN, "shimmer", "en-US"],
+      [DE, "de-DE-ConradNeural", "de-DE"],
+    ] as const) {
+      const mp3 = await engine!.synthesize({ text, voice, lang });
+      const mm = await metadata(mp3, true);
+      expect(mm.sampleRate).to.equal(24000);
+      expect(mm.numberOfChannels).to.equal(1);
+      expect(mm.duration).to.be.closeTo(mp3Duration(mp3), FRAME);
+      expect(mp3Duration(mp3)).to.be.within(6, 25);
+      expect(parseFrames(mp3).every((f) => f.bitrate === 48)).to.equal(true);
+    }
+  });
+
+  it("joins with WASM output, and rejects bad input the same way", async () => {
+    const wasm = await createLocalEngine({ native: "never", threads: 1 });
+    try {
+      const a = await wasm.synthesize({ text: "From the WASM engine.", voice: "alloy", lang: "en-US" });
+      const b = await engine!.synthesize({ text: "From the native engine.", voice: "alloy", lang: "en-US" });
+      expect(mp3Duration(joinMp3([a, b]))).to.be.closeTo(mp3Duration(a) + mp3Duration(b), 1e-9);
+    } finally {
+      await wasm.close();
+    }
+    const err = await engine!.synthesize({ text: " ", voice: "alloy", lang: "en-US" }).catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(SpeechInputError);
+  });
+
+  it("kills the programs when aborted", async () => {
+    const controller = new AbortController();
+    const pending = engine!.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }, controller.signal).catch((e: Error) => e);
+    setTimeout(() => controller.abort(), 50);
+    const started = performance.now();
+    expect(((await pending) as Error).name).to.equal("AbortError");
+    expect(performance.now() - started).to.be.lessThan(2000);
+  });
+});
