@@ -1,0 +1,137 @@
+// The behaviour every BlobStore adapter must show. Run by blob.test.ts
+// against the directory store and GridFS.
+import { expect } from "chai";
+import { randomBytes } from "node:crypto";
+import type { Readable } from "node:stream";
+import type { BlobStore } from "../../lib/blob/port.js";
+
+export interface BlobUnderTest {
+  store: BlobStore;
+  cleanup(): Promise<void>;
+}
+export type BlobFactory = (ctx: Mocha.Context) => Promise<BlobUnderTest>;
+
+async function collect(r: Readable): Promise<Buffer> {
+  const parts: Buffer[] = [];
+  for await (const c of r) parts.push(c as Buffer);
+  return Buffer.concat(parts);
+}
+
+export function blobContract(name: string, factory: BlobFactory): void {
+  describe(`BlobStore contract: ${name}`, function () {
+    this.timeout(20_000);
+    let under: BlobUnderTest | undefined;
+    let store: BlobStore;
+
+    beforeEach(async function () {
+      under = await factory(this);
+      store = under.store;
+    });
+    afterEach(async () => {
+      await under?.cleanup();
+      under = undefined;
+    });
+
+    // Larger than one GridFS chunk (255 KiB) so ranges cross chunk borders.
+    const big = randomBytes(600_000);
+
+    it("stores a file and reads it back whole, with size, type and a stable etag", async () => {
+      const before = Date.now();
+      const put = await store.put("art1/1/full.mp3", big, "audio/mpeg");
+      expect(put.size).to.equal(big.length);
+      expect(put.contentType).to.equal("audio/mpeg");
+      expect(put.etag).to.be.a("string").and.not.empty;
+      expect(put.modified.getTime()).to.be.within(before - 2000, Date.now() + 2000);
+      const st = await store.stat("art1/1/full.mp3");
+      expect(st).to.deep.include({ size: big.length, etag: put.etag, contentType: "audio/mpeg" });
+      expect((await collect(await store.read("art1/1/full.mp3"))).equals(big)).to.equal(true);
+    });
+
+    it("reads inclusive byte ranges, across chunk borders and up to the last byte", async () => {
+      await store.put("art1/1/full.mp3", big, "audio/mpeg");
+      for (const [start, end] of [[0, 0], [10, 19], [261_000, 262_500], [599_990, 599_999]]) {
+        const got = await collect(await store.read("art1/1/full.mp3", { start, end }));
+        expect(got.equals(big.subarray(start, end + 1)), `${start}-${end}`).to.equal(true);
+      }
+    });
+
+    it("clamps a range end past the file and rejects a range that selects nothing", async () => {
+      await store.put("a/b.mp3", Buffer.from("0123456789"), "audio/mpeg");
+      expect((await collect(await store.read("a/b.mp3", { start: 7, end: 100 }))).toString()).to.equal("789");
+      await store.read("a/b.mp3", { start: 10, end: 12 }).then(
+        () => expect.fail("range past the end was accepted"),
+        (e: Error) => expect(e).to.be.instanceOf(RangeError),
+      );
+    });
+
+    it("gives the same etag to the same content and a different one to other content", async () => {
+      const a = await store.put("x/1.mp3", Buffer.from("same"), "audio/mpeg");
+      const b = await store.put("y/1.mp3", Buffer.from("same"), "audio/mpeg");
+      const c = await store.put("z/1.mp3", Buffer.from("other"), "audio/mpeg");
+      expect(a.etag).to.equal(b.etag);
+      expect(c.etag).to.not.equal(a.etag);
+    });
+
+    it("replaces a file on a second put: readers get the new content and etag", async () => {
+      const first = await store.put("art2/1/preview.mp3", Buffer.from("old content"), "audio/mpeg");
+      const second = await store.put("art2/1/preview.mp3", Buffer.from("new content!"), "audio/mpeg");
+      expect(second.etag).to.not.equal(first.etag);
+      expect(await store.stat("art2/1/preview.mp3")).to.deep.include({ size: 12, etag: second.etag });
+      expect((await collect(await store.read("art2/1/preview.mp3"))).toString()).to.equal("new content!");
+    });
+
+    it("never shows a partial file while a replacement is being written", async () => {
+      const v1 = Buffer.alloc(400_000, 1);
+      const v2 = Buffer.alloc(500_000, 2);
+      await store.put("race/1/full.mp3", v1, "audio/mpeg");
+      let writing = true;
+      const writer = store.put("race/1/full.mp3", v2, "audio/mpeg").finally(() => (writing = false));
+      let reads = 0;
+      while (writing || reads === 0) {
+        const st = await store.stat("race/1/full.mp3");
+        expect(st, "file vanished during replacement").to.not.equal(null);
+        const got = await collect(await store.read("race/1/full.mp3"));
+        expect(got.equals(v1) || got.equals(v2), `read ${got.length} mixed/partial bytes`).to.equal(true);
+        reads++;
+      }
+      await writer;
+      expect((await collect(await store.read("race/1/full.mp3"))).equals(v2)).to.equal(true);
+    });
+
+    it("reports a missing file: stat → null, read → error", async () => {
+      expect(await store.stat("nope/1/full.mp3")).to.equal(null);
+      await store.read("nope/1/full.mp3").then(
+        () => expect.fail("read of a missing file succeeded"),
+        (e: Error) => expect(e.message).to.match(/not found/),
+      );
+    });
+
+    it("deletes everything under a prefix and nothing else", async () => {
+      await store.put("art3/1/full.mp3", Buffer.from("a"), "audio/mpeg");
+      await store.put("art3/2/preview.mp3", Buffer.from("b"), "audio/mpeg");
+      await store.put("art30/1/full.mp3", Buffer.from("c"), "audio/mpeg");
+      await store.put("art4/1/full.mp3", Buffer.from("d"), "audio/mpeg");
+      await store.deletePrefix("art3/");
+      expect(await store.stat("art3/1/full.mp3")).to.equal(null);
+      expect(await store.stat("art3/2/preview.mp3")).to.equal(null);
+      expect(await store.stat("art30/1/full.mp3")).to.not.equal(null);
+      expect(await store.stat("art4/1/full.mp3")).to.not.equal(null);
+      await store.deletePrefix("missing/"); // nothing there: no error
+    });
+
+    it("refuses unsafe keys and an empty prefix, changing nothing", async () => {
+      await store.put("keep/1/full.mp3", Buffer.from("k"), "audio/mpeg");
+      for (const key of ["../etc/passwd", "a/../../b.mp3", "/abs.mp3", "a//b.mp3", ".meta/x.json", ""]) {
+        await store.put(key, Buffer.from("x"), "audio/mpeg").then(
+          () => expect.fail(`accepted ${key}`),
+          (e: Error) => expect(e.message).to.match(/unsafe storage key/),
+        );
+      }
+      await store.deletePrefix("").then(
+        () => expect.fail("empty prefix accepted"),
+        (e: Error) => expect(e.message).to.match(/prefix/),
+      );
+      expect(await store.stat("keep/1/full.mp3")).to.not.equal(null);
+    });
+  });
+}

@@ -1,0 +1,148 @@
+import { randomBytes } from "node:crypto";
+import { expect } from "chai";
+import { connect } from "nats";
+import { createMemoryBus } from "../../lib/bus/memory.js";
+import { createNatsBus } from "../../lib/bus/nats.js";
+import { logger } from "../../lib/log.js";
+import type { Delivery } from "../../lib/bus/port.js";
+import { requireNats, startNatsServer, type LocalNatsServer } from "../support/servers.js";
+import { sleep, waitFor } from "../support/wait.js";
+import { busContract } from "./bus.contract.js";
+
+const log = logger("bus-test");
+const run = randomBytes(3).toString("hex");
+let n = 0;
+
+/** Unique stream/subject/durable per test so runs never see each other's jobs. */
+function names() {
+  n += 1;
+  return { stream: `T_${run}_${n}`, subject: `test.${run}.${n}.jobs`, durable: `w_${run}_${n}` };
+}
+
+async function deleteStream(url: string, stream: string): Promise<void> {
+  const nc = await connect({ servers: url });
+  try {
+    const jsm = await nc.jetstreamManager();
+    await jsm.streams.delete(stream).catch(() => undefined);
+  } finally {
+    await nc.close();
+  }
+}
+
+busContract("memory", async () => {
+  const bus = createMemoryBus();
+  return { bus, cleanup: () => bus.close() };
+});
+
+busContract("NATS JetStream", async (ctx) => {
+  const url = await requireNats(ctx);
+  const nm = names();
+  const bus = await createNatsBus({ url, log, ...nm });
+  return {
+    bus,
+    cleanup: async () => {
+      await bus.close();
+      await deleteStream(url, nm.stream);
+    },
+  };
+});
+
+describe("memory bus specifics", () => {
+  it("forgets a job id once the duplicate window has passed", async () => {
+    const bus = createMemoryBus({ duplicateWindowMs: 100 });
+    const seen: number[] = [];
+    await bus.consume(async (d) => void seen.push(d.attempt), { concurrency: 1, maxAttempts: 1, ackWaitMs: 1000, backoffMs: [], onExhausted: async () => undefined });
+    const j = { articleId: "a", projectId: "p", revision: 1 };
+    await bus.publish(j);
+    await bus.publish(j);
+    await sleep(150);
+    await bus.publish(j);
+    await waitFor(() => seen.length === 2, "second delivery");
+    await sleep(50);
+    expect(seen).to.have.length(2);
+    await bus.close();
+  });
+
+  it("delivers events to subscribers whose pattern matches", async () => {
+    const bus = createMemoryBus();
+    const got: string[] = [];
+    const off = bus.subscribeEvents("articles.events.*", (s) => got.push(s));
+    bus.subscribeEvents("articles.>", (s) => got.push(`all:${s}`));
+    await bus.publishEvent("articles.events.p1", { id: 1 });
+    await bus.publishEvent("other.events.p1", {});
+    await bus.publishEvent("articles.events.p1.extra", {});
+    off();
+    await bus.publishEvent("articles.events.p2", {});
+    expect(got).to.deep.equal(["articles.events.p1", "all:articles.events.p1", "all:articles.events.p1.extra", "all:articles.events.p2"]);
+    await bus.close();
+  });
+
+  it("rejects publish after close", async () => {
+    const bus = createMemoryBus();
+    await bus.close();
+    await bus.publish({ articleId: "a", projectId: "p", revision: 1 }).then(
+      () => expect.fail("publish succeeded on a closed bus"),
+      (e: Error) => expect(e.message).to.match(/closed/),
+    );
+  });
+});
+
+describe("NATS bus under broker faults", function () {
+  this.timeout(60_000);
+  let server: LocalNatsServer | undefined;
+
+  before(async function () {
+    await requireNats(this); // skips/fails the same way when nats-server is missing
+    server = await startNatsServer();
+  });
+  after(async () => server?.stop());
+
+  it("rejects publish while NATS is down and resumes delivery after it returns", async () => {
+    const nm = names();
+    const bus = await createNatsBus({ url: server!.url, log, ...nm, publishTimeoutMs: 2000 });
+    const seen: Delivery[] = [];
+    await bus.consume(async (d) => void seen.push(d), { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined });
+    await bus.publish({ articleId: "before", projectId: "p", revision: 1 });
+    await waitFor(() => seen.length === 1, "delivery before the outage");
+
+    await server!.stop();
+    await sleep(300);
+    const t0 = Date.now();
+    let error: Error | undefined;
+    await bus.publish({ articleId: "during", projectId: "p", revision: 1 }).catch((e: Error) => (error = e));
+    expect(error?.message).to.match(/NATS/);
+    expect(Date.now() - t0).to.be.below(2500);
+
+    await server!.restart();
+    await waitFor(() => {
+      void bus.publish({ articleId: "after", projectId: "p", revision: 1 }).catch(() => undefined);
+      return seen.some((d) => d.job.articleId === "after");
+    }, "delivery after NATS came back", 20_000);
+    expect(seen.map((d) => d.job.articleId)).to.not.include("during");
+    await bus.close();
+  });
+
+  it("shares one durable consumer between two bus instances (two workers)", async () => {
+    const nm = names();
+    const a = await createNatsBus({ url: server!.url, log, ...nm });
+    const b = await createNatsBus({ url: server!.url, log, ...nm });
+    const got: Record<string, string[]> = { a: [], b: [] };
+    const o = { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined };
+    await a.consume(async (d) => {
+      got.a.push(d.job.articleId);
+      await sleep(100);
+    }, o);
+    await b.consume(async (d) => {
+      got.b.push(d.job.articleId);
+      await sleep(100);
+    }, o);
+    for (let i = 0; i < 6; i++) await a.publish({ articleId: `x${i}`, projectId: "p", revision: 1 });
+    await waitFor(() => got.a.length + got.b.length === 6, "all jobs", 10_000).catch((e: Error) => {
+      throw new Error(`${e.message}; got ${JSON.stringify(got)}`);
+    });
+    expect(new Set([...got.a, ...got.b]).size).to.equal(6);
+    expect(got.b.length).to.be.greaterThan(0);
+    await a.close();
+    await b.close();
+  });
+});
