@@ -2,7 +2,9 @@
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
+import { langKey } from "./lang.js";
 import { readNumbers } from "./numbers.js";
+import { readRomanNumerals } from "./roman.js";
 import { readUrls } from "./urls.js";
 
 export { splitSentences } from "./sentences.js";
@@ -15,23 +17,34 @@ export interface TextInput {
   lang: string;
   /** The text is HTML to strip. */
   parse?: boolean;
-  /** Read as written: no normalisation beyond splitting into paragraphs. */
+  /** Read as written: no normalisation beyond splitting into paragraphs and collapsing whitespace. */
   isRaw?: boolean;
 }
 
-/** Normalises one paragraph for speech. Order matters: URLs hold dots and digits. */
+/** Invisible characters, and spaces collapsed to one. */
+function cleanWhitespace(text: string): string {
+  return text.replace(/[\u200B-\u200D\uFEFF\u00AD]/g, "").replace(/\s+/g, " ").trim();
+}
+
+/**
+ * Normalises one paragraph for speech. Order matters: addresses hold dots and
+ * digits, and abbreviations ("Nr.", "Mio.") decide how numbers are read.
+ */
 export function normalizeParagraph(text: string, lang: string): string {
-  let s = text.replace(/[\u200B-\u200D\uFEFF\u00AD]/g, "").replace(/\s+/g, " ").trim();
+  // Thin and no-break spaces group digits ("10 000"); they would look like two numbers once collapsed.
+  let s = cleanWhitespace(text.replace(/(?<=\d)[\u00A0\u202F\u2009](?=\d{3}(?!\d))/g, langKey(lang) === "de" ? "." : ","));
   s = readUrls(s, lang);
   s = expandAbbreviations(s, lang);
+  s = readRomanNumerals(s, langKey(lang));
   s = readNumbers(s, lang);
-  return s.replace(/\s+/g, " ").trim();
+  s = s.replace(/\s&\s/g, langKey(lang) === "de" ? " und " : " and ");
+  return cleanWhitespace(s);
 }
 
 export function prepareText(input: TextInput): string[] {
   const body = input.parse ? htmlToParagraphs(input.text) : splitParagraphs(input.text);
   const title = input.parse ? htmlToParagraphs(input.title).join(" ") : input.title.trim();
   const paragraphs = [title, ...body].filter((p) => p.trim().length > 0);
-  if (input.isRaw) return paragraphs.map((p) => p.trim());
+  if (input.isRaw) return paragraphs.map(cleanWhitespace).filter((p) => p.length > 0);
   return paragraphs.map((p) => normalizeParagraph(p, input.lang)).filter((p) => p.length > 0);
 }

@@ -33,9 +33,11 @@ function endsWithAbbreviation(segment: string, key: "en" | "de"): boolean {
   return re.test(segment.trimEnd());
 }
 
+const GERMAN_ORDINAL_NOUN = new RegExp(`^\\s*(?:${MONTHS.de.join("|")}|Jahrhundert|Jahrtausend|Mal|Platz|Stock|Klasse|Liga|Bundesliga|Runde|Etage|Spieltag|Weltkrieg|FC)\\b`);
+
 function germanOrdinalBreak(prev: string, next: string): boolean {
   if (!/(?<![\d.,])\d{1,2}\.$/.test(prev.trimEnd())) return false;
-  return new RegExp(`^\\s*(?:${MONTHS.de.join("|")}|Jahrhundert|Mal|Platz|Stock|Klasse|Liga)\\b`).test(next) || /^\s*\p{Ll}/u.test(next);
+  return GERMAN_ORDINAL_NOUN.test(next) || /^\s*\p{Ll}/u.test(next);
 }
 
 /** Sentences of one paragraph, trimmed, in order; joined with spaces they give the text back. */
