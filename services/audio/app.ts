@@ -10,6 +10,8 @@ import { createCallerResolver } from "../../lib/rpc/caller.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import type { SpeechEngine } from "./engine/index.js";
+import { speechRouterFromEnv } from "./providers/config.js";
+import type { SpeechRouter } from "./providers/router.js";
 import { audioServiceImpl } from "./service.js";
 import { startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
@@ -21,13 +23,18 @@ export interface AudioServiceOptions {
   auth: Client<typeof AuthService>;
   internalToken: string;
   engine: SpeechEngine;
+  /**
+   * Cloud providers, retries, fallback and the chunk cache for the job worker. When absent it is
+   * built from the environment (docs/providers.md), so every launcher gets the same behaviour.
+   */
+  speech?: SpeechRouter;
   log: Logger;
   host?: string;
   port?: number;
   /** Articles rendered at once by the worker. */
   concurrency?: number;
   /** Overrides for the worker (retries, lease), mainly for tests. */
-  worker?: Partial<Pick<AudioWorkerOptions, "maxAttempts" | "ackWaitMs" | "backoffMs" | "keepAliveMs" | "chunkConcurrency">>;
+  worker?: Partial<Pick<AudioWorkerOptions, "maxAttempts" | "ackWaitMs" | "backoffMs" | "keepAliveMs" | "chunkConcurrency" | "drainTimeoutMs">>;
 }
 
 /** The caller owns the dependencies: close() stops the worker and the server, not the bus, store or engine. */
@@ -45,7 +52,8 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
   });
   let worker;
   try {
-    worker = await startAudioWorker({ ...opts.worker, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
+    const speech = opts.speech ?? (await speechRouterFromEnv(process.env, { engine: opts.engine, log: opts.log, localConcurrency: opts.worker?.chunkConcurrency }));
+    worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
   } catch (e) {
     await server.close();
     throw e;

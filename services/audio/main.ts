@@ -6,9 +6,11 @@ import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import { closeMongo } from "../../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { onShutdown, runMain } from "../../lib/service.js";
+import { maybeStartMetricsServer, METRICS_VARS, sampleQueue } from "../../lib/metrics.js";
+import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { startAudioService } from "./app.js";
 import { createLocalEngine } from "./engine/index.js";
+import { speechRouterFromEnv } from "./providers/config.js";
 
 const schema = {
   RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the RPC listener" },
@@ -18,8 +20,11 @@ const schema = {
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S+$", description: "service-to-service bearer token" },
   ...DATA_VARS,
   ...BUS_VARS,
+  ...METRICS_VARS,
+  ...SHUTDOWN_VARS,
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: by CPU count)" },
+  AUDIO_ACK_WAIT_MS: { type: "integer", minimum: 1000, description: "job lease: a job whose worker died is redelivered after this (default 30 s)" },
 } as const;
 
 const log = logger("audio");
@@ -33,10 +38,13 @@ async function main() {
   const bus = await openJobBus(cfg, log);
   const engine = await createLocalEngine({ threads: cfg.AUDIO_THREADS });
 
+  // Provider variables (docs/providers.md) are validated here, before anything listens.
+  const speech = await speechRouterFromEnv(process.env, { engine, log });
   const svc = await startAudioService({
     bus,
     blobs,
     engine,
+    speech,
     log,
     articles: rpcClient(ArticlesService, cfg.ARTICLES_URL!, { token: cfg.INTERNAL_TOKEN }),
     auth: rpcClient(AuthService, cfg.AUTH_URL!),
@@ -44,14 +52,25 @@ async function main() {
     host: cfg.RPC_HOST,
     port: cfg.AUDIO_PORT,
     concurrency: cfg.AUDIO_CONCURRENCY,
+    worker: {
+      // What is still rendering when this runs out is aborted and handed back, within the grace period.
+      drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000),
+      // A running job must renew its lease well within the lease.
+      ...(cfg.AUDIO_ACK_WAIT_MS ? { ackWaitMs: cfg.AUDIO_ACK_WAIT_MS, keepAliveMs: Math.min(5_000, Math.floor(cfg.AUDIO_ACK_WAIT_MS / 4)) } : {}),
+    },
   });
 
+  const metrics = await maybeStartMetricsServer(cfg, log);
+  const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
+
   onShutdown(log, async () => {
+    queueSampler?.stop();
     await svc.close();
     await Promise.allSettled([engine.close(), bus.close(), blobs.close()]);
     closeRpcClients();
     await closeMongo();
-  });
+    await metrics?.close();
+  }, cfg.SHUTDOWN_GRACE_MS);
 }
 
 runMain(log, "audio service", main);

@@ -3,7 +3,10 @@
 // chunk (sentence) boundary.
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
-import { joinMp3, mp3Duration } from "./mp3/index.js";
+import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
+import { ProviderError } from "./providers/errors.js";
+import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
+import type { SpeechRouter } from "./providers/router.js";
 import { packChunks, prepareText, type TextChunk } from "./text/index.js";
 
 export interface ArticleContent {
@@ -72,9 +75,7 @@ function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: num
 }
 
 export async function renderArticle(article: ArticleContent, engine: SpeechEngine, opts: RenderOptions = {}): Promise<RenderResult> {
-  if (!(LANGS as readonly string[]).includes(article.lang)) throw new RenderInputError(`Unsupported language '${article.lang}'; one of: ${LANGS.join(", ")}`);
-  const lang = article.lang as Lang;
-  const paragraphs = prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw });
+  const { lang, paragraphs } = prepareArticle(article);
   const chunks = packChunks(paragraphs, opts.maxChunkChars ?? 300, lang);
   if (chunks.length === 0) throw new RenderInputError("The article has no readable text");
 
@@ -96,28 +97,164 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
         throw e;
       }
     });
-
-    const parts: Buffer[] = [];
-    const endTimes: number[] = [];
-    const partsThrough: number[] = [];
-    let t = 0;
-    chunks.forEach((chunk, i) => {
-      parts.push(audio[i]);
-      t += mp3Duration(audio[i]);
-      endTimes.push(t);
-      partsThrough.push(parts.length);
-      if (chunk.paragraphEnd && i < chunks.length - 1) {
-        const pause = chunk.paragraph === 0 ? titlePause : paragraphPause;
-        parts.push(pause);
-        t += mp3Duration(pause);
-      }
-    });
-
-    const full = joinMp3(parts);
-    const last = previewEnd(chunks, endTimes, opts.previewSeconds ?? 30);
-    const preview = last === chunks.length - 1 ? full : joinMp3(parts.slice(0, partsThrough[last]));
-    return { full, fullDuration: mp3Duration(full), preview, previewDuration: mp3Duration(preview), chunks: chunks.length };
+    return assemble(chunks, audio, titlePause, paragraphPause, opts.previewSeconds ?? 30);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
+}
+
+function prepareArticle(article: ArticleContent): { lang: Lang; paragraphs: string[] } {
+  if (!(LANGS as readonly string[]).includes(article.lang)) throw new RenderInputError(`Unsupported language '${article.lang}'; one of: ${LANGS.join(", ")}`);
+  const lang = article.lang as Lang;
+  return { lang, paragraphs: prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw }) };
+}
+
+function assemble(chunks: TextChunk[], audio: Buffer[], titlePause: Buffer, paragraphPause: Buffer, previewSeconds: number): RenderResult {
+  const parts: Buffer[] = [];
+  const endTimes: number[] = [];
+  const partsThrough: number[] = [];
+  let t = 0;
+  chunks.forEach((chunk, i) => {
+    parts.push(audio[i]);
+    t += mp3Duration(audio[i]);
+    endTimes.push(t);
+    partsThrough.push(parts.length);
+    if (chunk.paragraphEnd && i < chunks.length - 1) {
+      const pause = chunk.paragraph === 0 ? titlePause : paragraphPause;
+      parts.push(pause);
+      t += mp3Duration(pause);
+    }
+  });
+
+  const full = joinMp3(parts);
+  const last = previewEnd(chunks, endTimes, previewSeconds);
+  const preview = last === chunks.length - 1 ? full : joinMp3(parts.slice(0, partsThrough[last]));
+  return { full, fullDuration: mp3Duration(full), preview, previewDuration: mp3Duration(preview), chunks: chunks.length };
+}
+
+// ---- Through the provider router: cache, retries, fallback chain ----
+
+export interface ProviderArticle extends ArticleContent {
+  prompt?: string;
+}
+
+export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress"> {
+  /** A retryable failure; `fallback` tells whether a fallback provider is the one failing. */
+  onRetry?(error: string, fallback: boolean): Promise<void> | void;
+  /** The previous provider gave up with `error`; `provider` takes over. */
+  onFallback?(error: string, provider: string): Promise<void> | void;
+  /** Text of the opening chunks (title and first body chunks), kept small so the preview can end early. */
+  openingChunkChars?: number;
+}
+
+export interface ProviderRenderResult extends RenderResult {
+  /** Provider that made the audio ("openai", "azure", or the local engine's name). */
+  provider: string;
+  /** Chunks whose stream differed from the first chunk's and were re-encoded. */
+  reencoded: number;
+}
+
+// About 30 s of speech at ~15 characters per second: chunks up to here stay small for the preview.
+const OPENING_CHARS = 450;
+
+/**
+ * Chunks for a provider: the opening (about the preview's length) in small chunks so the
+ * preview can end at a sentence near 30 s, the rest up to the provider's limit. Chunks never
+ * cross paragraphs, so an edit re-synthesizes only the chunks of the paragraphs it touches.
+ */
+export function planChunks(paragraphs: string[], lang: Lang, maxChars: number, openingChars = 300): TextChunk[] {
+  let cut = 0;
+  let chars = 0;
+  while (cut < paragraphs.length && (cut < 2 || chars < OPENING_CHARS)) chars += paragraphs[cut++].length;
+  const small = Math.min(openingChars, maxChars);
+  const opening = packChunks(paragraphs.slice(0, cut), small, lang);
+  const rest = packChunks(paragraphs.slice(cut), maxChars, lang).map((c) => ({ ...c, paragraph: c.paragraph + cut }));
+  return [...opening, ...rest];
+}
+
+/**
+ * Runs chunks with at most `limit` in flight. On the first failure no further chunk starts; a
+ * permanent failure also cancels the ones in flight, a retryable one lets them finish so that
+ * their audio is kept for the next attempt.
+ */
+async function synthesizeMissing(
+  pending: number[],
+  limit: number,
+  signal: AbortSignal,
+  synth: (i: number, signal: AbortSignal) => Promise<void>,
+): Promise<void> {
+  const inner = new AbortController();
+  const onAbort = () => inner.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  let failure: unknown;
+  let next = 0;
+  const worker = async () => {
+    while (next < pending.length && failure === undefined && !inner.signal.aborted) {
+      const i = pending[next++];
+      try {
+        await synth(i, inner.signal);
+      } catch (e) {
+        if (failure === undefined) failure = e;
+        if (!(e instanceof ProviderError) || !e.retryable) inner.abort(e);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, pending.length)) }, worker));
+  } finally {
+    signal.removeEventListener("abort", onAbort);
+  }
+  signal.throwIfAborted();
+  if (failure !== undefined) throw failure;
+}
+
+export async function renderWithProviders(article: ProviderArticle, router: SpeechRouter, opts: ProviderRenderOptions = {}): Promise<ProviderRenderResult> {
+  const { lang, paragraphs } = prepareArticle(article);
+  if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
+  const signal = opts.signal ?? new AbortController().signal;
+  // Audio already made per provider survives a retry even without a cache.
+  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[] }>();
+
+  const { result, step } = await router.run(
+    article.voice,
+    lang,
+    async (step, sig) => {
+      const id = `${step.provider.name}/${step.voice}`;
+      let plan = made.get(id);
+      if (!plan) {
+        const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
+        const chunks = planChunks(paragraphs, lang, maxChars, opts.openingChunkChars);
+        plan = { chunks, audio: new Array<Buffer>(chunks.length) };
+        made.set(id, plan);
+      }
+      const { chunks, audio } = plan;
+      const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
+      await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
+        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt }, s);
+      });
+      return plan;
+    },
+    {
+      signal,
+      onRetry: (error, _step, fallback) => opts.onRetry?.(error, fallback),
+      onFallback: (error, next) => opts.onFallback?.(error, next.provider.label ?? next.provider.name),
+    },
+  );
+
+  // The first chunk sets the article's stream; only chunks in another stream are re-encoded.
+  const target = streamFormat(result.audio[0]);
+  if (!target) throw new Error("The first chunk has no MPEG audio frames");
+  let reencoded = 0;
+  const audio = await Promise.all(
+    result.audio.map(async (mp3) => {
+      const f = streamFormat(mp3);
+      if (f && sameStreamFormat(f, target)) return mp3;
+      reencoded++;
+      return reencode(mp3, target);
+    }),
+  );
+  const titlePause = silenceFrames(target, opts.titlePauseMs ?? 700);
+  const paragraphPause = silenceFrames(target, opts.paragraphPauseMs ?? 400);
+  const r = assemble(result.chunks, audio, titlePause, paragraphPause, opts.previewSeconds ?? 30);
+  return { ...r, provider: step.provider.label ?? step.provider.name, reencoded };
 }

@@ -5,8 +5,11 @@ import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_p
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { Delivery, JobBus, JobSubscription } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
+import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
+import { withRequestId } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
-import { RenderInputError, renderArticle } from "./pipeline.js";
+import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
+import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 
 export interface AudioWorkerOptions {
   bus: JobBus;
@@ -14,6 +17,11 @@ export interface AudioWorkerOptions {
   articles: Client<typeof ArticlesService>;
   blobs: BlobStore;
   engine: SpeechEngine;
+  /**
+   * Provider routing (cloud voices, retries, fallback chain, chunk cache). Without it the
+   * engine renders directly and failures are retried by the bus.
+   */
+  speech?: SpeechRouter;
   log: Logger;
   /** Articles rendered at once. */
   concurrency?: number;
@@ -24,6 +32,8 @@ export interface AudioWorkerOptions {
   backoffMs?: number[];
   /** How often a running job extends its lease. */
   keepAliveMs?: number;
+  /** How long stop() lets renders run on before aborting them and handing their jobs back; default 20 s. */
+  drainTimeoutMs?: number;
 }
 
 export interface AudioWorker {
@@ -44,14 +54,18 @@ export const audioKeys = (articleId: string, revision: number | bigint) => ({
 });
 
 export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioWorker> {
-  const { articles, blobs, engine, log } = opts;
+  const { articles, blobs, log } = opts;
+  const engine = instrumentSynthesis(opts.engine);
+  const speech = opts.speech && instrumentProviders(opts.speech);
+  // Aborted by stop() once the drain time is up, so a long render cannot outlive the grace period.
+  const shutdown = new AbortController();
   const maxAttempts = opts.maxAttempts ?? 5;
   const keepAliveMs = opts.keepAliveMs ?? 5_000;
 
   async function handle(d: Delivery): Promise<void> {
     const { articleId } = d.job;
     const revision = BigInt(d.job.revision);
-    const jlog = log.child({ articleId, revision: d.job.revision, attempt: d.attempt, requestId: d.job.requestId });
+    const jlog = log.child({ articleId, revision: d.job.revision, attempt: d.attempt });
     const started = Date.now();
 
     const claim = await articles.claimAudioJob({ articleId, revision });
@@ -64,12 +78,26 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
 
     const lease = setInterval(() => d.working(), keepAliveMs);
     lease.unref();
+    const report = async (status: ArticleStatus, error: string) => {
+      try {
+        await articles.reportAudioStatus({ articleId, revision, status, error });
+      } catch (re) {
+        jlog.error({ err: errorMessage(re) }, "could not report audio status");
+      }
+    };
     try {
-      const r = await renderArticle(
-        { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw },
-        engine,
-        { concurrency: opts.chunkConcurrency ?? 2 },
-      );
+      const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw };
+      const r = speech
+        ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
+            signal: shutdown.signal,
+            // A fallback provider's own retries keep the article in `fallback`.
+            onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
+            onFallback: (error, provider) => {
+              jlog.warn({ err: error, provider }, "falling back to another speech provider");
+              return report(ArticleStatus.FALLBACK, errorMessage(error));
+            },
+          })
+        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal })), provider: engine.name };
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, ms: renderedMs }, "audio rendered");
 
@@ -81,15 +109,21 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
         revision,
         audio: { key: keys.full, duration: r.fullDuration },
         audioPreview: { key: keys.preview, duration: r.previewDuration },
-        provider: engine.name,
+        provider: r.provider,
       });
       const ms = Date.now() - started;
       if (done.applied) jlog.info({ duration: r.fullDuration, ms }, "audio job completed");
       else jlog.info({ ms }, "audio result discarded: revision superseded or article deleted");
     } catch (e) {
+      if (shutdown.signal.aborted) {
+        // Not a failure of the job: the bus redelivers it to another worker.
+        jlog.warn({ ms: Date.now() - started }, "render aborted by shutdown; job handed back");
+        throw e;
+      }
       const message = errorMessage(e);
-      if (e instanceof RenderInputError || e instanceof SpeechInputError) {
-        // Retrying cannot fix the input: fail now instead of after every attempt.
+      if (e instanceof RenderInputError || e instanceof SpeechInputError || e instanceof ChainExhaustedError) {
+        // Retrying cannot fix the input, and an exhausted chain has used up its own bounded
+        // retries: fail now instead of after every bus attempt.
         jlog.warn({ err: message }, "audio job failed permanently");
         await articles.failAudioJob({ articleId, revision, error: message });
         return;
@@ -108,7 +142,21 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     }
   }
 
-  const sub: JobSubscription = await opts.bus.consume(handle, {
+  async function measured(d: Delivery): Promise<void> {
+    jobsInFlight.inc();
+    const end = jobDuration.startTimer();
+    try {
+      await handle(d);
+      end({ outcome: "done" });
+    } catch (e) {
+      end({ outcome: shutdown.signal.aborted ? "handed_back" : "retry" });
+      throw e;
+    } finally {
+      jobsInFlight.dec();
+    }
+  }
+
+  const sub: JobSubscription = await opts.bus.consume((d) => withRequestId(d.job.requestId, () => measured(d)), {
     concurrency: opts.concurrency ?? 1,
     maxAttempts,
     ackWaitMs: opts.ackWaitMs ?? 30_000,
@@ -128,7 +176,14 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
   let stopped: Promise<void> | undefined;
   return {
     stop() {
-      stopped ??= sub.drain();
+      stopped ??= (async () => {
+        const abort = setTimeout(() => shutdown.abort(new Error("audio worker shutting down")), opts.drainTimeoutMs ?? 20_000);
+        try {
+          await sub.drain();
+        } finally {
+          clearTimeout(abort);
+        }
+      })();
       return stopped;
     },
   };

@@ -1,0 +1,77 @@
+// Provider configuration from the environment (documented in docs/providers.md).
+import path from "node:path";
+import { ConfigError, loadConfig } from "../../../lib/config.js";
+import type { Logger } from "../../../lib/log.js";
+import type { ProviderName } from "../../../lib/voices.js";
+import { openDiskCache } from "../cache/index.js";
+import type { SpeechEngine } from "../engine/index.js";
+import { createAzureProvider } from "./azure.js";
+import { localProvider } from "./local.js";
+import { createOpenAiProvider } from "./openai.js";
+import { createSpeechRouter, type SpeechRouter } from "./router.js";
+
+export const PROVIDER_VARS = {
+  OPENAI_API_KEY: { type: "string", description: "OpenAI API key; enables the OpenAI voices" },
+  OPENAI_BASE_URL: { type: "string", format: "uri", default: "https://api.openai.com/v1", description: "OpenAI API base URL" },
+  OPENAI_TTS_MODEL: { type: "string", pattern: "^\\S+$", default: "tts-1", description: "speech model for articles without a prompt" },
+  AZURE_SPEECH_KEY: { type: "string", description: "Azure Speech subscription key; enables the Azure voices" },
+  AZURE_SPEECH_REGION: { type: "string", pattern: "^[A-Za-z0-9-]+$", description: "Azure region, e.g. westeurope" },
+  AZURE_SPEECH_ENDPOINT: { type: "string", format: "uri", description: "full Azure TTS endpoint URL (instead of the region)" },
+  AUDIO_FALLBACK: { type: "string", pattern: "^\\s*((openai|azure|local)\\s*(,\\s*(openai|azure|local)\\s*)*)?$", default: "openai,azure,local", description: "fallback chain after the voice's own provider" },
+  AUDIO_PROVIDER_ATTEMPTS: { type: "integer", minimum: 1, maximum: 10, default: 3, description: "tries per provider before falling back" },
+  AUDIO_RETRY_BASE_MS: { type: "integer", minimum: 0, maximum: 60000, default: 500, description: "first backoff window (doubles per retry, full jitter)" },
+  AUDIO_RETRY_MAX_MS: { type: "integer", minimum: 0, maximum: 600000, default: 20000, description: "largest backoff window" },
+  AUDIO_RETRY_AFTER_CAP_MS: { type: "integer", minimum: 0, maximum: 600000, default: 30000, description: "longest Retry-After honoured" },
+  AUDIO_ARTICLE_BUDGET_MS: { type: "integer", minimum: 1000, maximum: 86400000, default: 600000, description: "time after which an article's providers are not retried any more" },
+  AUDIO_PROVIDER_TIMEOUT_MS: { type: "integer", minimum: 1000, maximum: 600000, default: 90000, description: "timeout of one cloud request" },
+  AUDIO_ARTICLE_CONCURRENCY: { type: "integer", minimum: 1, maximum: 256, default: 32, description: "cloud requests in flight per article" },
+  AUDIO_WORKER_CONCURRENCY: { type: "integer", minimum: 1, maximum: 1024, default: 64, description: "cloud requests in flight per worker process" },
+  AUDIO_CHUNK_CHARS: { type: "integer", minimum: 100, maximum: 4096, description: "cap of a cloud request's text (default: the provider's limit)" },
+  AUDIO_CACHE_MAX_BYTES: { type: "integer", minimum: 0, default: 536870912, description: "chunk cache size bound (0 disables the cache)" },
+  AUDIO_CACHE_DIR: { type: "string", description: "chunk cache directory (default DATA_DIR/cache)" },
+  DATA_DIR: { type: "string", default: "./.data", description: "embedded data directory" },
+} as const;
+
+export interface SpeechSetup {
+  engine: SpeechEngine;
+  log?: Logger;
+  /** Chunks of one article at once on the local engine. */
+  localConcurrency?: number;
+}
+
+export function parseFallback(value: string): ProviderName[] {
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean) as ProviderName[];
+}
+
+/** Builds the router from environment variables; throws ConfigError naming a bad variable. */
+export async function speechRouterFromEnv(env: Record<string, string | undefined>, setup: SpeechSetup): Promise<SpeechRouter> {
+  const cfg = loadConfig(PROVIDER_VARS, env);
+  if (cfg.AZURE_SPEECH_KEY && !cfg.AZURE_SPEECH_REGION && !cfg.AZURE_SPEECH_ENDPOINT) {
+    throw new ConfigError("Invalid configuration: AZURE_SPEECH_KEY needs AZURE_SPEECH_REGION or AZURE_SPEECH_ENDPOINT");
+  }
+  const timeoutMs = cfg.AUDIO_PROVIDER_TIMEOUT_MS;
+  const openai = cfg.OPENAI_API_KEY ? createOpenAiProvider({ apiKey: cfg.OPENAI_API_KEY, baseUrl: cfg.OPENAI_BASE_URL, model: cfg.OPENAI_TTS_MODEL, timeoutMs }) : undefined;
+  const azure = cfg.AZURE_SPEECH_KEY
+    ? createAzureProvider({ key: cfg.AZURE_SPEECH_KEY, region: cfg.AZURE_SPEECH_REGION, endpoint: cfg.AZURE_SPEECH_ENDPOINT, timeoutMs })
+    : undefined;
+  const cache = cfg.AUDIO_CACHE_MAX_BYTES > 0
+    ? await openDiskCache({ dir: cfg.AUDIO_CACHE_DIR ?? path.join(cfg.DATA_DIR, "cache"), maxBytes: cfg.AUDIO_CACHE_MAX_BYTES, log: setup.log })
+    : undefined;
+  setup.log?.info({ openai: !!openai, azure: !!azure, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
+  return createSpeechRouter({
+    providers: { openai, azure, local: localProvider(setup.engine) },
+    fallback: parseFallback(cfg.AUDIO_FALLBACK),
+    attempts: cfg.AUDIO_PROVIDER_ATTEMPTS,
+    backoff: { baseMs: cfg.AUDIO_RETRY_BASE_MS, maxMs: cfg.AUDIO_RETRY_MAX_MS, retryAfterCapMs: cfg.AUDIO_RETRY_AFTER_CAP_MS },
+    budgetMs: cfg.AUDIO_ARTICLE_BUDGET_MS,
+    articleConcurrency: cfg.AUDIO_ARTICLE_CONCURRENCY,
+    workerConcurrency: cfg.AUDIO_WORKER_CONCURRENCY,
+    localConcurrency: setup.localConcurrency,
+    chunkChars: cfg.AUDIO_CHUNK_CHARS,
+    cache,
+    log: setup.log,
+  });
+}

@@ -1,0 +1,10 @@
+export type { ProviderRequest, SpeechProvider } from "./types.js";
+export { ProviderError, parseRetryAfter, retryableStatus } from "./errors.js";
+export { createOpenAiProvider, OPENAI_MAX_CHARS, OPENAI_PROMPT_MODEL, type OpenAiOptions } from "./openai.js";
+export { createAzureProvider, buildSsml, escapeXml, AZURE_MAX_CHARS, AZURE_OUTPUT_FORMAT, type AzureOptions } from "./azure.js";
+export { localProvider } from "./local.js";
+export { mapVoice } from "./voice-map.js";
+export { createSpeechRouter, ChainExhaustedError, type ChainStep, type ChainHooks, type SpeechRouter, type SpeechRouterOptions } from "./router.js";
+export { speechRouterFromEnv, PROVIDER_VARS, parseFallback, type SpeechSetup } from "./config.js";
+export { reencode, streamFormat } from "./reformat.js";
+export { Semaphore } from "./semaphore.js";

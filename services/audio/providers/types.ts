@@ -1,0 +1,24 @@
+import type { Lang, ProviderName } from "../../../lib/voices.js";
+
+export interface ProviderRequest {
+  text: string;
+  /** A voice name this provider speaks (already mapped for fallbacks). */
+  voice: string;
+  lang: Lang;
+  /** Delivery instructions; only providers with `usesPrompt` act on them. */
+  prompt?: string;
+}
+
+export interface SpeechProvider {
+  readonly name: ProviderName;
+  /** What the article records as its provider; defaults to `name` (the local engine names its variant). */
+  readonly label?: string;
+  /** Longest text accepted in one request, in characters. */
+  readonly maxChars: number;
+  /** Whether `prompt` changes the audio (and therefore belongs in the cache key). */
+  readonly usesPrompt: boolean;
+  /** The model (or engine variant) that would serve the request: part of the cache key. */
+  model(req: ProviderRequest): string;
+  /** One MP3 for the text; throws ProviderError (retryable or not) on failure. */
+  synthesize(req: ProviderRequest, signal: AbortSignal): Promise<Buffer>;
+}

@@ -1,0 +1,22 @@
+// A 200 response is only a success when its body is complete MP3: proxies and
+// overloaded backends sometimes cut bodies short or answer with JSON or WAV.
+import { scanFrames } from "../mp3/frames.js";
+import { ProviderError } from "./errors.js";
+
+// An ID3v1 tag (128 bytes) or APE tag may trail the last frame; anything else after it means a cut.
+const TRAILING_TAG = /^(TAG|APETAGEX)/;
+
+export function checkMp3(body: Buffer, contentType: string | null): Buffer {
+  const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
+  if (type && !/^audio\/(mpeg|mp3|mpeg3|x-mpeg)$/.test(type) && type !== "application/octet-stream") {
+    throw new ProviderError(`unexpected response type '${type}' instead of MP3`, true);
+  }
+  const scan = scanFrames(body);
+  if (scan.frames.length === 0) throw new ProviderError(`response is not MP3 (${body.length} bytes without MPEG audio frames)`, true);
+  const last = scan.frames[scan.frames.length - 1];
+  const end = last.offset + last.length;
+  if (end < body.length && !TRAILING_TAG.test(body.subarray(end, end + 8).toString("latin1"))) {
+    throw new ProviderError(`MP3 response is truncated or corrupt (${body.length - end} stray bytes after the last whole frame)`, true);
+  }
+  return body;
+}
