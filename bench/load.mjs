@@ -1,0 +1,41 @@
+// The load generator, always a separate process from the system under test.
+// Reads its job from BENCH_LOAD (JSON), runs autocannon, prints one JSON line.
+// Plain JavaScript on purpose: no loader in the generator's hot path.
+import autocannon from "autocannon";
+
+const job = JSON.parse(process.env.BENCH_LOAD ?? "{}");
+const { url, connections, duration, kind, token, ids = [], createBody } = job;
+const auth = { authorization: `Bearer ${token}` };
+const json = { ...auth, "content-type": "application/json" };
+const pick = () => ids[Math.floor(Math.random() * ids.length)];
+const body = JSON.stringify(createBody ?? { title: "Bench article", text: "A short bench article." });
+
+const get = (req) => ({ ...req, method: "GET", path: `/api/articles/${encodeURIComponent(pick())}`, headers: auth, body: undefined });
+const post = (req) => ({ ...req, method: "POST", path: "/api/articles", headers: json, body });
+
+const requests = {
+  reference: [{ method: "GET", setupRequest: get }],
+  getById: [{ method: "GET", setupRequest: get }],
+  list: [{ method: "GET", path: "/api/articles?limit=100", headers: auth }],
+  create: [{ method: "POST", setupRequest: post }],
+  mix: [{ method: "GET", setupRequest: (req) => (Math.random() < 0.1 ? post(req) : get(req)) }],
+}[kind];
+if (!requests) throw new Error(`unknown load kind '${kind}'`);
+
+const r = await autocannon({ url, connections, duration, requests, timeout: 10 });
+const fiveXx = Object.entries(r.statusCodeStats ?? {})
+  .filter(([code]) => code.startsWith("5"))
+  .reduce((n, [, s]) => n + s.count, 0);
+process.stdout.write(
+  `${JSON.stringify({
+    reqPerSec: r.requests.average,
+    total: r.requests.total,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: r.errors,
+    timeouts: r.timeouts,
+    non2xx: r.non2xx,
+    fiveXx,
+    statusCodes: Object.fromEntries(Object.entries(r.statusCodeStats ?? {}).map(([c, s]) => [c, s.count])),
+  })}\n`,
+);

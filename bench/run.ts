@@ -1,0 +1,308 @@
+// `npm run bench`: starts each system in its own process, drives it with
+// autocannon from another process, prints req/s, p50/p99 and the ratio to a
+// bare Koa route measured in the same run, and writes the figures to
+// bench/results/. Not part of `npm test`; see bench/README.md.
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import { dirname, join } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, "..");
+
+const num = (name: string, dflt: number) => {
+  const v = Number(process.env[name] ?? dflt);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number`);
+  return v;
+};
+const cfg = {
+  duration: num("BENCH_DURATION", 5),
+  runs: num("BENCH_RUNS", 3),
+  warmup: num("BENCH_WARMUP", 2),
+  connections: num("BENCH_CONNECTIONS", 50),
+  seed: num("BENCH_SEED", 120),
+  readySamples: num("BENCH_READY_SAMPLES", 3),
+  systems: (process.env.BENCH_SYSTEMS ?? "embedded,stack").split(",").filter(Boolean),
+  cases: (process.env.BENCH_CASES ?? "getById,list,create,mix,ready").split(",").filter(Boolean),
+  /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
+  cpuProf: process.env.BENCH_CPU_PROF,
+};
+
+const TOKEN = `bench-${randomBytes(18).toString("base64url")}`;
+const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "bench", scope: "full" }]);
+const READY_TEXT = "The quick brown fox jumps over the lazy dog while the bench clock keeps running. ".repeat(26).slice(0, 2000);
+
+interface LoadResult {
+  reqPerSec: number;
+  total: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  fiveXx: number;
+  statusCodes: Record<string, number>;
+}
+interface CaseFigures {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  ratio?: number;
+  errors: number;
+  fiveXx: number;
+  non2xx: number;
+  runs: LoadResult[];
+}
+interface SystemFigures {
+  skipped?: string;
+  cases: Record<string, CaseFigures>;
+  /** Seconds from POST to status ready, 2,000 characters, local synthesizer. */
+  readySeconds?: { median: number; samples: number[] };
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+interface Sut {
+  url: string;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+async function startSut(mode: string, extraEnv: Record<string, string> = {}): Promise<Sut | string> {
+  const nodeArgs = ["--import", "tsx"];
+  if (cfg.cpuProf && mode !== "reference") {
+    mkdirSync(cfg.cpuProf, { recursive: true });
+    nodeArgs.push("--cpu-prof", "--cpu-prof-dir", cfg.cpuProf, "--cpu-prof-name", `${mode}-${Date.now()}-${process.pid}.cpuprofile`);
+  }
+  const child = spawn(process.execPath, [...nodeArgs, join(HERE, "sut.ts"), mode], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", BENCH_SEED_TOKENS: SEED_TOKENS, ...extraEnv },
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const line = await new Promise<string>((resolve) => {
+    const rl = createInterface({ input: child.stdout! });
+    rl.on("line", (l) => {
+      if (l.startsWith("READY ") || l.startsWith("SKIP ")) resolve(l);
+    });
+    child.once("exit", (code) => resolve(`SKIP ${mode} exited with code ${code} before it was ready`));
+    setTimeout(() => resolve(`SKIP ${mode} not ready after 240 s`), 240_000).unref();
+  });
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    const t = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    await exited;
+    clearTimeout(t);
+  };
+  if (line.startsWith("SKIP ")) {
+    await stop();
+    return line.slice(5);
+  }
+  return { url: (JSON.parse(line.slice(6)) as { url: string }).url, child, stop };
+}
+
+function load(job: Record<string, unknown>): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(HERE, "load.mjs")], {
+      cwd: ROOT,
+      env: { ...process.env, BENCH_LOAD: JSON.stringify({ connections: cfg.connections, token: TOKEN, ...job }) },
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.once("exit", (code) => {
+      if (code !== 0) return reject(new Error(`load generator exited with ${code}`));
+      resolve(JSON.parse(out.trim().split("\n").pop()!) as LoadResult);
+    });
+  });
+}
+
+async function api(url: string, method: string, path: string, body?: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json()) as Record<string, unknown>;
+  if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}
+
+async function seed(url: string, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const i = next++;
+      const r = await api(url, "POST", "/api/articles", { title: `Seed ${i}`, text: `Seed article number ${i}.` });
+      ids.push(r.id as string);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return ids;
+}
+
+/** Synthesis of the seeds would otherwise share the CPU with the first measurements. */
+async function settle(url: string, ids: string[], timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await api(url, "GET", "/api/articles?limit=100");
+    const items = r.articles as Array<{ status: string }>;
+    if (items.every((a) => a.status !== "waiting" && a.status !== "processing")) return;
+    if (Date.now() > deadline) {
+      console.log(`  (audio for the seeds still pending after ${timeoutMs / 1000} s; measuring anyway)`);
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  void ids;
+}
+
+async function readyTime(url: string): Promise<number> {
+  const t0 = performance.now();
+  const { id } = await api(url, "POST", "/api/articles", { title: "Ready timing", text: READY_TEXT });
+  for (;;) {
+    const r = await api(url, "GET", `/api/articles/${encodeURIComponent(id as string)}`);
+    const status = (r.article as { status: string }).status;
+    if (status === "ready") return (performance.now() - t0) / 1000;
+    if (status === "errored") throw new Error(`ready timing: article errored: ${JSON.stringify(r.article)}`);
+    if (performance.now() - t0 > 120_000) throw new Error("ready timing: not ready after 120 s");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function measure(label: string, job: Record<string, unknown>): Promise<CaseFigures> {
+  await load({ ...job, duration: cfg.warmup });
+  const runs: LoadResult[] = [];
+  for (let i = 0; i < cfg.runs; i++) runs.push(await load({ ...job, duration: cfg.duration }));
+  const f: CaseFigures = {
+    reqPerSec: median(runs.map((r) => r.reqPerSec)),
+    p50: median(runs.map((r) => r.p50)),
+    p99: median(runs.map((r) => r.p99)),
+    errors: runs.reduce((n, r) => n + r.errors + r.timeouts, 0),
+    fiveXx: runs.reduce((n, r) => n + r.fiveXx, 0),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    runs,
+  };
+  console.log(`  ${label.padEnd(28)} ${f.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}`);
+  return f;
+}
+
+const CASE_LABELS: Record<string, string> = {
+  reference: "bare Koa route (reference)",
+  getById: "GET /api/articles/:id",
+  list: "GET /api/articles?limit=100",
+  create: "POST /api/articles",
+  mix: "90/10 read/write mix",
+};
+
+async function benchSystem(mode: string): Promise<SystemFigures> {
+  console.log(`\n${mode}:`);
+  const figures: SystemFigures = { cases: {} };
+  const want = (c: string) => cfg.cases.includes(c);
+  // Fresh system per phase: the audio backlog of a write phase must not tax the next one.
+  const phases: string[][] = [["ready", "getById", "list"], ["create"], ["mix"]].map((p) => p.filter(want)).filter((p) => p.length > 0);
+  for (const phase of phases) {
+    const sut = await startSut(mode);
+    if (typeof sut === "string") {
+      console.log(`  ${mode}: skipped (${sut})`);
+      return { skipped: sut, cases: {} };
+    }
+    try {
+      if (phase.includes("ready")) {
+        const samples: number[] = [];
+        for (let i = 0; i < cfg.readySamples; i++) samples.push(await readyTime(sut.url));
+        figures.readySeconds = { median: median(samples), samples };
+        console.log(`  ${"create → ready (2,000 chars)".padEnd(28)} ${figures.readySeconds.median.toFixed(2)} s (samples ${samples.map((s) => s.toFixed(2)).join(", ")})`);
+      }
+      const loadPhase = phase.filter((c) => c !== "ready");
+      if (loadPhase.length === 0) continue;
+      const ids = await seed(sut.url, cfg.seed);
+      await settle(sut.url, ids);
+      for (const c of loadPhase) figures.cases[c] = await measure(CASE_LABELS[c], { url: sut.url, kind: c, ids });
+    } finally {
+      await sut.stop();
+    }
+  }
+  return figures;
+}
+
+async function reference(): Promise<CaseFigures> {
+  // The reference answers with the bytes a real GET by id returns.
+  const sys = await startSut("embedded");
+  if (typeof sys === "string") throw new Error(`embedded system did not start: ${sys}`);
+  let body: string;
+  try {
+    const [id] = await seed(sys.url, 1);
+    body = JSON.stringify(await api(sys.url, "GET", `/api/articles/${encodeURIComponent(id)}`));
+  } finally {
+    await sys.stop();
+  }
+  const ref = await startSut("reference", { BENCH_REFERENCE_BODY: body });
+  if (typeof ref === "string") throw new Error(`reference did not start: ${ref}`);
+  console.log("reference:");
+  try {
+    return await measure(CASE_LABELS.reference, { url: ref.url, kind: "reference", ids: ["ref"] });
+  } finally {
+    await ref.stop();
+  }
+}
+
+function table(ref: CaseFigures, systems: Record<string, SystemFigures>): string {
+  const modes = Object.keys(systems);
+  const head = ["case", ...modes.flatMap((m) => [`${m} req/s`, "p50 ms", "p99 ms", "× ref"])];
+  const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", ...modes.slice(1).flatMap(() => ["", "", "", ""])]];
+  for (const c of ["getById", "list", "create", "mix"]) {
+    if (!cfg.cases.includes(c)) continue;
+    rows.push([
+      CASE_LABELS[c],
+      ...modes.flatMap((m) => {
+        const s = systems[m];
+        const f = s.cases[c];
+        if (!f) return [s.skipped ? "skipped" : "-", "", "", ""];
+        return [f.reqPerSec.toFixed(0), `${f.p50}`, `${f.p99}`, (f.ratio ?? 0).toFixed(2)];
+      }),
+    ]);
+  }
+  if (cfg.cases.includes("ready")) {
+    rows.push(["create → ready, 2,000 chars (s)", ...modes.flatMap((m) => [systems[m].readySeconds ? systems[m].readySeconds!.median.toFixed(2) : systems[m].skipped ? "skipped" : "-", "", "", ""])]);
+  }
+  const all = [head, ...rows];
+  const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));
+  return all.map((r) => r.map((cell, i) => (i === 0 ? (cell ?? "").padEnd(widths[i]) : (cell ?? "").padStart(widths[i]))).join("  ")).join("\n");
+}
+
+async function main(): Promise<void> {
+  const started = new Date();
+  console.log(`bench: ${cfg.runs} × ${cfg.duration} s per case (+${cfg.warmup} s warm-up), ${cfg.connections} connections, ${os.cpus().length} CPUs, Node ${process.version}`);
+  const ref = await reference();
+  const systems: Record<string, SystemFigures> = {};
+  for (const mode of cfg.systems) {
+    const s = await benchSystem(mode);
+    for (const f of Object.values(s.cases)) f.ratio = f.reqPerSec / ref.reqPerSec;
+    systems[mode] = s;
+    if (s.skipped) console.log(`full stack: skipped (${s.skipped})`);
+  }
+  console.log(`\n${table(ref, systems)}\n`);
+  const bad = Object.entries(systems).flatMap(([m, s]) => Object.entries(s.cases).filter(([, f]) => f.errors || f.fiveXx || f.non2xx).map(([c]) => `${m}/${c}`));
+  if (bad.length) console.log(`request errors or non-2xx answers in: ${bad.join(", ")}`);
+
+  const dir = join(HERE, "results");
+  mkdirSync(dir, { recursive: true });
+  const report = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg }, reference: ref, systems };
+  const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(dir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`figures written to ${file}`);
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,147 @@
+// The system under test, in its own process so the load generator never
+// shares an event loop (or a profile) with it. Modes:
+//   reference  bare Koa + @koa/router answering a fixed JSON body
+//   embedded   launch/embedded.ts, the `npm start` default
+//   stack      launch/stack.ts over a local nats-server and MongoDB stand-in
+// Prints one line `READY {"url":...}` (or `SKIP <why>`) on stdout, and stops
+// on SIGTERM or when stdin closes (the harness died).
+import http from "node:http";
+import type net from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+type Stop = () => Promise<void>;
+
+const mode = process.argv[2];
+const announce = (line: string) => process.stdout.write(`${line}\n`);
+
+async function reference(): Promise<{ url: string; stop: Stop }> {
+  const { default: Koa } = await import("koa");
+  const { Router } = await import("@koa/router");
+  // The harness hands over the real GET answer, so both sides serialise the same bytes.
+  const body = JSON.parse(process.env.BENCH_REFERENCE_BODY ?? '{"result":"ok"}') as unknown;
+  const app = new Koa();
+  const router = new Router();
+  router.get("/api/articles/:articleId", (ctx) => {
+    ctx.body = body;
+  });
+  app.use(router.routes());
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function benchEnv(dataDir: string): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    SEED_TOKENS: process.env.BENCH_SEED_TOKENS,
+    AUDIO_CONCURRENCY: process.env.AUDIO_CONCURRENCY ?? "1",
+    AUDIO_THREADS: process.env.AUDIO_THREADS ?? "1",
+  };
+}
+
+async function embedded(): Promise<{ url: string; stop: Stop }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-embedded-"));
+  const { startEmbedded } = await import("../launch/embedded.js");
+  const sys = await startEmbedded(benchEnv(dataDir));
+  return {
+    url: sys.url,
+    stop: async () => {
+      await sys.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+interface StackHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+type StartStack = (env: Record<string, string | undefined>, opts?: unknown) => Promise<StackHandle>;
+
+async function stack(): Promise<{ url: string; stop: Stop } | string> {
+  let startStack: StartStack | undefined;
+  try {
+    const modPath = "../launch/stack.js";
+    startStack = ((await import(modPath)) as { startStack?: StartStack }).startStack;
+  } catch (e) {
+    return `launch/stack.ts could not be loaded (${(e as Error).message.split("\n")[0]})`;
+  }
+  if (typeof startStack !== "function") return "launch/stack.ts exports no startStack()";
+  const { startMongoServer, startNatsServer } = await import("../test/support/servers.js");
+  let nats: { url: string; stop(): Promise<void> } | undefined;
+  let mongo: { url: string; stop(): Promise<void> } | undefined;
+  try {
+    nats = process.env.NATS_URL ? undefined : await startNatsServer();
+    mongo = process.env.MONGODB_URL ? undefined : await startMongoServer();
+  } catch (e) {
+    await nats?.stop();
+    return `no local NATS/MongoDB (${(e as Error).message.split("\n")[0]})`;
+  }
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-stack-"));
+  const env = {
+    ...benchEnv(dataDir),
+    NATS_URL: process.env.NATS_URL ?? nats!.url,
+    MONGODB_URL: process.env.MONGODB_URL ?? mongo!.url,
+    MONGODB_DB: `bench_${process.pid}`,
+    INTERNAL_TOKEN: process.env.INTERNAL_TOKEN ?? `bench-internal-${process.pid}-${Date.now()}`,
+  };
+  try {
+    const s = await startStack(env);
+    return {
+      url: s.url,
+      stop: async () => {
+        await s.stop();
+        await mongo?.stop();
+        await nats?.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (e) {
+    await mongo?.stop();
+    await nats?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+    return `startStack failed (${(e as Error).message.split("\n")[0]})`;
+  }
+}
+
+async function main(): Promise<void> {
+  const started = mode === "reference" ? await reference() : mode === "embedded" ? await embedded() : mode === "stack" ? await stack() : `unknown mode '${mode}'`;
+  if (typeof started === "string") {
+    announce(`SKIP ${started}`);
+    process.exit(0);
+  }
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= started
+      .stop()
+      .catch((e: unknown) => {
+        process.stderr.write(`stop failed: ${String(e)}\n`);
+      })
+      // exit() rather than waiting for the loop to drain: --cpu-prof still writes its file.
+      .finally(() => process.exit(0));
+  };
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
+  process.stdin.on("end", stop);
+  process.stdin.resume();
+  announce(`READY ${JSON.stringify({ url: started.url })}`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,175 @@
+// The server half of the lean unary path (see unary.ts). Unary calls in the
+// Connect protocol with a binary body over HTTP/2, the shape every internal
+// client sends, are answered here: one body read, decode, the same
+// interceptors and implementation Connect would run, encode, one answer.
+// Everything else (gRPC, gRPC-Web, JSON, compression, GET, streams, HTTP/1.1)
+// falls through to Connect's own handler, so plain gRPC and Connect clients
+// keep working unchanged.
+import type http2 from "node:http2";
+import { fromBinary, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextValues, createMethodImplSpec, type ConnectRouter, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+
+type Spec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+export interface LeanUnaryServer {
+  /** Wraps a router so that unary methods registered through it are also served by the lean path. */
+  capture(router: ConnectRouter): ConnectRouter;
+  /** Answers the request when it is a lean unary call; false leaves it to Connect. */
+  handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): boolean;
+}
+
+export interface LeanUnaryServerOptions {
+  interceptors: Interceptor[];
+  readMaxBytes: number;
+}
+
+/** Connect's grammar for connect-timeout-ms: up to 10 digits. */
+const TIMEOUT = /^\d{1,10}$/;
+
+export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnaryServer {
+  const specs = new Map<string, Spec>();
+
+  function register(service: DescService, impl: Record<string, unknown>): void {
+    for (const method of service.methods) {
+      const fn = impl[method.localName];
+      if (method.methodKind !== "unary" || typeof fn !== "function") continue;
+      specs.set(`/${service.typeName}/${method.name}`, createMethodImplSpec(method, (fn as (...a: unknown[]) => unknown).bind(impl) as never) as Spec);
+    }
+  }
+
+  function reply(res: http2.Http2ServerResponse, status: number, header: Headers, trailer: Headers, body: Uint8Array): void {
+    const out: Record<string, string> = {};
+    header.forEach((v, k) => {
+      out[k] = v;
+    });
+    trailer.forEach((v, k) => {
+      out[`trailer-${k}`] = v;
+    });
+    out["content-length"] = String(body.byteLength);
+    res.writeHead(status, out);
+    res.end(body);
+  }
+
+  function fail(res: http2.Http2ServerResponse, e: unknown, header: Headers, trailer: Headers): void {
+    const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+    header.set("content-type", "application/json");
+    error.metadata.forEach((v, k) => header.set(k, v));
+    reply(res, codeToHttpStatus(error.code), header, trailer, errorToJsonBytes(error, {}));
+  }
+
+  async function serve(spec: Spec, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, path: string): Promise<void> {
+    const method = spec.method as DescMethod;
+    const responseHeader = new Headers({ "content-type": "application/proto" });
+    const responseTrailer = new Headers();
+    const rawTimeout = req.headers["connect-timeout-ms"] as string | undefined;
+    const timeoutMs = rawTimeout !== undefined && TIMEOUT.test(rawTimeout) ? Number(rawTimeout) : undefined;
+    const deadline = timeoutMs !== undefined ? Date.now() + timeoutMs : undefined;
+    // Most handlers never look at the signal: it is only built when asked for.
+    let controller: AbortController | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const abort = (reason: ConnectError) => controller?.abort(reason);
+    const onClose = () => {
+      if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+    };
+    res.stream.once("close", onClose);
+    const requestHeader = new Headers();
+    for (const k in req.headers) {
+      if (k.charCodeAt(0) === 58 /* ":" */) continue;
+      const v = req.headers[k];
+      if (Array.isArray(v)) for (const x of v) requestHeader.append(k, x);
+      else if (v !== undefined) requestHeader.append(k, v);
+    }
+    const context: HandlerContext = {
+      method,
+      service: method.parent,
+      requestMethod: "POST",
+      protocolName: "connect",
+      url: `http://${req.headers[":authority"] ?? "localhost"}${path}`,
+      requestHeader,
+      responseHeader,
+      responseTrailer,
+      values: createContextValues(),
+      timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
+      get signal() {
+        if (!controller) {
+          controller = new AbortController();
+          if (deadline !== undefined) {
+            timer = setTimeout(() => abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), Math.max(0, deadline - Date.now()));
+            timer.unref();
+          }
+        }
+        return controller.signal;
+      },
+    };
+    try {
+      if (rawTimeout !== undefined && timeoutMs === undefined) throw new ConnectError(`protocol error: invalid connect timeout value: ${rawTimeout}`, Code.InvalidArgument);
+      const body = await readBody(req, opts.readMaxBytes);
+      let input;
+      try {
+        input = fromBinary(spec.method.input, body);
+      } catch (e) {
+        throw new ConnectError(`parse binary: ${(e as Error).message}`, Code.InvalidArgument);
+      }
+      const output = await invokeUnaryImplementation(spec, context, input, opts.interceptors);
+      reply(res, 200, responseHeader, responseTrailer, toBinary(spec.method.output, output));
+    } catch (e) {
+      fail(res, e, responseHeader, responseTrailer);
+    } finally {
+      if (timer) clearTimeout(timer);
+      res.stream.off("close", onClose);
+    }
+  }
+
+  return {
+    capture(router) {
+      return new Proxy(router, {
+        get(target, prop, receiver) {
+          if (prop === "service") {
+            return (service: DescService, impl: Record<string, unknown>, options?: unknown) => {
+              register(service, impl);
+              return (target.service as (...a: unknown[]) => unknown).call(target, service, impl, options);
+            };
+          }
+          return Reflect.get(target, prop, receiver) as unknown;
+        },
+      });
+    },
+    handle(req, res) {
+      if (req.method !== "POST") return false;
+      const h = req.headers;
+      if (h["content-type"] !== "application/proto") return false;
+      const enc = h["content-encoding"];
+      if (enc !== undefined && enc !== "identity") return false;
+      const v = h["connect-protocol-version"];
+      if (v !== undefined && v !== "1") return false;
+      const path = req.url;
+      const spec = specs.get(path);
+      if (!spec) return false;
+      serve(spec, req, res, path).catch(() => res.stream.close(2 /* INTERNAL_ERROR */));
+      return true;
+    },
+  };
+}
+
+function readBody(req: http2.Http2ServerRequest, max: number): Promise<Uint8Array> {
+  const declared = Number(req.headers["content-length"]);
+  if (declared > max) return Promise.reject(new ConnectError(`message size ${declared} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (c: Buffer) => {
+      size += c.length;
+      if (size > max) {
+        req.removeAllListeners("data");
+        reject(new ConnectError(`message size ${size} is larger than configured readMaxBytes ${max}`, Code.ResourceExhausted));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size)));
+    req.once("error", (e) => reject(new ConnectError(`request body failed: ${e.message}`, Code.Canceled)));
+    req.once("aborted", () => reject(new ConnectError("the client went away", Code.Canceled)));
+  });
+}

@@ -1,0 +1,115 @@
+// The lean unary path (lib/rpc/unary.ts, lib/rpc/unary-server.ts) must be
+// indistinguishable from Connect's generic one: same answers, same errors
+// with their metadata, deadlines, headers and trailers, interceptors on both
+// ends, and plain gRPC / Connect JSON clients still served by the same port.
+import { expect } from "chai";
+import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+
+describe("RPC: lean unary path", () => {
+  let server: RpcServer;
+  const seen: string[] = [];
+
+  before(async () => {
+    server = await startRpcServer({
+      name: "lean-test",
+      services: [AuthService.typeName],
+      log: logger("test"),
+      routes(router) {
+        router.service(AuthService, {
+          async authenticate(req, ctx) {
+            seen.push(ctx.requestHeader.get("x-probe") ?? "");
+            if (req.token === "slow") await new Promise((r) => setTimeout(r, 500));
+            if (req.token === "bad") throw new ConnectError("token rejected", Code.Unauthenticated, { "x-why": "revoked" });
+            if (req.token === "boom") throw new Error("secret internal detail");
+            ctx.responseHeader.set("x-answer", "yes");
+            ctx.responseTrailer.set("x-done", "1");
+            return { projectId: `p-${req.token}`, scope: Scope.READ, tokenId: `remaining ${ctx.timeoutMs() ?? "none"}` };
+          },
+        });
+      },
+    });
+  });
+  after(async () => {
+    closeRpcClients();
+    await server.close();
+  });
+
+  const generic = () => createClient(AuthService, createConnectTransport({ baseUrl: server.url, httpVersion: "2", useBinaryFormat: false }));
+
+  it("answers with the message, response headers and trailers", async () => {
+    const client = rpcClient(AuthService, server.url);
+    let header: Headers | undefined;
+    let trailer: Headers | undefined;
+    const res = await client.authenticate({ token: "abc" }, { onHeader: (h) => (header = h), onTrailer: (t) => (trailer = t) });
+    expect(res.projectId).to.equal("p-abc");
+    expect(res.scope).to.equal(Scope.READ);
+    expect(header?.get("x-answer")).to.equal("yes");
+    expect(trailer?.get("x-done")).to.equal("1");
+    // The client's default deadline reaches the handler.
+    expect(Number(res.tokenId.split(" ")[1])).to.be.within(1, 30_000);
+  });
+
+  it("reports errors exactly as Connect's generic path does, metadata included", async () => {
+    const errOf = async (fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+      } catch (e) {
+        return ConnectError.from(e);
+      }
+      throw new Error("expected a rejection");
+    };
+    const lean = await errOf(() => rpcClient(AuthService, server.url).authenticate({ token: "bad" }));
+    const viaConnect = await errOf(() => generic().authenticate({ token: "bad" }));
+    expect([lean.code, lean.rawMessage, lean.metadata.get("x-why")]).to.deep.equal([Code.Unauthenticated, "token rejected", "revoked"]);
+    expect([viaConnect.code, viaConnect.rawMessage, viaConnect.metadata.get("x-why")]).to.deep.equal([lean.code, lean.rawMessage, "revoked"]);
+
+    const internal = await errOf(() => rpcClient(AuthService, server.url).authenticate({ token: "boom" }));
+    expect(internal.code).to.equal(Code.Internal);
+    expect(internal.message).to.not.include("secret");
+  });
+
+  it("gives up at the caller's deadline", async () => {
+    const started = Date.now();
+    try {
+      await rpcClient(AuthService, server.url).authenticate({ token: "slow" }, { timeoutMs: 60 });
+      expect.fail("should time out");
+    } catch (e) {
+      expect(ConnectError.from(e).code).to.equal(Code.DeadlineExceeded);
+    }
+    expect(Date.now() - started).to.be.below(400);
+  });
+
+  it("runs interceptors on the client and forwards their headers", async () => {
+    const probe: Interceptor = (next) => (req) => {
+      req.header.set("x-probe", "from-interceptor");
+      return next(req);
+    };
+    await rpcClient(AuthService, server.url, { interceptors: [probe] }).authenticate({ token: "i" });
+    expect(seen.at(-1)).to.equal("from-interceptor");
+  });
+
+  it("still serves plain gRPC and Connect JSON clients on the same port", async () => {
+    const grpc = createClient(AuthService, createGrpcTransport({ baseUrl: server.url }));
+    expect((await grpc.authenticate({ token: "g" })).projectId).to.equal("p-g");
+    expect((await generic().authenticate({ token: "j" })).projectId).to.equal("p-j");
+    const grpcErr = await grpc.authenticate({ token: "bad" }).catch((e: unknown) => ConnectError.from(e));
+    expect((grpcErr as ConnectError).code).to.equal(Code.Unauthenticated);
+  });
+
+  it("keeps server streams working through the same client", async () => {
+    const health = rpcClient(Health, server.url);
+    const ac = new AbortController();
+    for await (const s of health.watch({ service: AuthService.typeName }, { signal: ac.signal })) {
+      expect(s.status).to.equal(HealthCheckResponse_ServingStatus.SERVING);
+      ac.abort();
+      break;
+    }
+    expect((await health.check({ service: "nope.Unknown" })).status).to.equal(HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN);
+  });
+});
