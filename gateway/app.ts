@@ -12,6 +12,7 @@ import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { errorMiddleware } from "./errors.js";
+import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
@@ -51,6 +52,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   audioRoutes(router, opts.blobs);
   healthRoutes(router, opts.healthTargets, () => serving);
 
+  app.use(gatewayMetrics());
   app.use(requestContext(opts.log));
   app.use(errorMiddleware());
   app.use(router.routes());

@@ -5,7 +5,8 @@ import { logger } from "../lib/log.js";
 import { DATA_VARS, openBlobStore } from "../lib/adapters.js";
 import { closeMongo } from "../lib/mongo.js";
 import { closeRpcClients } from "../lib/rpc/client.js";
-import { onShutdown, runMain } from "../lib/service.js";
+import { maybeStartMetricsServer, METRICS_VARS } from "../lib/metrics.js";
+import { onShutdown, runMain, SHUTDOWN_VARS } from "../lib/service.js";
 import { startGateway } from "./app.js";
 import type { HealthTarget } from "./routes/health.js";
 
@@ -19,6 +20,8 @@ const schema = {
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
+  ...METRICS_VARS,
+  ...SHUTDOWN_VARS,
 } as const;
 
 async function main(): Promise<void> {
@@ -41,7 +44,11 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    // In-flight requests get most of the grace period; the rest closes the connections.
+    drainMs: Math.max(1_000, config.SHUTDOWN_GRACE_MS - 3_000),
   });
+  // /metrics is also served on PORT; this listener is for scrapers that use the metrics port.
+  const metrics = await maybeStartMetricsServer(config, log);
 
   onShutdown(log, async () => {
     gateway.setServing(false);
@@ -49,7 +56,8 @@ async function main(): Promise<void> {
     await blobs.close();
     closeRpcClients();
     if (config.MONGODB_URL) await closeMongo();
-  });
+    await metrics?.close();
+  }, config.SHUTDOWN_GRACE_MS);
 }
 
 runMain(log, "gateway", main);

@@ -11,11 +11,12 @@ import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.
 import { createMemoryBus } from "../lib/bus/memory.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { logger } from "../lib/log.js";
+import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses, sampleQueue } from "../lib/metrics.js";
 import { closeMongo } from "../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
-import { onShutdown } from "../lib/service.js";
-import { startArticlesService } from "../services/articles/app.js";
+import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
+import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { openArticleStore } from "../services/articles/store/open.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
@@ -41,6 +42,10 @@ export const EMBEDDED_VARS = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private (e.g. an intranet CMS)" },
+  // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
+  ...METRICS_VARS,
+  ...SHUTDOWN_VARS,
 } as const;
 
 export type EmbeddedEnv = Record<string, string | undefined>;
@@ -76,7 +81,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const authStore = await openAuthStore(cfg);
     closers.push(() => authStore.close());
     await provisionTokens(authStore, cfg.SEED_TOKENS, out, `http://localhost:${publicPort}`, logger("auth"));
-    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT });
+    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT });
     closers.push(() => auth.close());
 
     const articleStore = await openArticleStore(cfg);
@@ -85,6 +90,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       store: articleStore,
       bus,
       auth: rpcClient(AuthService, auth.url),
+      settingsFrom: rpcClient(AuthService, auth.url, { token: internalToken }),
+      fetchOptions: privateAllowList(cfg.FETCH_ALLOW_PRIVATE),
       internalToken,
       audioBaseUrl: cfg.AUDIO_BASE_URL ?? `http://localhost:${publicPort}/audio`,
       log: logger("articles"),
@@ -92,6 +99,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       port: cfg.ARTICLES_PORT,
     });
     closers.push(() => articles.close());
+    const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);
+    closers.push(async () => statusSampler?.stop());
 
     const engine = await createLocalEngine({ threads: cfg.AUDIO_THREADS, native: cfg.AUDIO_ENGINE === "wasm" ? "never" : cfg.AUDIO_ENGINE === "native" ? "always" : "auto" });
     closers.push(() => engine.close());
@@ -107,8 +116,11 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       host: cfg.RPC_HOST,
       port: cfg.AUDIO_PORT,
       concurrency: cfg.AUDIO_CONCURRENCY,
+      worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
     });
     closers.push(() => audio.close());
+    const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
+    closers.push(async () => queueSampler?.stop());
 
     const gateway = await startGateway({
       articlesUrl: articles.url,
@@ -122,8 +134,11 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       host: cfg.HOST,
       port: publicPort,
       maxBodyBytes: cfg.MAX_BODY_BYTES,
+      drainMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 3_000),
     });
     closers.push(() => gateway.close());
+    const metrics = await maybeStartMetricsServer(cfg, log);
+    if (metrics) closers.push(() => metrics.close());
 
     const services = [auth, articles, audio, gateway];
     const url = `http://${cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "127.0.0.1" : cfg.HOST}:${gateway.port}`;
@@ -158,7 +173,7 @@ const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1
 if (isMain) {
   const log = logger("embedded");
   startEmbedded().then(
-    (sys) => onShutdown(log, () => sys.close()),
+    (sys) => onShutdown(log, () => sys.close(), loadConfig(SHUTDOWN_VARS).SHUTDOWN_GRACE_MS),
     (err: unknown) => {
       if (err instanceof ConfigError) {
         process.stderr.write(`${err.message}\n`);

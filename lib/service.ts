@@ -10,6 +10,11 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** Kubernetes waits 30 s by default before SIGKILL; the processes finish within this. */
+export const SHUTDOWN_VARS = {
+  SHUTDOWN_GRACE_MS: { type: "integer", minimum: 1000, maximum: 600_000, default: 25_000, description: "upper bound of a graceful shutdown after SIGTERM" },
+} as const;
+
 /** Runs closers in order on SIGINT/SIGTERM, once; a second signal exits at once. */
 export function onShutdown(log: { info(msg: string): void; error(o: object, msg: string): void }, close: () => Promise<void>, graceMs = 25_000): void {
   let closing = false;

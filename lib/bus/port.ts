@@ -57,5 +57,7 @@ export interface JobBus {
   consume(handler: JobHandler, opts: ConsumeOptions): Promise<JobSubscription>;
   /** Fire-and-forget notifications, e.g. articles.events.<project>. */
   publishEvent(subject: string, data: unknown): Promise<void>;
+  /** Jobs waiting for a worker and jobs delivered but not yet acknowledged (queue-lag metric). */
+  backlog?(): Promise<{ pending: number; unacked: number }>;
   close(): Promise<void>;
 }

@@ -5,8 +5,9 @@ import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import { closeMongo } from "../../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { onShutdown, runMain } from "../../lib/service.js";
-import { startArticlesService } from "./app.js";
+import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "../../lib/metrics.js";
+import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
+import { privateAllowList, startArticlesService } from "./app.js";
 import { openArticleStore } from "./store/open.js";
 
 const schema = {
@@ -15,9 +16,12 @@ const schema = {
   AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service" },
   ...DATA_VARS,
   ...BUS_VARS,
+  ...METRICS_VARS,
+  ...SHUTDOWN_VARS,
   INTERNAL_TOKEN: { type: "string", description: "service-to-service bearer token" },
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public gateway port, for the default AUDIO_BASE_URL" },
   AUDIO_BASE_URL: { type: "string", format: "uri", description: "public base URL of audio files ({audio_url})" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private" },
   RECONCILE_INTERVAL_MS: { type: "integer", minimum: 1000, default: 30_000, description: "reconciler period" },
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
 } as const;
@@ -40,6 +44,8 @@ async function main(): Promise<void> {
     store,
     bus,
     auth: rpcClient(AuthService, config.AUTH_URL),
+    settingsFrom: rpcClient(AuthService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
+    fetchOptions: privateAllowList(config.FETCH_ALLOW_PRIVATE),
     internalToken: config.INTERNAL_TOKEN,
     audioBaseUrl: config.AUDIO_BASE_URL ?? `http://localhost:${config.PORT}/audio`,
     log,
@@ -47,14 +53,19 @@ async function main(): Promise<void> {
     port: config.ARTICLES_PORT,
     reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, staleMs: config.RECONCILE_STALE_MS },
   });
+  const metrics = await maybeStartMetricsServer(config, log);
+  const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);
+
   onShutdown(log, async () => {
     svc.setServing(false);
+    statusSampler?.stop();
     await svc.close();
     await bus.close();
     await store.close();
     closeRpcClients();
     await closeMongo();
-  });
+    await metrics?.close();
+  }, config.SHUTDOWN_GRACE_MS);
 }
 
 runMain(log, "articles service", main);

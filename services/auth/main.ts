@@ -3,7 +3,8 @@ import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import { DATA_VARS } from "../../lib/adapters.js";
 import { closeMongo } from "../../lib/mongo.js";
-import { onShutdown, runMain } from "../../lib/service.js";
+import { maybeStartMetricsServer, METRICS_VARS } from "../../lib/metrics.js";
+import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { startAuthService } from "./app.js";
 import { provisionTokens } from "./provision.js";
 import { openAuthStore } from "./store/open.js";
@@ -15,6 +16,9 @@ const schema = {
   PUBLIC_URL: { type: "string", format: "uri", default: "http://localhost:8080", description: "public gateway URL, shown in the demo banner" },
   SEED_TOKENS: { type: "string", format: "json", description: "JSON [{token, project, scope}] provisioned at start" },
   ADMIN_TOKEN: { type: "string", description: "credential for the admin RPCs; unset disables them" },
+  ...METRICS_VARS,
+  ...SHUTDOWN_VARS,
+  INTERNAL_TOKEN: { type: "string", description: "service-to-service token (settings reads, reservations); unset disables those calls" },
 } as const;
 
 const log = logger("auth");
@@ -31,13 +35,15 @@ async function main(): Promise<void> {
   await provisionTokens(store, config.SEED_TOKENS, process.stdout, config.PUBLIC_URL, log);
   if (!config.ADMIN_TOKEN) log.info("admin API disabled: set ADMIN_TOKEN to enable it");
 
-  const svc = await startAuthService({ store, adminToken: config.ADMIN_TOKEN, log, host: config.RPC_HOST, port: config.AUTH_PORT });
+  const svc = await startAuthService({ store, adminToken: config.ADMIN_TOKEN, internalToken: config.INTERNAL_TOKEN, log, host: config.RPC_HOST, port: config.AUTH_PORT });
+  const metrics = await maybeStartMetricsServer(config, log);
   onShutdown(log, async () => {
     svc.setServing(false);
     await svc.close();
     await store.close();
     await closeMongo();
-  });
+    await metrics?.close();
+  }, config.SHUTDOWN_GRACE_MS);
 }
 
 runMain(log, "auth service", main);
