@@ -23,6 +23,10 @@ export const DATA_VARS = {
 
 export const BUS_VARS = {
   NATS_URL: { type: "string", format: "uri", description: "NATS JetStream; selects the NATS job bus" },
+  // Separate names let several stacks (e.g. test runs) share one NATS server.
+  NATS_STREAM: { type: "string", pattern: "^[A-Za-z0-9_-]+$", description: "JetStream stream of audio jobs (default AUDIO_JOBS)" },
+  NATS_SUBJECT: { type: "string", pattern: "^[A-Za-z0-9_.-]+$", description: "subject of audio jobs (default audio.jobs)" },
+  NATS_DURABLE: { type: "string", pattern: "^[A-Za-z0-9_-]+$", description: "durable consumer shared by the audio workers (default audio-workers)" },
 } as const;
 
 export async function openBlobStore(cfg: DataConfig): Promise<BlobStore> {
@@ -35,10 +39,14 @@ export async function openBlobStore(cfg: DataConfig): Promise<BlobStore> {
 }
 
 /** `shared` is the in-process bus of the embedded launcher, used when NATS is not configured. */
-export async function openJobBus(cfg: { NATS_URL?: string }, log: Logger, shared?: JobBus): Promise<JobBus> {
+export async function openJobBus(
+  cfg: { NATS_URL?: string; NATS_STREAM?: string; NATS_SUBJECT?: string; NATS_DURABLE?: string },
+  log: Logger,
+  shared?: JobBus,
+): Promise<JobBus> {
   if (cfg.NATS_URL) {
     const { createNatsBus } = await import("./bus/nats.js");
-    return createNatsBus({ url: cfg.NATS_URL, log });
+    return createNatsBus({ url: cfg.NATS_URL, log, stream: cfg.NATS_STREAM, subject: cfg.NATS_SUBJECT, durable: cfg.NATS_DURABLE });
   }
   if (shared) return shared;
   log.warn("NATS_URL is unset: jobs use an in-process bus, which only reaches an audio worker in this same process");
