@@ -7,6 +7,12 @@ import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
+import type { SafeFetchOptions } from "../../lib/net/safe-fetch.js";
+import type { Admission } from "./admission/admit.js";
+import { startAdmissionScheduler } from "./admission/scheduler.js";
+import { authSettingsSource, unboundedSettings } from "./admission/settings.js";
+import { createStatusEmitter } from "./events/publish.js";
+import { createWebhookDispatcher } from "./events/webhook.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
 import type { ArticleStore } from "./store/port.js";
@@ -24,6 +30,18 @@ export interface ArticlesServiceOptions {
   reconcile?: { intervalMs?: number; staleMs?: number } | false;
   /** How long a resolved publisher token is reused; default 5 s. */
   callerTtlMs?: number;
+  /**
+   * An auth client that sends the internal token: project settings, daily
+   * limits, credit and webhooks come from it. Absent: every project is
+   * unbounded, has no rules and no webhook.
+   */
+  settingsFrom?: Client<typeof AuthService>;
+  /** Deferred-article retry and periodic recrawl periods. */
+  schedule?: { deferredEveryMs?: number; recrawlEveryMs?: number } | false;
+  /** Overrides for outbound fetches (tests allow loopback receivers). */
+  fetchOptions?: SafeFetchOptions;
+  /** Webhook retry policy; defaults in events/webhook.ts. */
+  webhook?: { retries?: number; backoffMs?: number[] };
 }
 
 /** Unexpected failures (a store outage, a bug) reach the caller as a plain Internal error; details stay in the log. */
@@ -39,10 +57,33 @@ function hideInternalErrors(log: Logger): Interceptor {
   };
 }
 
+/** FETCH_ALLOW_PRIVATE → safeFetch options: only the listed hosts or addresses may be private. */
+export function privateAllowList(list: string | undefined): SafeFetchOptions | undefined {
+  const allowed = new Set((list ?? "").split(",").map((h) => h.trim().toLowerCase()).filter(Boolean));
+  if (allowed.size === 0) return undefined;
+  return { allowPrivate: (host, address) => allowed.has(host.toLowerCase()) || allowed.has(address) };
+}
+
 export async function startArticlesService(opts: ArticlesServiceOptions): Promise<RunningService> {
   if (!opts.internalToken) throw new Error("startArticlesService: internalToken is required");
   const resolveCaller = createCallerResolver({ auth: opts.auth, internalToken: opts.internalToken, ttlMs: opts.callerTtlMs });
-  const handlers = createArticlesHandlers({ store: opts.store, bus: opts.bus, resolveCaller, audioBaseUrl: opts.audioBaseUrl, log: opts.log });
+  const settings = opts.settingsFrom ? authSettingsSource(opts.settingsFrom) : unboundedSettings();
+  const webhooks = opts.settingsFrom
+    ? createWebhookDispatcher({ log: opts.log, fetchOptions: opts.fetchOptions, retries: opts.webhook?.retries, backoffMs: opts.webhook?.backoffMs })
+    : undefined;
+  const emit = createStatusEmitter({ bus: opts.bus, settings, webhooks, log: opts.log });
+  let admission: Admission | undefined;
+  const handlers = createArticlesHandlers({
+    store: opts.store,
+    bus: opts.bus,
+    resolveCaller,
+    audioBaseUrl: opts.audioBaseUrl,
+    log: opts.log,
+    settings,
+    emit,
+    recrawlFetch: opts.fetchOptions,
+    onAdmission: (a) => (admission = a),
+  });
 
   const server = await startRpcServer({
     name: "articles",
@@ -54,7 +95,17 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     interceptors: [hideInternalErrors(opts.log)],
   });
 
-  const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, ...opts.reconcile });
+  const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
+  const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, ...opts.reconcile });
+  const scheduler =
+    opts.schedule === false
+      ? undefined
+      : startAdmissionScheduler({
+          admission: admission!,
+          recrawl: { store: opts.store, admission: admission!, settings, emit, log: opts.log, fetchOptions: opts.fetchOptions },
+          log: opts.log,
+          ...opts.schedule,
+        });
 
   return {
     name: "articles",
@@ -64,6 +115,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     async close() {
       server.setServing(false);
       await reconciler?.stop();
+      await scheduler?.stop();
+      await webhooks?.close();
       await server.close();
     },
   };

@@ -3,7 +3,7 @@
 // articleId:revision, so re-publishing a job that is in fact queued is harmless.
 import type { JobBus } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
-import { PENDING_STATUSES, type ArticleStore } from "./store/port.js";
+import { PENDING_STATUSES, type ArticleStore, type StaleArticle } from "./store/port.js";
 
 export interface ReconcilerOptions {
   store: ArticleStore;
@@ -14,6 +14,8 @@ export interface ReconcilerOptions {
   /** Only articles unchanged for this long are re-queued on the periodic runs; default 120 s. */
   staleMs?: number;
   batchSize?: number;
+  /** Revisions never admitted (the process died before admission) go through admission instead of straight to the bus. */
+  admit?: (a: StaleArticle) => Promise<unknown>;
 }
 
 export interface Reconciler {
@@ -38,6 +40,14 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
       const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { afterId, limit: batch });
       for (const a of page) {
         if (stopped) break;
+        if (a.pendingAdmission && opts.admit) {
+          try {
+            await opts.admit(a);
+          } catch (err) {
+            opts.log.warn({ err, articleId: a.id }, "reconciler could not admit; will retry next pass");
+          }
+          continue;
+        }
         try {
           await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision });
           published++;

@@ -10,6 +10,8 @@ export interface AuthServiceStartOptions {
   store: AuthStore;
   /** Unset: the admin RPCs answer PermissionDenied. */
   adminToken?: string;
+  /** Unset: the internal calls (settings for services, reservations) answer PermissionDenied. */
+  internalToken?: string;
   log: Logger;
   host?: string;
   /** 0 (default) picks a free port. */
@@ -18,7 +20,7 @@ export interface AuthServiceStartOptions {
 
 /** The store stays open after close(); its owner closes it. */
 export async function startAuthService(opts: AuthServiceStartOptions): Promise<RunningService> {
-  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, log: opts.log });
+  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log });
   const server = await startRpcServer({
     name: "auth",
     services: [AuthService.typeName],

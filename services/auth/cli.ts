@@ -2,7 +2,8 @@
 // auth service (AUTH_URL) with ADMIN_TOKEN over the Connect protocol.
 import { pathToFileURL } from "node:url";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { AuthService, Scope, type TokenInfo } from "../../gen/auth/v1/auth_pb.js";
+import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { AuthService, Scope, type ProjectSettings, type TokenInfo } from "../../gen/auth/v1/auth_pb.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 
 export const USAGE = `Usage: npm run admin -- <command> [--json]
@@ -13,10 +14,21 @@ Commands:
   tokens:issue <project> <full|read> issue a token; it is printed once, store it
   tokens:list <project>              list a project's tokens (ids and prefixes only)
   tokens:revoke <tokenId>            revoke a token by its id (tok_...)
+  settings:get <project>             show a project's settings, balance and today's count
+  settings:set <project> <change>... change settings: a JSON merge patch ('{"dailyLimit":10}')
+                                     or key=value pairs (dailyLimit=10 rules.maxChars=20000
+                                     webhook=null); values are JSON, else strings
+  credit:add <project> <chars>       add characters to a bounded balance
+  articles:recrawl <project> <id>    fetch the article's url again; re-audify if it changed
+  articles:decision <project> <id>   why an article is rejected or waiting
+  articles:readmit [project]         retry articles waiting in limit_reached / no_money now
 
 Environment:
-  AUTH_URL     base URL of the auth service, e.g. http://127.0.0.1:7001
-  ADMIN_TOKEN  the admin credential the service was started with
+  AUTH_URL        base URL of the auth service, e.g. http://127.0.0.1:7001
+  ADMIN_TOKEN     the admin credential the service was started with
+  ARTICLES_URL    base URL of the articles service (articles:* commands; also lets
+                  settings:set and credit:add re-admit waiting articles at once)
+  INTERNAL_TOKEN  the service-to-service token (articles:* commands)
 
 Exit codes: 0 done, 1 the service refused or could not be reached, 2 usage error.`;
 
@@ -43,6 +55,39 @@ function table(rows: string[][]): string {
 
 class UsageError extends Error {}
 
+const statusName = (s: ArticleStatus) => (ArticleStatus[s] ?? "UNSPECIFIED").toLowerCase();
+
+/** `a.b=value` → {a: {b: value}}; the value is JSON when it parses, else the plain string. */
+export function patchFromArgs(args: string[]): string {
+  if (args.length === 1 && args[0].trimStart().startsWith("{")) return args[0];
+  const patch: Record<string, unknown> = {};
+  for (const arg of args) {
+    const eq = arg.indexOf("=");
+    if (eq < 1) throw new UsageError(`expected key=value or a JSON object, got '${arg}'`);
+    const path = arg.slice(0, eq).split(".");
+    const raw = arg.slice(eq + 1);
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+    let node = patch;
+    for (const key of path.slice(0, -1)) node = (node[key] ??= {}) as Record<string, unknown>;
+    node[path[path.length - 1]] = value;
+  }
+  return JSON.stringify(patch);
+}
+
+function settingsJson(s: ProjectSettings) {
+  return {
+    project: s.projectId,
+    ...(JSON.parse(s.settingsJson) as object),
+    creditChars: s.creditChars === undefined ? null : Number(s.creditChars),
+    usage: { day: s.usageDay || null, count: Number(s.usedToday) },
+  };
+}
+
 function expectArgs(args: string[], min: number, max: number): void {
   if (args.length < min) throw new UsageError("missing argument");
   if (args.length > max) throw new UsageError(`unexpected argument '${args[max]}'`);
@@ -56,13 +101,35 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     (command ? io.out : io.err)(USAGE);
     return command ? 0 : 2;
   }
-  const commands = ["projects:create", "projects:list", "tokens:issue", "tokens:list", "tokens:revoke"];
+  const commands = [
+    "projects:create",
+    "projects:list",
+    "tokens:issue",
+    "tokens:list",
+    "tokens:revoke",
+    "settings:get",
+    "settings:set",
+    "credit:add",
+    "articles:recrawl",
+    "articles:decision",
+    "articles:readmit",
+  ];
   if (!commands.includes(command)) {
     io.err(`error: unknown command '${command}'\n\n${USAGE}`);
     return 2;
   }
-  const url = env.AUTH_URL;
-  const adminToken = env.ADMIN_TOKEN;
+  const articlesCommand = command.startsWith("articles:");
+  const articlesUrl = env.ARTICLES_URL && /^https?:\/\/\S+$/.test(env.ARTICLES_URL) ? env.ARTICLES_URL : undefined;
+  if (articlesCommand && (!articlesUrl || !env.INTERNAL_TOKEN)) {
+    io.err("error: articles:* commands need ARTICLES_URL (base URL of the articles service) and INTERNAL_TOKEN");
+    return 2;
+  }
+  const articles = articlesUrl && env.INTERNAL_TOKEN ? rpcClient(ArticlesService, articlesUrl, { token: env.INTERNAL_TOKEN, timeoutMs: 60_000 }) : undefined;
+  /** After a change that can unblock waiting articles; best effort, the articles service also retries on its own. */
+  const readmit = async (projectId: string) => (articles ? (await articles.readmitDeferred({ projectId })).admitted : undefined);
+
+  const url = articlesCommand ? "http://unused" : env.AUTH_URL;
+  const adminToken = articlesCommand ? "unused" : env.ADMIN_TOKEN;
   if (!url || !/^https?:\/\/\S+$/.test(url)) {
     io.err("error: set AUTH_URL to the auth service's base URL, e.g. AUTH_URL=http://127.0.0.1:7001");
     return 2;
@@ -121,6 +188,50 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         print(`revoked token ${args[0]}`, { revoked: args[0] });
         break;
       }
+      case "settings:get": {
+        expectArgs(args, 1, 1);
+        const { settings } = await client.getProjectSettings({ projectId: args[0] });
+        const s = settingsJson(settings!);
+        print(JSON.stringify(s, null, 2), s);
+        break;
+      }
+      case "settings:set": {
+        if (args.length < 2) throw new UsageError("missing argument");
+        const { settings } = await client.updateProjectSettings({ projectId: args[0], patchJson: patchFromArgs(args.slice(1)) });
+        const s = settingsJson(settings!);
+        const admitted = await readmit(args[0]);
+        print(`updated settings of ${args[0]}\n${JSON.stringify(s, null, 2)}${admitted ? `\nadmitted ${admitted} waiting article(s)` : ""}`, { ...s, admitted });
+        break;
+      }
+      case "credit:add": {
+        expectArgs(args, 2, 2);
+        if (!/^\d{1,13}$/.test(args[1]) || Number(args[1]) < 1) throw new UsageError(`chars must be a whole number of 1 or more, not '${args[1]}'`);
+        const res = await client.addCredit({ projectId: args[0], chars: BigInt(args[1]) });
+        const admitted = await readmit(args[0]);
+        const balance = Number(res.creditChars);
+        print(`balance of ${args[0]}: ${balance} characters${admitted ? `; admitted ${admitted} waiting article(s)` : ""}`, { project: args[0], creditChars: balance, admitted });
+        break;
+      }
+      case "articles:recrawl": {
+        expectArgs(args, 2, 2);
+        const r = await articles!.recrawlArticle({ projectId: args[0], articleId: args[1] });
+        const out = { id: args[1], changed: r.changed, revision: Number(r.revision), status: statusName(r.status) };
+        print(r.changed ? `content changed: revision ${out.revision}, status ${out.status}` : `content unchanged; status ${out.status}`, out);
+        break;
+      }
+      case "articles:decision": {
+        expectArgs(args, 2, 2);
+        const d = await articles!.getArticleDecision({ projectId: args[0], articleId: args[1] });
+        const out = { id: args[1], status: statusName(d.status), revision: Number(d.revision), rule: d.rule || null, detail: d.detail || null, at: d.decidedAt || null, reservedChars: Number(d.reservedChars) };
+        print(`${out.status} (revision ${out.revision})${out.rule ? `: ${out.rule}: ${out.detail}` : ""}`, out);
+        break;
+      }
+      case "articles:readmit": {
+        expectArgs(args, 0, 1);
+        const r = await articles!.readmitDeferred({ projectId: args[0] ?? "" });
+        print(`admitted ${r.admitted} waiting article(s)`, { admitted: r.admitted });
+        break;
+      }
     }
     return 0;
   } catch (e) {
@@ -129,7 +240,12 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return 2;
     }
     const ce = ConnectError.from(e);
-    const hint = ce.code === Code.Unavailable || ce.code === Code.Unknown ? ` (is the auth service running at ${url}?)` : "";
+    const hint =
+      ce.code === Code.Unavailable || ce.code === Code.Unknown
+        ? articlesCommand
+          ? ` (is the articles service running at ${articlesUrl}?)`
+          : ` (is the auth service running at ${url}?)`
+        : "";
     io.err(`error: ${Code[ce.code]}: ${ce.rawMessage}${hint}`);
     return 1;
   } finally {

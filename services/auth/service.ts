@@ -4,9 +4,20 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
-import { AuthService, ProjectSchema, Scope, TokenInfoSchema, type Project, type TokenInfo } from "../../gen/auth/v1/auth_pb.js";
+import {
+  AuthService,
+  ProjectSchema,
+  ProjectSettingsSchema,
+  ReservationOutcome,
+  Scope,
+  TokenInfoSchema,
+  type Project,
+  type ProjectSettings as ProjectSettingsMessage,
+  type TokenInfo,
+} from "../../gen/auth/v1/auth_pb.js";
 import type { Logger } from "../../lib/log.js";
-import { DuplicateTokenError, type AuthStore, type ProjectRecord, type TokenRecord, type TokenScope } from "./store/port.js";
+import { applySettingsPatch, normalizeStored, redacted, SettingsError } from "./settings.js";
+import { DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord, type TokenScope } from "./store/port.js";
 import { hashToken, newPlainToken, newProjectId, PROJECT_ID_PATTERN, sameHash, tokenRecord } from "./tokens.js";
 
 /** Longer inputs are not tokens we issue or accept; refuse before hashing. */
@@ -18,8 +29,14 @@ export interface AuthServiceOptions {
   store: AuthStore;
   /** Unset disables every admin RPC. */
   adminToken?: string;
+  /** Service-to-service token: unlocks the settings read (with secrets) and reservations. Unset disables them. */
+  internalToken?: string;
   log: Logger;
 }
+
+/** Characters per call: far beyond any article, small enough to stay exact in a double. */
+const MAX_CHARS = 1_000_000_000_000;
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
 
 const unixSeconds = (d: Date | null) => (d ? BigInt(Math.floor(d.getTime() / 1000)) : 0n);
 
@@ -53,6 +70,40 @@ function checkProjectId(value: string, field = "project_id"): string {
 export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typeof AuthService> {
   const { store, log } = opts;
   const adminDigest = opts.adminToken ? createHash("sha256").update(opts.adminToken, "utf8").digest() : undefined;
+  const internalDigest = opts.internalToken ? createHash("sha256").update(opts.internalToken, "utf8").digest() : undefined;
+
+  /** True for the internal token; false for anything else (which then has to pass requireAdmin). */
+  function isInternal(ctx: HandlerContext): boolean {
+    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(ctx.requestHeader.get("authorization") ?? "");
+    if (!m || !internalDigest) return false;
+    return timingSafeEqual(createHash("sha256").update(m[1], "utf8").digest(), internalDigest);
+  }
+
+  function requireInternalToken(ctx: HandlerContext): void {
+    if (!isInternal(ctx)) throw new ConnectError("this call is reserved for internal services", Code.PermissionDenied);
+  }
+
+  function settingsMessage(projectId: string, st: ProjectState, withSecrets: boolean): ProjectSettingsMessage {
+    const full = normalizeStored(st.settings, st.creditChars);
+    return create(ProjectSettingsSchema, {
+      projectId,
+      settingsJson: JSON.stringify(withSecrets ? full : redacted(full)),
+      creditChars: st.creditChars === null ? undefined : BigInt(st.creditChars),
+      usageDay: st.usageDay,
+      usedToday: BigInt(st.usedToday),
+    });
+  }
+
+  async function stateOf(projectId: string): Promise<ProjectState> {
+    const st = await store.getProjectState(checkProjectId(projectId));
+    if (!st) throw new ConnectError(`project '${projectId}' not found`, Code.NotFound);
+    return st;
+  }
+
+  function charsOf(value: bigint, min: number): number {
+    if (value < BigInt(min) || value > BigInt(MAX_CHARS)) throw new ConnectError(`chars: must be between ${min} and ${MAX_CHARS}`, Code.InvalidArgument);
+    return Number(value);
+  }
 
   async function requireAdmin(ctx: HandlerContext): Promise<void> {
     if (!adminDigest) throw new ConnectError("admin API disabled: set ADMIN_TOKEN", Code.PermissionDenied);
@@ -142,6 +193,61 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
       if (!rec) throw new ConnectError(`token '${req.tokenId}' not found`, Code.NotFound);
       log.info({ projectId: rec.projectId, tokenId: rec.id }, "token revoked");
       return {};
+    },
+
+    async getProjectSettings(req, ctx) {
+      const internal = isInternal(ctx);
+      if (!internal) await requireAdmin(ctx);
+      return { settings: settingsMessage(req.projectId, await stateOf(req.projectId), internal) };
+    },
+
+    async updateProjectSettings(req, ctx) {
+      await requireAdmin(ctx);
+      const current = await stateOf(req.projectId);
+      let next;
+      try {
+        next = applySettingsPatch(normalizeStored(current.settings, current.creditChars), req.patchJson);
+      } catch (e) {
+        if (e instanceof SettingsError) throw new ConnectError(e.message, Code.InvalidArgument);
+        throw e;
+      }
+      // The balance is replaced only when the patch names it; otherwise concurrent debits would be undone.
+      const touchesCredit = Object.hasOwn(JSON.parse(req.patchJson) as object, "creditChars");
+      const saved = await store.saveSettings(req.projectId, { ...next }, touchesCredit ? next.creditChars : undefined);
+      if (!saved) throw new ConnectError(`project '${req.projectId}' not found`, Code.NotFound);
+      log.info({ projectId: req.projectId, dailyLimit: next.dailyLimit, creditChars: saved.creditChars, webhook: next.webhook !== null }, "project settings changed");
+      return { settings: settingsMessage(req.projectId, saved, false) };
+    },
+
+    async addCredit(req, ctx) {
+      await requireAdmin(ctx);
+      checkProjectId(req.projectId);
+      const chars = charsOf(req.chars, 1);
+      const r = await store.addCredit(req.projectId, chars);
+      if (!r.ok && r.reason === "not_found") throw new ConnectError(`project '${req.projectId}' not found`, Code.NotFound);
+      if (!r.ok) {
+        throw new ConnectError(`project '${req.projectId}' has unlimited credit; set creditChars in its settings to bound it first`, Code.FailedPrecondition);
+      }
+      log.info({ projectId: req.projectId, added: chars, creditChars: r.creditChars }, "credit added");
+      return { creditChars: BigInt(r.creditChars) };
+    },
+
+    async reserveAudification(req, ctx) {
+      requireInternalToken(ctx);
+      checkProjectId(req.projectId);
+      if (!DAY_PATTERN.test(req.day)) throw new ConnectError("day: expected YYYY-MM-DD (UTC)", Code.InvalidArgument);
+      const r = await store.reserve(req.projectId, req.day, charsOf(req.chars, 0));
+      if (!r.ok && r.reason === "not_found") throw new ConnectError(`project '${req.projectId}' not found`, Code.NotFound);
+      const outcome = r.ok ? ReservationOutcome.RESERVED : r.reason === "limit_reached" ? ReservationOutcome.LIMIT_REACHED : ReservationOutcome.NO_MONEY;
+      return { outcome, creditChars: r.creditChars === null ? undefined : BigInt(r.creditChars), usedToday: BigInt(r.usedToday) };
+    },
+
+    async refundAudification(req, ctx) {
+      requireInternalToken(ctx);
+      checkProjectId(req.projectId);
+      const balance = await store.refund(req.projectId, charsOf(req.chars, 1));
+      log.info({ projectId: req.projectId, refunded: Number(req.chars), creditChars: balance }, "credit refunded");
+      return { creditChars: balance === null ? undefined : BigInt(balance) };
     },
   };
 }

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/articles.proto.
  */
 export const file_articles_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIoACChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCUIGCgRfdXJsQg4KDF9leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCQoHX3Byb21wdCIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSI0ChNMaXN0QXJ0aWNsZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJNChRMaXN0QXJ0aWNsZXNSZXNwb25zZRINCgVjb3VudBgBIAEoAxImCghhcnRpY2xlcxgCIAMoCzIULmFydGljbGVzLnYxLkFydGljbGUiGwoJTGFiZWxMaXN0Eg4KBnZhbHVlcxgBIAMoCSIsCgxQcm9tcHRDaGFuZ2USDQoFdmFsdWUYASABKAkSDQoFY2xlYXIYAiABKAgi+QIKFFVwZGF0ZUFydGljbGVSZXF1ZXN0EgwKAmlkGAEgASgJSAASFQoLZXh0ZXJuYWxfaWQYAiABKAlIABINCgV0aXRsZRgDIAEoCRIMCgR0ZXh0GAQgASgJEhAKA3VybBgFIAEoCUgBiAEBEhwKD25ld19leHRlcm5hbF9pZBgGIAEoCUgCiAEBEhIKBXZvaWNlGAcgASgJSAOIAQESEQoEbGFuZxgIIAEoCUgEiAEBEhIKBXBhcnNlGAkgASgISAWIAQESEwoGaXNfcmF3GAogASgISAaIAQESKQoGcHJvbXB0GAsgASgLMhkuYXJ0aWNsZXMudjEuUHJvbXB0Q2hhbmdlEiYKBmxhYmVscxgMIAEoCzIWLmFydGljbGVzLnYxLkxhYmVsTGlzdEIICgZ0YXJnZXRCBgoEX3VybEISChBfbmV3X2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IICgZfcGFyc2VCCQoHX2lzX3JhdyIjChVVcGRhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiIgoURGVsZXRlQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIjwKFENsYWltQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMiTQoVQ2xhaW1BdWRpb0pvYlJlc3BvbnNlEg0KBXN0YWxlGAEgASgIEiUKB2FydGljbGUYAiABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlInsKGFJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEioKBnN0YXR1cxgDIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMSDQoFZXJyb3IYBCABKAkiLAoZUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIqcBChdDb21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEiUKBWF1ZGlvGAMgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBCABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYBSABKAkiKwoYQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiSgoTRmFpbEF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEg0KBWVycm9yGAMgASgJIicKFEZhaWxBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgqiQMKDUFydGljbGVTdGF0dXMSHgoaQVJUSUNMRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZBUlRJQ0xFX1NUQVRVU19XQUlUSU5HEAESHQoZQVJUSUNMRV9TVEFUVVNfUFJPQ0VTU0lORxACEhgKFEFSVElDTEVfU1RBVFVTX1JFQURZEAMSGgoWQVJUSUNMRV9TVEFUVVNfRVJST1JFRBAEEhoKFkFSVElDTEVfU1RBVFVTX0RFTEVURUQQBRIYChRBUlRJQ0xFX1NUQVRVU19SRVRSWRAGEhsKF0FSVElDTEVfU1RBVFVTX0ZBTExCQUNLEAcSGwoXQVJUSUNMRV9TVEFUVVNfTk9fTU9ORVkQCBIgChxBUlRJQ0xFX1NUQVRVU19MSU1JVF9SRUFDSEVEEAkSGwoXQVJUSUNMRV9TVEFUVVNfUkVKRUNURUQQChIZChVBUlRJQ0xFX1NUQVRVU19QQVJTRUQQCxIdChlBUlRJQ0xFX1NUQVRVU19SRUNSQVdMSU5HEAwylggKD0FydGljbGVzU2VydmljZRJYCg1DcmVhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2UiABJPCgpHZXRBcnRpY2xlEh4uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlcXVlc3QaHy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVzcG9uc2UiABJzChZHZXRBcnRpY2xlQnlFeHRlcm5hbElkEiouYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QaKy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVzcG9uc2UiABJeCg9HZXRBcnRpY2xlQnlVcmwSIy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVzcG9uc2UiABJVCgxMaXN0QXJ0aWNsZXMSIC5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVzcG9uc2UiABJYCg1VcGRhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UiABJYCg1EZWxldGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2UiABJYCg1DbGFpbUF1ZGlvSm9iEiEuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlcXVlc3QaIi5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVzcG9uc2UiABJkChFSZXBvcnRBdWRpb1N0YXR1cxIlLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBomLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2UiABJhChBDb21wbGV0ZUF1ZGlvSm9iEiQuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QaJS5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2UiABJVCgxGYWlsQXVkaW9Kb2ISIC5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVzcG9uc2UiAGIGcHJvdG8z");
+  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIoACChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCUIGCgRfdXJsQg4KDF9leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCQoHX3Byb21wdCIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSI0ChNMaXN0QXJ0aWNsZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJNChRMaXN0QXJ0aWNsZXNSZXNwb25zZRINCgVjb3VudBgBIAEoAxImCghhcnRpY2xlcxgCIAMoCzIULmFydGljbGVzLnYxLkFydGljbGUiGwoJTGFiZWxMaXN0Eg4KBnZhbHVlcxgBIAMoCSIsCgxQcm9tcHRDaGFuZ2USDQoFdmFsdWUYASABKAkSDQoFY2xlYXIYAiABKAgi+QIKFFVwZGF0ZUFydGljbGVSZXF1ZXN0EgwKAmlkGAEgASgJSAASFQoLZXh0ZXJuYWxfaWQYAiABKAlIABINCgV0aXRsZRgDIAEoCRIMCgR0ZXh0GAQgASgJEhAKA3VybBgFIAEoCUgBiAEBEhwKD25ld19leHRlcm5hbF9pZBgGIAEoCUgCiAEBEhIKBXZvaWNlGAcgASgJSAOIAQESEQoEbGFuZxgIIAEoCUgEiAEBEhIKBXBhcnNlGAkgASgISAWIAQESEwoGaXNfcmF3GAogASgISAaIAQESKQoGcHJvbXB0GAsgASgLMhkuYXJ0aWNsZXMudjEuUHJvbXB0Q2hhbmdlEiYKBmxhYmVscxgMIAEoCzIWLmFydGljbGVzLnYxLkxhYmVsTGlzdEIICgZ0YXJnZXRCBgoEX3VybEISChBfbmV3X2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IICgZfcGFyc2VCCQoHX2lzX3JhdyIjChVVcGRhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiIgoURGVsZXRlQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIjwKFENsYWltQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMiTQoVQ2xhaW1BdWRpb0pvYlJlc3BvbnNlEg0KBXN0YWxlGAEgASgIEiUKB2FydGljbGUYAiABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlInsKGFJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEioKBnN0YXR1cxgDIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMSDQoFZXJyb3IYBCABKAkiLAoZUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIqcBChdDb21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEiUKBWF1ZGlvGAMgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBCABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYBSABKAkiKwoYQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiSgoTRmFpbEF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEg0KBWVycm9yGAMgASgJIicKFEZhaWxBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiPwoVUmVjcmF3bEFydGljbGVSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSJnChZSZWNyYXdsQXJ0aWNsZVJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cyJDChlHZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSKkAQoaR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2USKgoGc3RhdHVzGAEgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCghyZXZpc2lvbhgCIAEoAxIMCgRydWxlGAMgASgJEg4KBmRldGFpbBgEIAEoCRISCgpkZWNpZGVkX2F0GAUgASgJEhYKDnJlc2VydmVkX2NoYXJzGAYgASgDIiwKFlJlYWRtaXREZWZlcnJlZFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIrChdSZWFkbWl0RGVmZXJyZWRSZXNwb25zZRIQCghhZG1pdHRlZBgBIAEoBSqJAwoNQXJ0aWNsZVN0YXR1cxIeChpBUlRJQ0xFX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFkFSVElDTEVfU1RBVFVTX1dBSVRJTkcQARIdChlBUlRJQ0xFX1NUQVRVU19QUk9DRVNTSU5HEAISGAoUQVJUSUNMRV9TVEFUVVNfUkVBRFkQAxIaChZBUlRJQ0xFX1NUQVRVU19FUlJPUkVEEAQSGgoWQVJUSUNMRV9TVEFUVVNfREVMRVRFRBAFEhgKFEFSVElDTEVfU1RBVFVTX1JFVFJZEAYSGwoXQVJUSUNMRV9TVEFUVVNfRkFMTEJBQ0sQBxIbChdBUlRJQ0xFX1NUQVRVU19OT19NT05FWRAIEiAKHEFSVElDTEVfU1RBVFVTX0xJTUlUX1JFQUNIRUQQCRIbChdBUlRJQ0xFX1NUQVRVU19SRUpFQ1RFRBAKEhkKFUFSVElDTEVfU1RBVFVTX1BBUlNFRBALEh0KGUFSVElDTEVfU1RBVFVTX1JFQ1JBV0xJTkcQDDK8CgoPQXJ0aWNsZXNTZXJ2aWNlElgKDUNyZWF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZSIAEk8KCkdldEFydGljbGUSHi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVxdWVzdBofLmFydGljbGVzLnYxLkdldEFydGljbGVSZXNwb25zZSIAEnMKFkdldEFydGljbGVCeUV4dGVybmFsSWQSKi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVxdWVzdBorLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZSIAEl4KD0dldEFydGljbGVCeVVybBIjLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlcXVlc3QaJC5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXNwb25zZSIAElUKDExpc3RBcnRpY2xlcxIgLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaIS5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZSIAElgKDVVwZGF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXNwb25zZSIAElgKDURlbGV0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXNwb25zZSIAElgKDUNsYWltQXVkaW9Kb2ISIS5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVxdWVzdBoiLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXNwb25zZSIAEmQKEVJlcG9ydEF1ZGlvU3RhdHVzEiUuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZSIAEmEKEENvbXBsZXRlQXVkaW9Kb2ISJC5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBolLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZSIAElUKDEZhaWxBdWRpb0pvYhIgLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlcXVlc3QaIS5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXNwb25zZSIAElsKDlJlY3Jhd2xBcnRpY2xlEiIuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXNwb25zZSIAEmcKEkdldEFydGljbGVEZWNpc2lvbhImLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlcXVlc3QaJy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZSIAEl4KD1JlYWRtaXREZWZlcnJlZBIjLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXNwb25zZSIAYgZwcm90bzM");
 
 /**
  * @generated from message articles.v1.ContentType
@@ -806,6 +806,163 @@ export const FailAudioJobResponseSchema: GenMessage<FailAudioJobResponse> = /*@_
   messageDesc(file_articles_v1_articles, 27);
 
 /**
+ * @generated from message articles.v1.RecrawlArticleRequest
+ */
+export type RecrawlArticleRequest = Message<"articles.v1.RecrawlArticleRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string article_id = 2;
+   */
+  articleId: string;
+};
+
+/**
+ * Describes the message articles.v1.RecrawlArticleRequest.
+ * Use `create(RecrawlArticleRequestSchema)` to create a new message.
+ */
+export const RecrawlArticleRequestSchema: GenMessage<RecrawlArticleRequest> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 28);
+
+/**
+ * @generated from message articles.v1.RecrawlArticleResponse
+ */
+export type RecrawlArticleResponse = Message<"articles.v1.RecrawlArticleResponse"> & {
+  /**
+   * True when the fetched content differed and a new revision was queued.
+   *
+   * @generated from field: bool changed = 1;
+   */
+  changed: boolean;
+
+  /**
+   * @generated from field: int64 revision = 2;
+   */
+  revision: bigint;
+
+  /**
+   * @generated from field: articles.v1.ArticleStatus status = 3;
+   */
+  status: ArticleStatus;
+};
+
+/**
+ * Describes the message articles.v1.RecrawlArticleResponse.
+ * Use `create(RecrawlArticleResponseSchema)` to create a new message.
+ */
+export const RecrawlArticleResponseSchema: GenMessage<RecrawlArticleResponse> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 29);
+
+/**
+ * @generated from message articles.v1.GetArticleDecisionRequest
+ */
+export type GetArticleDecisionRequest = Message<"articles.v1.GetArticleDecisionRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: string article_id = 2;
+   */
+  articleId: string;
+};
+
+/**
+ * Describes the message articles.v1.GetArticleDecisionRequest.
+ * Use `create(GetArticleDecisionRequestSchema)` to create a new message.
+ */
+export const GetArticleDecisionRequestSchema: GenMessage<GetArticleDecisionRequest> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 30);
+
+/**
+ * @generated from message articles.v1.GetArticleDecisionResponse
+ */
+export type GetArticleDecisionResponse = Message<"articles.v1.GetArticleDecisionResponse"> & {
+  /**
+   * @generated from field: articles.v1.ArticleStatus status = 1;
+   */
+  status: ArticleStatus;
+
+  /**
+   * @generated from field: int64 revision = 2;
+   */
+  revision: bigint;
+
+  /**
+   * e.g. "rules.maxChars", "dailyLimit", "creditChars"; empty when admitted.
+   *
+   * @generated from field: string rule = 3;
+   */
+  rule: string;
+
+  /**
+   * @generated from field: string detail = 4;
+   */
+  detail: string;
+
+  /**
+   * ISO 8601.
+   *
+   * @generated from field: string decided_at = 5;
+   */
+  decidedAt: string;
+
+  /**
+   * Characters debited for this revision (0 when none).
+   *
+   * @generated from field: int64 reserved_chars = 6;
+   */
+  reservedChars: bigint;
+};
+
+/**
+ * Describes the message articles.v1.GetArticleDecisionResponse.
+ * Use `create(GetArticleDecisionResponseSchema)` to create a new message.
+ */
+export const GetArticleDecisionResponseSchema: GenMessage<GetArticleDecisionResponse> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 31);
+
+/**
+ * @generated from message articles.v1.ReadmitDeferredRequest
+ */
+export type ReadmitDeferredRequest = Message<"articles.v1.ReadmitDeferredRequest"> & {
+  /**
+   * Empty: every project.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message articles.v1.ReadmitDeferredRequest.
+ * Use `create(ReadmitDeferredRequestSchema)` to create a new message.
+ */
+export const ReadmitDeferredRequestSchema: GenMessage<ReadmitDeferredRequest> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 32);
+
+/**
+ * @generated from message articles.v1.ReadmitDeferredResponse
+ */
+export type ReadmitDeferredResponse = Message<"articles.v1.ReadmitDeferredResponse"> & {
+  /**
+   * @generated from field: int32 admitted = 1;
+   */
+  admitted: number;
+};
+
+/**
+ * Describes the message articles.v1.ReadmitDeferredResponse.
+ * Use `create(ReadmitDeferredResponseSchema)` to create a new message.
+ */
+export const ReadmitDeferredResponseSchema: GenMessage<ReadmitDeferredResponse> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 33);
+
+/**
  * @generated from enum articles.v1.ArticleStatus
  */
 export enum ArticleStatus {
@@ -982,6 +1139,38 @@ export const ArticlesService: GenService<{
     methodKind: "unary";
     input: typeof FailAudioJobRequestSchema;
     output: typeof FailAudioJobResponseSchema;
+  },
+  /**
+   * Operator calls (internal token only).
+   * Fetches the article's url again; re-audifies it when the content changed.
+   *
+   * @generated from rpc articles.v1.ArticlesService.RecrawlArticle
+   */
+  recrawlArticle: {
+    methodKind: "unary";
+    input: typeof RecrawlArticleRequestSchema;
+    output: typeof RecrawlArticleResponseSchema;
+  },
+  /**
+   * Why the article has its status: the rule that rejected it, or the bound
+   * (daily limit, credit) it waits for.
+   *
+   * @generated from rpc articles.v1.ArticlesService.GetArticleDecision
+   */
+  getArticleDecision: {
+    methodKind: "unary";
+    input: typeof GetArticleDecisionRequestSchema;
+    output: typeof GetArticleDecisionResponseSchema;
+  },
+  /**
+   * Re-admits articles waiting in limit_reached or no_money, oldest first.
+   *
+   * @generated from rpc articles.v1.ArticlesService.ReadmitDeferred
+   */
+  readmitDeferred: {
+    methodKind: "unary";
+    input: typeof ReadmitDeferredRequestSchema;
+    output: typeof ReadmitDeferredResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_articles_v1_articles, 0);

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file auth/v1/auth.proto.
  */
 export const file_auth_v1_auth: GenFile = /*@__PURE__*/
-  fileDesc("ChJhdXRoL3YxL2F1dGgucHJvdG8SB2F1dGgudjEiJAoTQXV0aGVudGljYXRlUmVxdWVzdBINCgV0b2tlbhgBIAEoCSJbChRBdXRoZW50aWNhdGVSZXNwb25zZRISCgpwcm9qZWN0X2lkGAEgASgJEh0KBXNjb3BlGAIgASgOMg4uYXV0aC52MS5TY29wZRIQCgh0b2tlbl9pZBgDIAEoCSI0CgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAyIwChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIjoKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIhCgdwcm9qZWN0GAEgASgLMhAuYXV0aC52MS5Qcm9qZWN0IhUKE0xpc3RQcm9qZWN0c1JlcXVlc3QiOgoUTGlzdFByb2plY3RzUmVzcG9uc2USIgoIcHJvamVjdHMYASADKAsyEC5hdXRoLnYxLlByb2plY3QifAoJVG9rZW5JbmZvEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSHQoFc2NvcGUYAyABKA4yDi5hdXRoLnYxLlNjb3BlEg8KB2NyZWF0ZWQYBCABKAMSDwoHcmV2b2tlZBgFIAEoAxIOCgZwcmVmaXgYBiABKAkiRgoRSXNzdWVUb2tlblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIdCgVzY29wZRgCIAEoDjIOLmF1dGgudjEuU2NvcGUiRQoSSXNzdWVUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiAKBGluZm8YAiABKAsyEi5hdXRoLnYxLlRva2VuSW5mbyInChFMaXN0VG9rZW5zUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIjgKEkxpc3RUb2tlbnNSZXNwb25zZRIiCgZ0b2tlbnMYASADKAsyEi5hdXRoLnYxLlRva2VuSW5mbyImChJSZXZva2VUb2tlblJlcXVlc3QSEAoIdG9rZW5faWQYASABKAkiFQoTUmV2b2tlVG9rZW5SZXNwb25zZSo+CgVTY29wZRIVChFTQ09QRV9VTlNQRUNJRklFRBAAEg4KClNDT1BFX0ZVTEwQARIOCgpTQ09QRV9SRUFEEAIy2wMKC0F1dGhTZXJ2aWNlEk0KDEF1dGhlbnRpY2F0ZRIcLmF1dGgudjEuQXV0aGVudGljYXRlUmVxdWVzdBodLmF1dGgudjEuQXV0aGVudGljYXRlUmVzcG9uc2UiABJQCg1DcmVhdGVQcm9qZWN0Eh0uYXV0aC52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBoeLmF1dGgudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIgASTQoMTGlzdFByb2plY3RzEhwuYXV0aC52MS5MaXN0UHJvamVjdHNSZXF1ZXN0Gh0uYXV0aC52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIAEkcKCklzc3VlVG9rZW4SGi5hdXRoLnYxLklzc3VlVG9rZW5SZXF1ZXN0GhsuYXV0aC52MS5Jc3N1ZVRva2VuUmVzcG9uc2UiABJHCgpMaXN0VG9rZW5zEhouYXV0aC52MS5MaXN0VG9rZW5zUmVxdWVzdBobLmF1dGgudjEuTGlzdFRva2Vuc1Jlc3BvbnNlIgASSgoLUmV2b2tlVG9rZW4SGy5hdXRoLnYxLlJldm9rZVRva2VuUmVxdWVzdBocLmF1dGgudjEuUmV2b2tlVG9rZW5SZXNwb25zZSIAYgZwcm90bzM");
+  fileDesc("ChJhdXRoL3YxL2F1dGgucHJvdG8SB2F1dGgudjEiJAoTQXV0aGVudGljYXRlUmVxdWVzdBINCgV0b2tlbhgBIAEoCSJbChRBdXRoZW50aWNhdGVSZXNwb25zZRISCgpwcm9qZWN0X2lkGAEgASgJEh0KBXNjb3BlGAIgASgOMg4uYXV0aC52MS5TY29wZRIQCgh0b2tlbl9pZBgDIAEoCSI0CgdQcm9qZWN0EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAyIwChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIKCgJpZBgBIAEoCRIMCgRuYW1lGAIgASgJIjoKFUNyZWF0ZVByb2plY3RSZXNwb25zZRIhCgdwcm9qZWN0GAEgASgLMhAuYXV0aC52MS5Qcm9qZWN0IhUKE0xpc3RQcm9qZWN0c1JlcXVlc3QiOgoUTGlzdFByb2plY3RzUmVzcG9uc2USIgoIcHJvamVjdHMYASADKAsyEC5hdXRoLnYxLlByb2plY3QifAoJVG9rZW5JbmZvEgoKAmlkGAEgASgJEhIKCnByb2plY3RfaWQYAiABKAkSHQoFc2NvcGUYAyABKA4yDi5hdXRoLnYxLlNjb3BlEg8KB2NyZWF0ZWQYBCABKAMSDwoHcmV2b2tlZBgFIAEoAxIOCgZwcmVmaXgYBiABKAkiRgoRSXNzdWVUb2tlblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRIdCgVzY29wZRgCIAEoDjIOLmF1dGgudjEuU2NvcGUiRQoSSXNzdWVUb2tlblJlc3BvbnNlEg0KBXRva2VuGAEgASgJEiAKBGluZm8YAiABKAsyEi5hdXRoLnYxLlRva2VuSW5mbyInChFMaXN0VG9rZW5zUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIjgKEkxpc3RUb2tlbnNSZXNwb25zZRIiCgZ0b2tlbnMYASADKAsyEi5hdXRoLnYxLlRva2VuSW5mbyImChJSZXZva2VUb2tlblJlcXVlc3QSEAoIdG9rZW5faWQYASABKAkiFQoTUmV2b2tlVG9rZW5SZXNwb25zZSKPAQoPUHJvamVjdFNldHRpbmdzEhIKCnByb2plY3RfaWQYASABKAkSFQoNc2V0dGluZ3NfanNvbhgCIAEoCRIZCgxjcmVkaXRfY2hhcnMYAyABKANIAIgBARIRCgl1c2FnZV9kYXkYBCABKAkSEgoKdXNlZF90b2RheRgFIAEoA0IPCg1fY3JlZGl0X2NoYXJzIi8KGUdldFByb2plY3RTZXR0aW5nc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJIChpHZXRQcm9qZWN0U2V0dGluZ3NSZXNwb25zZRIqCghzZXR0aW5ncxgBIAEoCzIYLmF1dGgudjEuUHJvamVjdFNldHRpbmdzIkYKHFVwZGF0ZVByb2plY3RTZXR0aW5nc1JlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgpwYXRjaF9qc29uGAIgASgJIksKHVVwZGF0ZVByb2plY3RTZXR0aW5nc1Jlc3BvbnNlEioKCHNldHRpbmdzGAEgASgLMhguYXV0aC52MS5Qcm9qZWN0U2V0dGluZ3MiNQoQQWRkQ3JlZGl0UmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg0KBWNoYXJzGAIgASgDIikKEUFkZENyZWRpdFJlc3BvbnNlEhQKDGNyZWRpdF9jaGFycxgBIAEoAyJMChpSZXNlcnZlQXVkaWZpY2F0aW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEgsKA2RheRgCIAEoCRINCgVjaGFycxgDIAEoAyKLAQobUmVzZXJ2ZUF1ZGlmaWNhdGlvblJlc3BvbnNlEiwKB291dGNvbWUYASABKA4yGy5hdXRoLnYxLlJlc2VydmF0aW9uT3V0Y29tZRIZCgxjcmVkaXRfY2hhcnMYAiABKANIAIgBARISCgp1c2VkX3RvZGF5GAMgASgDQg8KDV9jcmVkaXRfY2hhcnMiPgoZUmVmdW5kQXVkaWZpY2F0aW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEg0KBWNoYXJzGAIgASgDIkgKGlJlZnVuZEF1ZGlmaWNhdGlvblJlc3BvbnNlEhkKDGNyZWRpdF9jaGFycxgBIAEoA0gAiAEBQg8KDV9jcmVkaXRfY2hhcnMqPgoFU2NvcGUSFQoRU0NPUEVfVU5TUEVDSUZJRUQQABIOCgpTQ09QRV9GVUxMEAESDgoKU0NPUEVfUkVBRBACKqQBChJSZXNlcnZhdGlvbk91dGNvbWUSIwofUkVTRVJWQVRJT05fT1VUQ09NRV9VTlNQRUNJRklFRBAAEiAKHFJFU0VSVkFUSU9OX09VVENPTUVfUkVTRVJWRUQQARIlCiFSRVNFUlZBVElPTl9PVVRDT01FX0xJTUlUX1JFQUNIRUQQAhIgChxSRVNFUlZBVElPTl9PVVRDT01FX05PX01PTkVZEAMysQcKC0F1dGhTZXJ2aWNlEk0KDEF1dGhlbnRpY2F0ZRIcLmF1dGgudjEuQXV0aGVudGljYXRlUmVxdWVzdBodLmF1dGgudjEuQXV0aGVudGljYXRlUmVzcG9uc2UiABJQCg1DcmVhdGVQcm9qZWN0Eh0uYXV0aC52MS5DcmVhdGVQcm9qZWN0UmVxdWVzdBoeLmF1dGgudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIgASTQoMTGlzdFByb2plY3RzEhwuYXV0aC52MS5MaXN0UHJvamVjdHNSZXF1ZXN0Gh0uYXV0aC52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIAEkcKCklzc3VlVG9rZW4SGi5hdXRoLnYxLklzc3VlVG9rZW5SZXF1ZXN0GhsuYXV0aC52MS5Jc3N1ZVRva2VuUmVzcG9uc2UiABJHCgpMaXN0VG9rZW5zEhouYXV0aC52MS5MaXN0VG9rZW5zUmVxdWVzdBobLmF1dGgudjEuTGlzdFRva2Vuc1Jlc3BvbnNlIgASSgoLUmV2b2tlVG9rZW4SGy5hdXRoLnYxLlJldm9rZVRva2VuUmVxdWVzdBocLmF1dGgudjEuUmV2b2tlVG9rZW5SZXNwb25zZSIAEl8KEkdldFByb2plY3RTZXR0aW5ncxIiLmF1dGgudjEuR2V0UHJvamVjdFNldHRpbmdzUmVxdWVzdBojLmF1dGgudjEuR2V0UHJvamVjdFNldHRpbmdzUmVzcG9uc2UiABJoChVVcGRhdGVQcm9qZWN0U2V0dGluZ3MSJS5hdXRoLnYxLlVwZGF0ZVByb2plY3RTZXR0aW5nc1JlcXVlc3QaJi5hdXRoLnYxLlVwZGF0ZVByb2plY3RTZXR0aW5nc1Jlc3BvbnNlIgASRAoJQWRkQ3JlZGl0EhkuYXV0aC52MS5BZGRDcmVkaXRSZXF1ZXN0GhouYXV0aC52MS5BZGRDcmVkaXRSZXNwb25zZSIAEmIKE1Jlc2VydmVBdWRpZmljYXRpb24SIy5hdXRoLnYxLlJlc2VydmVBdWRpZmljYXRpb25SZXF1ZXN0GiQuYXV0aC52MS5SZXNlcnZlQXVkaWZpY2F0aW9uUmVzcG9uc2UiABJfChJSZWZ1bmRBdWRpZmljYXRpb24SIi5hdXRoLnYxLlJlZnVuZEF1ZGlmaWNhdGlvblJlcXVlc3QaIy5hdXRoLnYxLlJlZnVuZEF1ZGlmaWNhdGlvblJlc3BvbnNlIgBiBnByb3RvMw");
 
 /**
  * @generated from message auth.v1.AuthenticateRequest
@@ -313,6 +313,262 @@ export const RevokeTokenResponseSchema: GenMessage<RevokeTokenResponse> = /*@__P
   messageDesc(file_auth_v1_auth, 13);
 
 /**
+ * @generated from message auth.v1.ProjectSettings
+ */
+export type ProjectSettings = Message<"auth.v1.ProjectSettings"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * The settings document as JSON: dailyLimit, creditChars, defaultVoice,
+   * defaultLang, rules, webhook, recrawl (see docs/statuses.md).
+   *
+   * @generated from field: string settings_json = 2;
+   */
+  settingsJson: string;
+
+  /**
+   * Remaining balance in characters; absent = unlimited.
+   *
+   * @generated from field: optional int64 credit_chars = 3;
+   */
+  creditChars?: bigint | undefined;
+
+  /**
+   * UTC day (YYYY-MM-DD) the counter below belongs to; empty before any use.
+   *
+   * @generated from field: string usage_day = 4;
+   */
+  usageDay: string;
+
+  /**
+   * @generated from field: int64 used_today = 5;
+   */
+  usedToday: bigint;
+};
+
+/**
+ * Describes the message auth.v1.ProjectSettings.
+ * Use `create(ProjectSettingsSchema)` to create a new message.
+ */
+export const ProjectSettingsSchema: GenMessage<ProjectSettings> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 14);
+
+/**
+ * @generated from message auth.v1.GetProjectSettingsRequest
+ */
+export type GetProjectSettingsRequest = Message<"auth.v1.GetProjectSettingsRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message auth.v1.GetProjectSettingsRequest.
+ * Use `create(GetProjectSettingsRequestSchema)` to create a new message.
+ */
+export const GetProjectSettingsRequestSchema: GenMessage<GetProjectSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 15);
+
+/**
+ * @generated from message auth.v1.GetProjectSettingsResponse
+ */
+export type GetProjectSettingsResponse = Message<"auth.v1.GetProjectSettingsResponse"> & {
+  /**
+   * @generated from field: auth.v1.ProjectSettings settings = 1;
+   */
+  settings?: ProjectSettings | undefined;
+};
+
+/**
+ * Describes the message auth.v1.GetProjectSettingsResponse.
+ * Use `create(GetProjectSettingsResponseSchema)` to create a new message.
+ */
+export const GetProjectSettingsResponseSchema: GenMessage<GetProjectSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 16);
+
+/**
+ * @generated from message auth.v1.UpdateProjectSettingsRequest
+ */
+export type UpdateProjectSettingsRequest = Message<"auth.v1.UpdateProjectSettingsRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * JSON merge patch (RFC 7396) over the current settings; null removes a key
+   * (back to its default).
+   *
+   * @generated from field: string patch_json = 2;
+   */
+  patchJson: string;
+};
+
+/**
+ * Describes the message auth.v1.UpdateProjectSettingsRequest.
+ * Use `create(UpdateProjectSettingsRequestSchema)` to create a new message.
+ */
+export const UpdateProjectSettingsRequestSchema: GenMessage<UpdateProjectSettingsRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 17);
+
+/**
+ * @generated from message auth.v1.UpdateProjectSettingsResponse
+ */
+export type UpdateProjectSettingsResponse = Message<"auth.v1.UpdateProjectSettingsResponse"> & {
+  /**
+   * @generated from field: auth.v1.ProjectSettings settings = 1;
+   */
+  settings?: ProjectSettings | undefined;
+};
+
+/**
+ * Describes the message auth.v1.UpdateProjectSettingsResponse.
+ * Use `create(UpdateProjectSettingsResponseSchema)` to create a new message.
+ */
+export const UpdateProjectSettingsResponseSchema: GenMessage<UpdateProjectSettingsResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 18);
+
+/**
+ * @generated from message auth.v1.AddCreditRequest
+ */
+export type AddCreditRequest = Message<"auth.v1.AddCreditRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Characters to add, 1 or more.
+   *
+   * @generated from field: int64 chars = 2;
+   */
+  chars: bigint;
+};
+
+/**
+ * Describes the message auth.v1.AddCreditRequest.
+ * Use `create(AddCreditRequestSchema)` to create a new message.
+ */
+export const AddCreditRequestSchema: GenMessage<AddCreditRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 19);
+
+/**
+ * @generated from message auth.v1.AddCreditResponse
+ */
+export type AddCreditResponse = Message<"auth.v1.AddCreditResponse"> & {
+  /**
+   * @generated from field: int64 credit_chars = 1;
+   */
+  creditChars: bigint;
+};
+
+/**
+ * Describes the message auth.v1.AddCreditResponse.
+ * Use `create(AddCreditResponseSchema)` to create a new message.
+ */
+export const AddCreditResponseSchema: GenMessage<AddCreditResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 20);
+
+/**
+ * @generated from message auth.v1.ReserveAudificationRequest
+ */
+export type ReserveAudificationRequest = Message<"auth.v1.ReserveAudificationRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * UTC day, YYYY-MM-DD.
+   *
+   * @generated from field: string day = 2;
+   */
+  day: string;
+
+  /**
+   * @generated from field: int64 chars = 3;
+   */
+  chars: bigint;
+};
+
+/**
+ * Describes the message auth.v1.ReserveAudificationRequest.
+ * Use `create(ReserveAudificationRequestSchema)` to create a new message.
+ */
+export const ReserveAudificationRequestSchema: GenMessage<ReserveAudificationRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 21);
+
+/**
+ * @generated from message auth.v1.ReserveAudificationResponse
+ */
+export type ReserveAudificationResponse = Message<"auth.v1.ReserveAudificationResponse"> & {
+  /**
+   * @generated from field: auth.v1.ReservationOutcome outcome = 1;
+   */
+  outcome: ReservationOutcome;
+
+  /**
+   * @generated from field: optional int64 credit_chars = 2;
+   */
+  creditChars?: bigint | undefined;
+
+  /**
+   * @generated from field: int64 used_today = 3;
+   */
+  usedToday: bigint;
+};
+
+/**
+ * Describes the message auth.v1.ReserveAudificationResponse.
+ * Use `create(ReserveAudificationResponseSchema)` to create a new message.
+ */
+export const ReserveAudificationResponseSchema: GenMessage<ReserveAudificationResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 22);
+
+/**
+ * @generated from message auth.v1.RefundAudificationRequest
+ */
+export type RefundAudificationRequest = Message<"auth.v1.RefundAudificationRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: int64 chars = 2;
+   */
+  chars: bigint;
+};
+
+/**
+ * Describes the message auth.v1.RefundAudificationRequest.
+ * Use `create(RefundAudificationRequestSchema)` to create a new message.
+ */
+export const RefundAudificationRequestSchema: GenMessage<RefundAudificationRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 23);
+
+/**
+ * @generated from message auth.v1.RefundAudificationResponse
+ */
+export type RefundAudificationResponse = Message<"auth.v1.RefundAudificationResponse"> & {
+  /**
+   * @generated from field: optional int64 credit_chars = 1;
+   */
+  creditChars?: bigint | undefined;
+};
+
+/**
+ * Describes the message auth.v1.RefundAudificationResponse.
+ * Use `create(RefundAudificationResponseSchema)` to create a new message.
+ */
+export const RefundAudificationResponseSchema: GenMessage<RefundAudificationResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_auth, 24);
+
+/**
  * @generated from enum auth.v1.Scope
  */
 export enum Scope {
@@ -341,6 +597,37 @@ export enum Scope {
  */
 export const ScopeSchema: GenEnum<Scope> = /*@__PURE__*/
   enumDesc(file_auth_v1_auth, 0);
+
+/**
+ * @generated from enum auth.v1.ReservationOutcome
+ */
+export enum ReservationOutcome {
+  /**
+   * @generated from enum value: RESERVATION_OUTCOME_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * @generated from enum value: RESERVATION_OUTCOME_RESERVED = 1;
+   */
+  RESERVED = 1,
+
+  /**
+   * @generated from enum value: RESERVATION_OUTCOME_LIMIT_REACHED = 2;
+   */
+  LIMIT_REACHED = 2,
+
+  /**
+   * @generated from enum value: RESERVATION_OUTCOME_NO_MONEY = 3;
+   */
+  NO_MONEY = 3,
+}
+
+/**
+ * Describes the enum auth.v1.ReservationOutcome.
+ */
+export const ReservationOutcomeSchema: GenEnum<ReservationOutcome> = /*@__PURE__*/
+  enumDesc(file_auth_v1_auth, 1);
 
 /**
  * AuthService owns projects and their API tokens. Publishers' tokens are
@@ -402,6 +689,58 @@ export const AuthService: GenService<{
     methodKind: "unary";
     input: typeof RevokeTokenRequestSchema;
     output: typeof RevokeTokenResponseSchema;
+  },
+  /**
+   * Project settings (docs/statuses.md). Admin credential, or the internal
+   * token (then the webhook secret is included so events can be signed).
+   *
+   * @generated from rpc auth.v1.AuthService.GetProjectSettings
+   */
+  getProjectSettings: {
+    methodKind: "unary";
+    input: typeof GetProjectSettingsRequestSchema;
+    output: typeof GetProjectSettingsResponseSchema;
+  },
+  /**
+   * Admin only: applies a JSON merge patch, validated as a whole.
+   *
+   * @generated from rpc auth.v1.AuthService.UpdateProjectSettings
+   */
+  updateProjectSettings: {
+    methodKind: "unary";
+    input: typeof UpdateProjectSettingsRequestSchema;
+    output: typeof UpdateProjectSettingsResponseSchema;
+  },
+  /**
+   * Admin only: adds characters to a bounded balance.
+   *
+   * @generated from rpc auth.v1.AuthService.AddCredit
+   */
+  addCredit: {
+    methodKind: "unary";
+    input: typeof AddCreditRequestSchema;
+    output: typeof AddCreditResponseSchema;
+  },
+  /**
+   * Internal token only: counts one article against today's limit and debits
+   * its characters in one atomic step, or says which bound refused it.
+   *
+   * @generated from rpc auth.v1.AuthService.ReserveAudification
+   */
+  reserveAudification: {
+    methodKind: "unary";
+    input: typeof ReserveAudificationRequestSchema;
+    output: typeof ReserveAudificationResponseSchema;
+  },
+  /**
+   * Internal token only: gives back characters of a synthesis that failed.
+   *
+   * @generated from rpc auth.v1.AuthService.RefundAudification
+   */
+  refundAudification: {
+    methodKind: "unary";
+    input: typeof RefundAudificationRequestSchema;
+    output: typeof RefundAudificationResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_auth_v1_auth, 0);

@@ -3,6 +3,7 @@
 // updates (filter on revision and status), so no transaction is needed.
 import { MongoServerError, type Collection, type Db, type Filter, type UpdateFilter } from "mongodb";
 import {
+  ARTICLE_STATUSES,
   DuplicateExternalIdError,
   DuplicateIdError,
   initialArticle,
@@ -17,8 +18,11 @@ import {
   type StoredArticle,
   type StoredAudio,
   type UpdateOutcome,
+  DEFERRED_STATUSES,
+  REVISION_SCOPED,
+  type AdmissionResult,
 } from "./port.js";
-import { patchOps } from "./patch.js";
+import { admissionOps, patchOps, unsetAll } from "./patch.js";
 
 /** `deleted` mirrors status so listing can use an equality prefix of one index. */
 type Doc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; updatedAt: Date; deleted: boolean };
@@ -40,6 +44,9 @@ function duplicateOn(e: MongoServerError): "id" | "externalId" {
   if (pattern) return "externalId" in pattern ? "externalId" : "id";
   return /externalId/.test(e.message) ? "externalId" : "id";
 }
+
+// Not admitted (or finished): a job for them is left over from an older decision.
+const NOT_CLAIMABLE = ["deleted", "ready", "rejected", "limit_reached", "no_money"] as ArticleStatus[];
 
 export async function openMongoArticleStore(db: Db, collection = "articles"): Promise<ArticleStore> {
   const col: Collection<Doc> = db.collection<Doc>(collection);
@@ -100,8 +107,8 @@ export async function openMongoArticleStore(db: Db, collection = "articles"): Pr
         const updated = await conditional(
           { _id: id, projectId, revision: expectedRevision, deleted: false },
           {
-            $set: { ...$set, status: "waiting", errors: [], updatedAt: now },
-            $unset: { ...$unset, audio: true, audioPreview: true, error: true },
+            $set: { ...$set, status: "waiting", errors: [], types: [], updatedAt: now },
+            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true },
             $inc: { revision: 1 },
           } as UpdateFilter<Doc>,
         );
@@ -121,7 +128,7 @@ export async function openMongoArticleStore(db: Db, collection = "articles"): Pr
     },
 
     claim: (id, revision, now = new Date()) =>
-      conditional({ _id: id, revision, status: { $nin: ["deleted", "ready"] } }, { $set: { status: "processing", updatedAt: now } }),
+      conditional({ _id: id, revision, status: { $nin: NOT_CLAIMABLE } }, { $set: { status: "processing", updatedAt: now } }),
 
     async reportStatus(id, revision, status, error, now = new Date()) {
       const update: UpdateFilter<Doc> = { $set: { status, updatedAt: now } };
@@ -149,11 +156,72 @@ export async function openMongoArticleStore(db: Db, collection = "articles"): Pr
       const filter: Filter<Doc> = { status: { $in: [...statuses] }, updatedAt: { $lt: new Date(olderThan) } };
       if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
       const docs = await col
-        .find(filter, { projection: { _id: 1, projectId: 1, revision: 1 } })
+        .find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1 } })
         .sort({ _id: 1 })
         .limit(o.limit ?? 500)
         .toArray();
-      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision }));
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, ...(d.admission === "pending" ? { pendingAdmission: true } : {}) }));
+    },
+
+    getById: (id) => one({ _id: id }),
+
+    claimAdmission: (id, revision, leaseMs, now = new Date()) =>
+      conditional(
+        { _id: id, revision, admission: "pending", deleted: false, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }] },
+        { $set: { admittingUntil: now.getTime() + leaseMs } },
+      ),
+
+    finishAdmission(id, revision, r: AdmissionResult, now = new Date()) {
+      const { $set, $unset } = admissionOps(r);
+      return conditional({ _id: id, revision, admission: "pending", deleted: false }, { $set: { ...$set, updatedAt: now }, $unset } as UpdateFilter<Doc>);
+    },
+
+    async findDeferred(projectId, limit, excludeProjects = []) {
+      const filter: Filter<Doc> = { status: { $in: [...DEFERRED_STATUSES] } };
+      if (projectId !== undefined) filter.projectId = projectId;
+      else if (excludeProjects.length) filter.projectId = { $nin: [...excludeProjects] };
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1 } }).sort({ added: 1, _id: 1 }).limit(limit).toArray();
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, pendingAdmission: true }));
+    },
+
+    async takeReservation(id, revision, chars) {
+      return (await conditional({ _id: id, revision, reservedChars: chars }, { $unset: { reservedChars: true } })) !== null;
+    },
+
+    startRecrawl: (id, revision, from, now = new Date()) =>
+      conditional({ _id: id, revision, status: from }, { $set: { status: "recrawling", recrawlFrom: from, updatedAt: now } }),
+
+    async endRecrawl(id, revision, now = new Date()) {
+      const current = await one({ _id: id, revision, status: "recrawling" });
+      if (!current) return null;
+      return conditional(
+        { _id: id, revision, status: "recrawling" },
+        { $set: { status: current.recrawlFrom ?? "ready", crawledAt: now.getTime(), updatedAt: now }, $unset: { recrawlFrom: true } },
+      );
+    },
+
+    recrawled: (id, revision, crawledText, now = new Date()) =>
+      conditional({ _id: id, revision, status: "recrawling" }, {
+        $set: { status: "waiting", admission: "pending", crawledText, crawledAt: now.getTime(), errors: [], types: [], updatedAt: now },
+        $unset: unsetAll(REVISION_SCOPED),
+        $inc: { revision: 1 },
+      } as UpdateFilter<Doc>),
+
+    async findRecrawlCandidates(addedSince, o: FindStaleOptions = {}) {
+      const filter: Filter<Doc> = { deleted: false, status: { $ne: "recrawling" }, added: { $gte: addedSince }, url: { $exists: true } };
+      if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
+      const docs = await col
+        .find(filter, { projection: { _id: 1, projectId: 1, revision: 1, added: 1, crawledAt: 1, status: 1 } })
+        .sort({ _id: 1 })
+        .limit(o.limit ?? 500)
+        .toArray();
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, crawledAt: d.crawledAt, status: d.status }));
+    },
+
+    // One indexed count per status (status_updatedAt), instead of a $group over every document.
+    async countByStatus() {
+      const counts = await Promise.all(ARTICLE_STATUSES.map((status) => col.countDocuments({ status })));
+      return Object.fromEntries(ARTICLE_STATUSES.map((s, i) => [s, counts[i]])) as Record<ArticleStatus, number>;
     },
 
     // The connection pool belongs to lib/mongo.ts and is shared; nothing to release here.

@@ -6,6 +6,7 @@ import { mkdir } from "node:fs/promises";
 import path from "node:path";
 import nedb from "@seald-io/nedb";
 import {
+  ARTICLE_STATUSES,
   DuplicateExternalIdError,
   DuplicateIdError,
   initialArticle,
@@ -20,8 +21,11 @@ import {
   type StoredArticle,
   type StoredAudio,
   type UpdateOutcome,
+  DEFERRED_STATUSES,
+  REVISION_SCOPED,
+  type AdmissionResult,
 } from "./port.js";
-import { patchOps } from "./patch.js";
+import { admissionOps, patchOps, unsetAll } from "./patch.js";
 
 // The package is CommonJS with `export default` typings: under NodeNext the
 // default import is the class at run time but typed as the module wrapper.
@@ -39,6 +43,9 @@ export interface NedbArticleStoreOptions {
   /** Rewrites the append-only datafile periodically; default 10 minutes. */
   compactEveryMs?: number;
 }
+
+// Not admitted (or finished): a job for them is left over from an older decision.
+const NOT_CLAIMABLE = ["deleted", "ready", "rejected", "limit_reached", "no_money"] as ArticleStatus[];
 
 export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): Promise<ArticleStore> {
   let db: Datastore<Doc>;
@@ -113,8 +120,8 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
         const updated = await conditional(
           { projectId, revision: expectedRevision, status: live, _id: id },
           {
-            $set: { ...$set, status: "waiting", errors: [], changedAt: now.getTime() },
-            $unset: { ...$unset, audio: true, audioPreview: true, error: true },
+            $set: { ...$set, status: "waiting", errors: [], types: [], changedAt: now.getTime() },
+            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true },
             $inc: { revision: 1 },
           },
         );
@@ -134,7 +141,7 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
     },
 
     claim: (id, revision, now = new Date()) =>
-      conditional({ revision, status: { $nin: ["deleted", "ready"] }, _id: id }, { $set: { status: "processing", changedAt: now.getTime() } }),
+      conditional({ revision, status: { $nin: NOT_CLAIMABLE }, _id: id }, { $set: { status: "processing", changedAt: now.getTime() } }),
 
     async reportStatus(id, revision, status, error, now = new Date()) {
       const update: Record<string, object> = { $set: { status, changedAt: now.getTime() } };
@@ -165,8 +172,67 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
     async findStale(statuses: readonly ArticleStatus[], olderThan: number, o: FindStaleOptions = {}): Promise<StaleArticle[]> {
       const query: Record<string, unknown> = { status: { $in: [...statuses] }, changedAt: { $lt: olderThan } };
       if (o.afterId !== undefined) query._id = { $gt: o.afterId };
-      const docs = (await db.findAsync(query, { _id: 1, projectId: 1, revision: 1 }).sort({ _id: 1 }).limit(o.limit ?? 500)) as unknown as Doc[];
-      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision }));
+      const docs = (await db.findAsync(query, { _id: 1, projectId: 1, revision: 1, admission: 1 }).sort({ _id: 1 }).limit(o.limit ?? 500)) as unknown as Doc[];
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, ...(d.admission === "pending" ? { pendingAdmission: true } : {}) }));
+    },
+
+    getById: (id) => one({ _id: id }),
+
+    claimAdmission: (id, revision, leaseMs, now = new Date()) =>
+      conditional(
+        { revision, admission: "pending", status: live, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }], _id: id },
+        { $set: { admittingUntil: now.getTime() + leaseMs } },
+      ),
+
+    finishAdmission(id, revision, r: AdmissionResult, now = new Date()) {
+      const { $set, $unset } = admissionOps(r);
+      return conditional({ revision, admission: "pending", status: live, _id: id }, { $set: { ...$set, changedAt: now.getTime() }, $unset });
+    },
+
+    async findDeferred(projectId, limit, excludeProjects = []) {
+      const query: Record<string, unknown> = { status: { $in: [...DEFERRED_STATUSES] } };
+      if (projectId !== undefined) query.projectId = projectId;
+      else if (excludeProjects.length) query.projectId = { $nin: [...excludeProjects] };
+      const docs = (await db.findAsync(query, { _id: 1, projectId: 1, revision: 1, added: 1 }).sort({ added: 1, _id: 1 }).limit(limit)) as unknown as Doc[];
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, pendingAdmission: true }));
+    },
+
+    async takeReservation(id, revision, chars) {
+      return (await conditional({ revision, reservedChars: chars, _id: id }, { $unset: { reservedChars: true } })) !== null;
+    },
+
+    startRecrawl: (id, revision, from, now = new Date()) =>
+      conditional({ revision, status: from, _id: id }, { $set: { status: "recrawling", recrawlFrom: from, changedAt: now.getTime() } }),
+
+    async endRecrawl(id, revision, now = new Date()) {
+      const current = await one({ revision, status: "recrawling", _id: id });
+      if (!current) return null;
+      return conditional(
+        { revision, status: "recrawling", _id: id },
+        { $set: { status: current.recrawlFrom ?? "ready", crawledAt: now.getTime(), changedAt: now.getTime() }, $unset: { recrawlFrom: true } },
+      );
+    },
+
+    recrawled: (id, revision, crawledText, now = new Date()) =>
+      conditional(
+        { revision, status: "recrawling", _id: id },
+        {
+          $set: { status: "waiting", admission: "pending", crawledText, crawledAt: now.getTime(), errors: [], types: [], changedAt: now.getTime() },
+          $unset: unsetAll(REVISION_SCOPED),
+          $inc: { revision: 1 },
+        },
+      ),
+
+    async findRecrawlCandidates(addedSince, o: FindStaleOptions = {}) {
+      const query: Record<string, unknown> = { status: { $nin: ["deleted", "recrawling"] }, added: { $gte: addedSince }, url: { $exists: true } };
+      if (o.afterId !== undefined) query._id = { $gt: o.afterId };
+      const docs = (await db.findAsync(query, { _id: 1, projectId: 1, revision: 1, added: 1, crawledAt: 1, status: 1 }).sort({ _id: 1 }).limit(o.limit ?? 500)) as unknown as Doc[];
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, crawledAt: d.crawledAt, status: d.status }));
+    },
+
+    async countByStatus() {
+      const counts = await Promise.all(ARTICLE_STATUSES.map((status) => db.countAsync({ status })));
+      return Object.fromEntries(ARTICLE_STATUSES.map((s, i) => [s, Number(counts[i])])) as Record<ArticleStatus, number>;
     },
 
     async close() {

@@ -23,7 +23,31 @@ export const ARTICLE_STATUSES = [
 export type ArticleStatus = (typeof ARTICLE_STATUSES)[number];
 
 /** Statuses in which an article still expects audio work. */
-export const PENDING_STATUSES: readonly ArticleStatus[] = ["waiting", "processing", "retry", "fallback"];
+export const PENDING_STATUSES: readonly ArticleStatus[] = ["waiting", "parsed", "processing", "retry", "fallback"];
+
+/** Admitted later, when the day turns or credit is added. */
+export const DEFERRED_STATUSES: readonly ArticleStatus[] = ["limit_reached", "no_money"];
+
+/** Why an article was not (yet) audified: the rule or bound, for operators. */
+export interface ArticleDecision {
+  /** e.g. "rules.maxChars", "dailyLimit", "creditChars". */
+  rule: string;
+  detail: string;
+  /** ISO 8601. */
+  at: string;
+}
+
+/** What admission decided for one revision. */
+export interface AdmissionResult {
+  status: ArticleStatus;
+  types: ContentTypeScore[];
+  /** Text the speech engine reads when it differs from `text` (parsed or recrawled). */
+  spokenText?: string;
+  decision?: ArticleDecision;
+  reservedChars?: number;
+  /** Deferred articles stay pending and are admitted again later. */
+  keepPending: boolean;
+}
 
 export interface StoredAudio {
   key: string;
@@ -68,13 +92,29 @@ export interface StoredArticle {
   errors: ArticleErrorEntry[];
   /** Epoch milliseconds of the last change of any kind; drives the reconciler. */
   changedAt: number;
+
+  // Internal bookkeeping, never shown to publishers.
+  /** "pending" while this revision has not been admitted (including deferred ones). */
+  admission?: "pending";
+  /** Epoch ms until which one admission run holds this revision. */
+  admittingUntil?: number;
+  spokenText?: string;
+  /** Main text extracted from the article's URL by the last recrawl that changed it. */
+  crawledText?: string;
+  decision?: ArticleDecision;
+  /** Characters debited for this revision, until refunded. */
+  reservedChars?: number;
+  /** Status to restore when a recrawl finds nothing new. */
+  recrawlFrom?: ArticleStatus;
+  /** Epoch ms of the last recrawl. */
+  crawledAt?: number;
 }
 
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
 export type NewArticle = Pick<
   StoredArticle,
   "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
->;
+> & { admission?: "pending" };
 
 /**
  * Content change on update. Absent keys keep their value; `prompt: null`
@@ -92,6 +132,8 @@ export interface ArticlePatch {
   isRaw?: boolean;
   prompt?: string | null;
   labels?: string[];
+  /** Set by the service: the new revision goes through admission before a job is published. */
+  admission?: "pending";
 }
 
 export interface ArticlePage {
@@ -105,6 +147,8 @@ export interface StaleArticle {
   id: string;
   projectId: string;
   revision: number;
+  /** Not admitted yet: run admission instead of publishing. */
+  pendingAdmission?: boolean;
 }
 
 export interface FindStaleOptions {
@@ -141,6 +185,31 @@ export interface ArticleStore {
 
   /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id. */
   findStale(statuses: readonly ArticleStatus[], olderThan: number, opts?: FindStaleOptions): Promise<StaleArticle[]>;
+  /** Articles per status over all projects, for the articles_by_status metric; every status is present. */
+  countByStatus?(): Promise<Record<ArticleStatus, number>>;
+
+  /** Any project; for the internal calls keyed by article id. */
+  getById(id: string): Promise<StoredArticle | null>;
+
+  // Admission (services/articles/admission/admit.ts).
+  /** Takes a lease on a pending revision so one admission runs at a time; null when not pending, leased or superseded. */
+  claimAdmission(id: string, revision: number, leaseMs: number, now?: Date): Promise<StoredArticle | null>;
+  /** Records the decision for the revision; null when it was superseded or deleted meanwhile. */
+  finishAdmission(id: string, revision: number, result: AdmissionResult, now?: Date): Promise<StoredArticle | null>;
+  /** Deferred articles, oldest first (added, then id), of one project or of all but `excludeProjects`. */
+  findDeferred(projectId: string | undefined, limit: number, excludeProjects?: readonly string[]): Promise<StaleArticle[]>;
+  /** Clears the reservation of the revision once; true for the one caller that should refund it. */
+  takeReservation(id: string, revision: number, chars: number): Promise<boolean>;
+
+  // Recrawl.
+  /** Moves the article to recrawling when it is still in `from` at `revision`. */
+  startRecrawl(id: string, revision: number, from: ArticleStatus, now?: Date): Promise<StoredArticle | null>;
+  /** Nothing changed: back to the status before the recrawl. */
+  endRecrawl(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
+  /** New content: a new revision waiting for admission, with the crawled text to speak. */
+  recrawled(id: string, revision: number, crawledText: string, now?: Date): Promise<StoredArticle | null>;
+  /** Live articles with a URL added since `addedSince` (unix seconds), by id. */
+  findRecrawlCandidates(addedSince: number, opts?: FindStaleOptions): Promise<Array<StaleArticle & { crawledAt?: number; added: number; status: ArticleStatus }>>;
   close(): Promise<void>;
 }
 
@@ -184,5 +253,18 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
   if (a.externalId !== undefined) doc.externalId = a.externalId;
   if (a.prompt !== undefined) doc.prompt = a.prompt;
   if (a.url !== undefined) doc.url = a.url;
+  if (a.admission) doc.admission = a.admission;
   return doc;
 }
+
+/** Fields a new revision must not inherit from the previous one. */
+export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
+  "audio",
+  "audioPreview",
+  "error",
+  "admittingUntil",
+  "spokenText",
+  "decision",
+  "reservedChars",
+  "recrawlFrom",
+];

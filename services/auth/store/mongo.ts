@@ -2,9 +2,27 @@
 // created at open; createIndexes is a no-op when they already exist, so every
 // replica can open the store concurrently.
 import type { Db } from "mongodb";
-import { byCreatedThenId, DuplicateTokenError, type AuthStore, type ProjectRecord, type TokenRecord } from "./port.js";
+import type { Filter } from "mongodb";
+import { byCreatedThenId, DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
+import { reserveWith } from "./reserve.js";
 
-type ProjectDoc = { _id: string; name: string; created: Date };
+type ProjectDoc = {
+  _id: string;
+  name: string;
+  created: Date;
+  settings?: Record<string, unknown> & { dailyLimit?: number | null };
+  creditChars?: number | null;
+  usageDay?: string;
+  usedToday?: number;
+};
+
+const stateOf = (d: ProjectDoc): ProjectState => ({
+  settings: d.settings,
+  creditChars: d.creditChars ?? null,
+  dailyLimit: d.settings?.dailyLimit ?? null,
+  usageDay: d.usageDay ?? "",
+  usedToday: d.usedToday ?? 0,
+});
 type TokenDoc = Omit<TokenRecord, "id"> & { _id: string };
 
 const toProject = (d: ProjectDoc): ProjectRecord => ({ id: d._id, name: d.name, created: d.created });
@@ -80,6 +98,59 @@ export async function openMongoAuthStore(db: Db): Promise<AuthStore> {
       await tokens.updateOne({ _id: id, revoked: null }, { $set: { revoked: at } });
       const d = await tokens.findOne({ _id: id });
       return d ? toToken(d) : null;
+    },
+    async getProjectState(id) {
+      const d = await projects.findOne({ _id: id });
+      return d ? stateOf(d) : null;
+    },
+    async saveSettings(id, settings, creditChars) {
+      const { creditChars: _ignored, ...rest } = settings;
+      const $set: Partial<ProjectDoc> = { settings: rest };
+      if (creditChars !== undefined) $set.creditChars = creditChars;
+      const d = await projects.findOneAndUpdate({ _id: id }, { $set }, { returnDocument: "after" });
+      return d ? stateOf(d) : null;
+    },
+    async addCredit(id, chars) {
+      const d = await projects.findOneAndUpdate({ _id: id, creditChars: { $gte: 0 } }, { $inc: { creditChars: chars } }, { returnDocument: "after" });
+      if (d) return { ok: true, creditChars: d.creditChars as number };
+      return { ok: false, reason: (await projects.findOne({ _id: id })) ? "unlimited" : "not_found" };
+    },
+    reserve(id, day, chars) {
+      return reserveWith(
+        {
+          read: async (pid) => {
+            const d = await projects.findOne({ _id: pid });
+            return d ? stateOf(d) : null;
+          },
+          async resetDay(pid, newDay) {
+            await projects.updateOne(
+              { _id: pid, $or: [{ usageDay: { $lt: newDay } }, { usageDay: { $exists: false } }] },
+              { $set: { usageDay: newDay, usedToday: 0 } },
+            );
+          },
+          async take(pid, onDay, n, seen) {
+            // {field: null} matches a missing field too in MongoDB.
+            const filter: Filter<ProjectDoc> = { _id: pid, usageDay: onDay };
+            const $inc: Record<string, number> = { usedToday: 1 };
+            if (seen.dailyLimit === null) filter["settings.dailyLimit"] = null;
+            else Object.assign(filter, { "settings.dailyLimit": seen.dailyLimit, usedToday: { $lt: seen.dailyLimit } });
+            if (seen.creditChars === null) filter.creditChars = null;
+            else {
+              filter.creditChars = { $gte: n };
+              $inc.creditChars = -n;
+            }
+            const d = await projects.findOneAndUpdate(filter, { $inc }, { returnDocument: "after" });
+            return d ? stateOf(d) : null;
+          },
+        },
+        id,
+        day,
+        chars,
+      );
+    },
+    async refund(id, chars) {
+      const d = await projects.findOneAndUpdate({ _id: id, creditChars: { $gte: 0 } }, { $inc: { creditChars: chars } }, { returnDocument: "after" });
+      return d ? (d.creditChars as number) : null;
     },
     async close() {},
   };

@@ -32,7 +32,41 @@ export class DuplicateTokenError extends Error {
   }
 }
 
+/** Settings and counters of one project as stored (see services/auth/settings.ts for the document). */
+export interface ProjectState {
+  /** Everything but creditChars; undefined until an admin first changes something. */
+  settings: Record<string, unknown> | undefined;
+  /** Remaining balance; null = unlimited. */
+  creditChars: number | null;
+  dailyLimit: number | null;
+  usageDay: string;
+  usedToday: number;
+}
+
+export type ReserveOutcome =
+  | { ok: true; creditChars: number | null; usedToday: number }
+  | { ok: false; reason: "limit_reached" | "no_money" | "not_found"; creditChars: number | null; usedToday: number };
+
+export type AddCreditOutcome = { ok: true; creditChars: number } | { ok: false; reason: "not_found" | "unlimited" };
+
 export interface AuthStore {
+  getProjectState(id: string): Promise<ProjectState | null>;
+  /**
+   * Stores the settings document (its creditChars ignored); `creditChars`
+   * replaces the balance only when given, so concurrent debits are not lost.
+   */
+  saveSettings(id: string, settings: Record<string, unknown> & { dailyLimit: number | null }, creditChars?: number | null): Promise<ProjectState | null>;
+  /** Atomic: only a bounded balance grows. */
+  addCredit(id: string, chars: number): Promise<AddCreditOutcome>;
+  /**
+   * Atomic, race-safe: counts one article on `day` (UTC YYYY-MM-DD) if the
+   * daily limit allows it AND debits `chars` if the balance covers it; else
+   * changes nothing and names the bound that refused (the limit first).
+   */
+  reserve(id: string, day: string, chars: number): Promise<ReserveOutcome>;
+  /** Gives characters back to a bounded balance; returns the new balance (null = unlimited or no project). */
+  refund(id: string, chars: number): Promise<number | null>;
+
   /**
    * Creates the project unless one with this id exists. Never overwrites:
    * `created` tells whether this call made it, `project` is what is stored.

@@ -1,0 +1,124 @@
+// Admission: what happens to a stored revision before any synthesis. In order:
+// parse (when asked) → classify → the project's rules → reserve one unit of
+// the daily limit and the characters from the balance → publish the job.
+// Each outcome is a real status (parsed, rejected, limit_reached, no_money)
+// with its reason recorded. A lease on the revision keeps the create path,
+// the reconciler and the deferred sweep from admitting it twice, and a
+// reservation whose revision was superseded meanwhile is given back.
+import type { Logger } from "../../../lib/log.js";
+import { explainContent, SCORE_THRESHOLD } from "../content/classify.js";
+import { extractMainContent } from "../content/extract.js";
+import type { StatusEmitter } from "../events/publish.js";
+import { DEFERRED_STATUSES, type AdmissionResult, type ArticleStore, type StoredArticle } from "../store/port.js";
+import { checkRules } from "./rules.js";
+import type { ProjectSettingsSource } from "./settings.js";
+
+export interface AdmissionDeps {
+  store: ArticleStore;
+  settings: ProjectSettingsSource;
+  publish(a: StoredArticle): Promise<void>;
+  emit: StatusEmitter;
+  log: Logger;
+  /** How long one run may hold a revision before another may retry it; default 60 s. */
+  leaseMs?: number;
+}
+
+export interface Admission {
+  /** Admits one pending revision; null when it is not pending, held by another run, or superseded. */
+  admit(id: string, revision: number): Promise<StoredArticle | null>;
+  /** Re-admits deferred articles oldest first; per project it stops at the first that has to wait again. Returns how many went through. */
+  readmitDeferred(projectId?: string): Promise<number>;
+}
+
+/** What the speech engine reads for this article: crawled text, parsed HTML, or the text as sent. */
+export function contentToSpeak(a: Pick<StoredArticle, "text" | "parse" | "url" | "crawledText">): string {
+  if (a.crawledText !== undefined) return a.crawledText;
+  return a.parse ? extractMainContent(a.text, a.url).text : a.text;
+}
+
+/** Characters debited for an article: everything that will be spoken, title included. */
+export const spokenChars = (title: string, body: string) => title.length + body.length;
+
+const isDeferred = (s: string) => (DEFERRED_STATUSES as readonly string[]).includes(s);
+
+export function createAdmission(deps: AdmissionDeps): Admission {
+  const { store, settings, log } = deps;
+  const leaseMs = deps.leaseMs ?? 60_000;
+
+  async function finish(a: StoredArticle, result: AdmissionResult): Promise<StoredArticle | null> {
+    const done = await store.finishAdmission(a.id, a.revision, result);
+    if (done && done.status !== a.status) deps.emit(done);
+    return done;
+  }
+
+  async function admit(id: string, revision: number): Promise<StoredArticle | null> {
+    const a = await store.claimAdmission(id, revision, leaseMs);
+    if (!a) return null;
+    const project = await settings.get(a.projectId);
+    const spoken = contentToSpeak(a);
+    const spokenText = spoken !== a.text ? spoken : undefined;
+    const scores = explainContent({ title: a.title, text: spoken, lang: a.lang });
+    const types = scores.filter((t) => t.score >= SCORE_THRESHOLD).sort((x, y) => y.score - x.score).map(({ name, score }) => ({ name, score }));
+    const at = new Date().toISOString();
+
+    const failed =
+      spoken.trim() === ""
+        ? { rule: "content", detail: "no readable text found in the article" }
+        : checkRules(project.rules, { text: spoken, url: a.url, labels: a.labels, lang: a.lang, types: scores });
+    if (failed) {
+      log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, rule: failed.rule, detail: failed.detail }, "article rejected");
+      return finish(a, { status: "rejected", types, spokenText, decision: { ...failed, at }, keepPending: false });
+    }
+
+    const chars = spokenChars(a.title, spoken);
+    const reservation = await settings.reserve(a.projectId, chars);
+    const outcome = reservation.outcome;
+    if (reservation.outcome !== "reserved") {
+      const decision =
+        outcome === "limit_reached"
+          ? { rule: "dailyLimit", detail: `the project's daily limit of ${project.dailyLimit ?? "?"} articles is used up for today (UTC)`, at }
+          : { rule: "creditChars", detail: `needs ${chars} characters; the balance is lower`, at };
+      if (a.status !== outcome) log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, chars }, `article waits: ${outcome}`);
+      return finish(a, { status: reservation.outcome, types, spokenText, decision, keepPending: true });
+    }
+
+    const reservedChars = reservation.debited && chars > 0 ? chars : undefined;
+    const status = spokenText !== undefined ? "parsed" : "waiting";
+    const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false });
+    if (!done) {
+      // Superseded or deleted while we reserved: the characters were never used.
+      if (reservedChars) await settings.refund(a.projectId, reservedChars);
+      return null;
+    }
+    await deps.publish(done);
+    return done;
+  }
+
+  async function readmitDeferred(projectId?: string): Promise<number> {
+    const blocked = new Set<string>();
+    let admitted = 0;
+    // A project that has to wait again is excluded from the next page, so one
+    // project's long backlog never hides the others'. Bounded: the sweep runs again.
+    for (let pageNo = 0; pageNo < 20; pageNo++) {
+      const candidates = await store.findDeferred(projectId, 200, [...blocked]);
+      let progressed = false;
+      for (const c of candidates) {
+        if (blocked.has(c.projectId)) continue;
+        try {
+          const r = await admit(c.id, c.revision);
+          if (r && isDeferred(r.status)) blocked.add(c.projectId);
+          else if (r) admitted++;
+          progressed ||= r !== null;
+        } catch (err) {
+          log.warn({ err, articleId: c.id }, "re-admission failed; will retry");
+          blocked.add(c.projectId);
+        }
+      }
+      if (candidates.length < 200 || !progressed) break;
+    }
+    if (admitted > 0) log.info({ admitted, projectId }, "deferred articles admitted");
+    return admitted;
+  }
+
+  return { admit, readmitDeferred };
+}

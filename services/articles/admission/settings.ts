@@ -1,0 +1,79 @@
+// What admission needs to know about a project, from the auth service (which
+// owns projects). Reads are cached briefly: a create burst must not become a
+// settings-read burst. Reservations and refunds are never cached.
+import type { Client } from "@connectrpc/connect";
+import { ReservationOutcome, type AuthService } from "../../../gen/auth/v1/auth_pb.js";
+
+export interface RulesView {
+  minChars?: number;
+  maxChars?: number;
+  urlAllow?: string[];
+  urlDeny?: string[];
+  labelsInclude?: string[];
+  labelsExclude?: string[];
+  languages?: string[];
+  types?: Record<string, { min?: number; max?: number }>;
+}
+
+export interface SettingsView {
+  dailyLimit: number | null;
+  creditChars: number | null;
+  defaultVoice: string | null;
+  defaultLang: string | null;
+  rules: RulesView;
+  webhook: { url: string; secret: string } | null;
+  recrawl: { enabled: boolean; everyMinutes: number; maxAgeHours: number };
+}
+
+/** `debited`: the balance is bounded, so the characters were taken and are refundable. */
+export type Reservation = { outcome: "reserved"; debited: boolean } | { outcome: "limit_reached" | "no_money" };
+
+export interface ProjectSettingsSource {
+  get(projectId: string): Promise<SettingsView>;
+  /** Counts one article today (UTC) and debits `chars`, atomically. */
+  reserve(projectId: string, chars: number, now?: Date): Promise<Reservation>;
+  refund(projectId: string, chars: number): Promise<void>;
+}
+
+export const UNBOUNDED: SettingsView = Object.freeze({
+  dailyLimit: null,
+  creditChars: null,
+  defaultVoice: null,
+  defaultLang: null,
+  rules: {},
+  webhook: null,
+  recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
+}) as SettingsView;
+
+/** No auth service to ask: every project unlimited, no rules (tests of the plain lifecycle). */
+export const unboundedSettings = (): ProjectSettingsSource => ({
+  get: async () => UNBOUNDED,
+  reserve: async () => ({ outcome: "reserved", debited: false }),
+  refund: async () => {},
+});
+
+/** `auth` must send the internal token. */
+export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_000): ProjectSettingsSource {
+  const cache = new Map<string, { value: Promise<SettingsView>; expires: number }>();
+  return {
+    get(projectId) {
+      const now = Date.now();
+      const hit = cache.get(projectId);
+      if (hit && hit.expires > now) return hit.value;
+      const value = auth.getProjectSettings({ projectId }).then((r) => ({ ...UNBOUNDED, ...(JSON.parse(r.settings?.settingsJson ?? "{}") as Partial<SettingsView>) }));
+      // A failed read is not cached: the next caller asks again.
+      value.catch(() => cache.delete(projectId));
+      if (cache.size > 10_000) cache.clear();
+      cache.set(projectId, { value, expires: now + ttlMs });
+      return value;
+    },
+    async reserve(projectId, chars, now = new Date()) {
+      const r = await auth.reserveAudification({ projectId, day: now.toISOString().slice(0, 10), chars: BigInt(chars) });
+      if (r.outcome === ReservationOutcome.RESERVED) return { outcome: "reserved", debited: r.creditChars !== undefined };
+      return { outcome: r.outcome === ReservationOutcome.NO_MONEY ? "no_money" : "limit_reached" };
+    },
+    async refund(projectId, chars) {
+      if (chars > 0) await auth.refundAudification({ projectId, chars: BigInt(chars) });
+    },
+  };
+}

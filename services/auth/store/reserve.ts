@@ -1,0 +1,41 @@
+// The reservation algorithm both adapters share. Each step is one
+// conditional single-document update, so two replicas (or fifty concurrent
+// calls) can never both take the last unit: the filter re-checks the bound
+// inside the write. A lost race only means reading again.
+import type { ProjectState, ReserveOutcome } from "./port.js";
+
+export interface ReserveOps {
+  read(id: string): Promise<ProjectState | null>;
+  /** Starts a new day's counter unless the stored day is already `day` or later. */
+  resetDay(id: string, day: string): Promise<void>;
+  /**
+   * Applies when usageDay = day, the stored limit and bounded/unbounded
+   * balance are still as `seen`, usedToday < limit and balance >= chars.
+   */
+  take(id: string, day: string, chars: number, seen: ProjectState): Promise<ProjectState | null>;
+}
+
+const MAX_ROUNDS = 20;
+
+export async function reserveWith(ops: ReserveOps, id: string, requestedDay: string, chars: number): Promise<ReserveOutcome> {
+  let s: ProjectState | null = null;
+  let day = requestedDay;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    s = await ops.read(id);
+    if (!s) return { ok: false, reason: "not_found", creditChars: null, usedToday: 0 };
+    // A replica whose clock is behind counts on the newer day rather than resetting it.
+    if (s.usageDay > day) day = s.usageDay;
+    if (s.usageDay !== day) {
+      await ops.resetDay(id, day);
+      continue;
+    }
+    if (s.dailyLimit !== null && s.usedToday >= s.dailyLimit) return { ok: false, reason: "limit_reached", creditChars: s.creditChars, usedToday: s.usedToday };
+    if (s.creditChars !== null && s.creditChars < chars) return { ok: false, reason: "no_money", creditChars: s.creditChars, usedToday: s.usedToday };
+    const after = await ops.take(id, day, chars, s);
+    if (after) return { ok: true, creditChars: after.creditChars, usedToday: after.usedToday };
+  }
+  // Only reachable when the settings keep changing under us; refusing is the safe side.
+  return { ok: false, reason: "limit_reached", creditChars: s?.creditChars ?? null, usedToday: s?.usedToday ?? 0 };
+}
+
+export const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);

@@ -1,0 +1,157 @@
+// Project settings over the auth service's RPC: who may call what, ajv
+// validation that names the field, the redacted admin view, reservations.
+import { expect } from "chai";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AuthService, ReservationOutcome, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import type { RunningService } from "../../lib/service.js";
+import { startAuthService } from "../../services/auth/app.js";
+import { patchFromArgs } from "../../services/auth/cli.js";
+import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import type { AuthStore } from "../../services/auth/store/port.js";
+
+const ADMIN = "admin-secret-for-settings-0123456789";
+const INTERNAL = "internal-secret-for-settings-0123456789";
+
+async function code(p: Promise<unknown>): Promise<{ code: string; message: string }> {
+  try {
+    await p;
+  } catch (e) {
+    const ce = ConnectError.from(e);
+    return { code: Code[ce.code], message: ce.rawMessage };
+  }
+  throw new Error("expected the call to fail");
+}
+
+describe("project settings (auth service)", () => {
+  let dir: string;
+  let store: AuthStore;
+  let svc: RunningService;
+  let admin: ReturnType<typeof rpcClient<typeof AuthService>>;
+  let internal: ReturnType<typeof rpcClient<typeof AuthService>>;
+  let publisherToken: string;
+
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "settings-svc-"));
+    store = await openNedbAuthStore(dir);
+    svc = await startAuthService({ store, adminToken: ADMIN, internalToken: INTERNAL, log: logger("settings-test"), host: "127.0.0.1", port: 0 });
+    admin = rpcClient(AuthService, svc.url, { token: ADMIN });
+    internal = rpcClient(AuthService, svc.url, { token: INTERNAL });
+    await admin.createProject({ id: "news", name: "News" });
+    publisherToken = (await admin.issueToken({ projectId: "news", scope: Scope.FULL })).token;
+  });
+
+  after(async () => {
+    await svc.close();
+    await store.close();
+    closeRpcClients();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const patch = (patchJson: string) => admin.updateProjectSettings({ projectId: "news", patchJson });
+  const read = async (client = admin) => JSON.parse((await client.getProjectSettings({ projectId: "news" })).settings!.settingsJson);
+
+  it("starts from documented defaults: unlimited, no rules, no webhook", async () => {
+    expect(await read()).to.deep.equal({
+      dailyLimit: null,
+      creditChars: null,
+      defaultVoice: null,
+      defaultLang: null,
+      rules: {},
+      webhook: null,
+      recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
+    });
+  });
+
+  it("applies a merge patch and keeps what the patch does not name", async () => {
+    await patch(JSON.stringify({ dailyLimit: 10, rules: { maxChars: 5000 } }));
+    await patch(JSON.stringify({ rules: { labelsExclude: ["sponsored"] }, defaultVoice: "nova", defaultLang: "de-DE" }));
+    const s = await read();
+    expect(s).to.include({ dailyLimit: 10, defaultVoice: "nova", defaultLang: "de-DE" });
+    expect(s.rules).to.deep.equal({ maxChars: 5000, labelsExclude: ["sponsored"] });
+    await patch(JSON.stringify({ dailyLimit: null }));
+    expect((await read()).dailyLimit).to.equal(null);
+  });
+
+  it("refuses invalid settings with a message naming the field, and changes nothing", async () => {
+    const before = await read();
+    const cases: Array<[object | string, RegExp]> = [
+      [{ dailyLimit: -1 }, /^dailyLimit: /],
+      [{ rules: { maxChars: "lots" } }, /^rules\.maxChars: /],
+      [{ rules: { minChars: 10, maxChars: 5 } }, /^rules\.minChars: /],
+      [{ rules: { colour: "red" } }, /^rules\.colour: unknown setting/],
+      [{ rules: { types: { news: { min: 2 } } } }, /^rules\.types\.news\.min: /],
+      [{ webhook: { url: "ftp://x.example", secret: "0123456789abcdef" } }, /^webhook\.url: /],
+      [{ webhook: { url: "https://hooks.example.com/x", secret: "short" } }, /^webhook\.secret: /],
+      [{ defaultVoice: "de-DE-KatjaNeural", defaultLang: "en-US" }, /^defaultVoice: .*does not speak/],
+      [{ recrawl: { everyMinutes: 1 } }, /^recrawl\.everyMinutes: /],
+      ["[1,2]", /^patch: must be a JSON object/],
+      ["{nope", /^patch: not valid JSON/],
+    ];
+    for (const [p, msg] of cases) {
+      const err = await code(patch(typeof p === "string" ? p : JSON.stringify(p)));
+      expect(err.code, JSON.stringify(p)).to.equal("InvalidArgument");
+      expect(err.message, JSON.stringify(p)).to.match(msg);
+    }
+    expect(await read()).to.deep.equal(before);
+  });
+
+  it("keeps the webhook secret write-only for admins and hands it to internal callers", async () => {
+    await patch(JSON.stringify({ webhook: { url: "https://hooks.example.com/a", secret: "whsec-0123456789abcdef" } }));
+    expect((await read()).webhook).to.deep.equal({ url: "https://hooks.example.com/a", secret: "(set)" });
+    expect((await read(internal)).webhook).to.deep.equal({ url: "https://hooks.example.com/a", secret: "whsec-0123456789abcdef" });
+    // Changing only the URL keeps the secret.
+    await patch(JSON.stringify({ webhook: { url: "https://hooks.example.com/b" } }));
+    expect((await read(internal)).webhook.secret).to.equal("whsec-0123456789abcdef");
+  });
+
+  it("credit: AddCredit needs a bounded balance; reservations debit it and say which bound refused", async () => {
+    expect((await code(admin.addCredit({ projectId: "news", chars: 5n }))).code).to.equal("FailedPrecondition");
+    await patch(JSON.stringify({ creditChars: 100, dailyLimit: null }));
+    expect((await admin.addCredit({ projectId: "news", chars: 50n })).creditChars).to.equal(150n);
+    expect((await code(admin.addCredit({ projectId: "news", chars: 0n }))).message).to.match(/^chars: /);
+    const day = new Date().toISOString().slice(0, 10);
+    const r1 = await internal.reserveAudification({ projectId: "news", day, chars: 120n });
+    expect(r1.outcome).to.equal(ReservationOutcome.RESERVED);
+    expect(r1.creditChars).to.equal(30n);
+    const r2 = await internal.reserveAudification({ projectId: "news", day, chars: 31n });
+    expect(r2.outcome).to.equal(ReservationOutcome.NO_MONEY);
+    expect((await internal.refundAudification({ projectId: "news", chars: 120n })).creditChars).to.equal(150n);
+    // A settings change that does not name creditChars leaves the balance alone.
+    await patch(JSON.stringify({ dailyLimit: 1 }));
+    const view = (await admin.getProjectSettings({ projectId: "news" })).settings!;
+    expect(view.creditChars).to.equal(150n);
+    const r3 = await internal.reserveAudification({ projectId: "news", day, chars: 1n });
+    expect(r3.outcome).to.equal(ReservationOutcome.LIMIT_REACHED);
+  });
+
+  it("only the admin credential administers, only the internal token reserves", async () => {
+    const pub = rpcClient(AuthService, svc.url, { token: publisherToken });
+    const anon = rpcClient(AuthService, svc.url);
+    expect((await code(pub.updateProjectSettings({ projectId: "news", patchJson: "{}" }))).code).to.equal("PermissionDenied");
+    expect((await code(pub.getProjectSettings({ projectId: "news" }))).code).to.equal("PermissionDenied");
+    expect((await code(anon.addCredit({ projectId: "news", chars: 1n }))).code).to.equal("Unauthenticated");
+    expect((await code(internal.updateProjectSettings({ projectId: "news", patchJson: "{}" }))).code).to.equal("Unauthenticated");
+    const day = new Date().toISOString().slice(0, 10);
+    for (const c of [admin, pub, anon]) {
+      expect((await code(c.reserveAudification({ projectId: "news", day, chars: 1n }))).code).to.equal("PermissionDenied");
+      expect((await code(c.refundAudification({ projectId: "news", chars: 1n }))).code).to.equal("PermissionDenied");
+    }
+    expect((await code(internal.reserveAudification({ projectId: "news", day: "22.11.2026", chars: 1n }))).message).to.match(/^day: /);
+    expect((await code(internal.reserveAudification({ projectId: "ghost", day, chars: 1n }))).code).to.equal("NotFound");
+  });
+
+  it("the CLI turns key=value pairs into a nested merge patch", () => {
+    expect(JSON.parse(patchFromArgs(["dailyLimit=10", "rules.maxChars=2000", "rules.urlDeny=[\"*/ads/*\"]", "webhook=null", "defaultVoice=nova"]))).to.deep.equal({
+      dailyLimit: 10,
+      rules: { maxChars: 2000, urlDeny: ["*/ads/*"] },
+      webhook: null,
+      defaultVoice: "nova",
+    });
+    expect(patchFromArgs(['{"dailyLimit":3}'])).to.equal('{"dailyLimit":3}');
+  });
+});
