@@ -37,7 +37,8 @@ describe("REST API end to end (embedded default)", function () {
   let B: ReturnType<typeof api>;
   let anon: ReturnType<typeof api>;
 
-  const env = () => ({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(64 * 1024) });
+  // AUDIO_ENGINE=wasm checks the engine a fresh machine without espeak-ng/lame uses.
+  const env = () => ({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(64 * 1024), AUDIO_ENGINE: process.env.AUDIO_ENGINE });
 
   async function start() {
     sys = await startEmbedded(env(), sink());
