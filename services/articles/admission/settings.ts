@@ -3,27 +3,11 @@
 // settings-read burst. Reservations and refunds are never cached.
 import type { Client } from "@connectrpc/connect";
 import { ReservationOutcome, type AuthService } from "../../../gen/auth/v1/auth_pb.js";
+import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings } from "../../../lib/project-settings.js";
 
-export interface RulesView {
-  minChars?: number;
-  maxChars?: number;
-  urlAllow?: string[];
-  urlDeny?: string[];
-  labelsInclude?: string[];
-  labelsExclude?: string[];
-  languages?: string[];
-  types?: Record<string, { min?: number; max?: number }>;
-}
-
-export interface SettingsView {
-  dailyLimit: number | null;
-  creditChars: number | null;
-  defaultVoice: string | null;
-  defaultLang: string | null;
-  rules: RulesView;
-  webhook: { url: string; secret: string } | null;
-  recrawl: { enabled: boolean; everyMinutes: number; maxAgeHours: number };
-}
+/** Settings as admission reads them; the shape is shared with the auth service. */
+export type RulesView = ProjectRules;
+export type SettingsView = ProjectSettings;
 
 /** `debited`: the balance is bounded, so the characters were taken and are refundable. */
 export type Reservation = { outcome: "reserved"; debited: boolean } | { outcome: "limit_reached" | "no_money" };
@@ -35,15 +19,8 @@ export interface ProjectSettingsSource {
   refund(projectId: string, chars: number): Promise<void>;
 }
 
-export const UNBOUNDED: SettingsView = Object.freeze({
-  dailyLimit: null,
-  creditChars: null,
-  defaultVoice: null,
-  defaultLang: null,
-  rules: {},
-  webhook: null,
-  recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
-}) as SettingsView;
+/** Defaults: unlimited, no rules (what a project without settings gets). */
+export const UNBOUNDED: SettingsView = DEFAULT_SETTINGS;
 
 /** No auth service to ask: every project unlimited, no rules (tests of the plain lifecycle). */
 export const unboundedSettings = (): ProjectSettingsSource => ({

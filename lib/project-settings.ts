@@ -1,0 +1,46 @@
+// Per-project settings as they travel between the auth service (which owns
+// and validates them, services/auth/settings.ts) and the articles service
+// (which applies them in admission). One definition for both sides.
+
+export interface TypeThreshold {
+  /** Reject when the type scores below this (an undetected type scores 0). */
+  min?: number;
+  /** Reject when the type scores above this. */
+  max?: number;
+}
+
+export interface ProjectRules {
+  minChars?: number;
+  maxChars?: number;
+  /** `*` wildcard patterns over the whole URL; when set, an article needs a URL matching one. */
+  urlAllow?: string[];
+  urlDeny?: string[];
+  /** When set, an article needs at least one of these labels. */
+  labelsInclude?: string[];
+  labelsExclude?: string[];
+  /** e.g. ["de-DE"]. */
+  languages?: string[];
+  types?: Record<string, TypeThreshold>;
+}
+
+export interface ProjectSettings {
+  /** Articles audified per UTC day; null = unlimited. */
+  dailyLimit: number | null;
+  /** Balance in characters; null = unlimited. Kept apart from the rest in the store (it moves with every article). */
+  creditChars: number | null;
+  defaultVoice: string | null;
+  defaultLang: string | null;
+  rules: ProjectRules;
+  webhook: { url: string; secret: string } | null;
+  recrawl: { enabled: boolean; everyMinutes: number; maxAgeHours: number };
+}
+
+export const DEFAULT_SETTINGS: ProjectSettings = Object.freeze({
+  dailyLimit: null,
+  creditChars: null,
+  defaultVoice: null,
+  defaultLang: null,
+  rules: {},
+  webhook: null,
+  recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
+}) as ProjectSettings;
