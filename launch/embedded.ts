@@ -4,7 +4,6 @@
 // directory and the local synthesizer. `npm start` runs this.
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
-import net from "node:net";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
 import { AuthService } from "../gen/auth/v1/auth_pb.js";
 import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.js";
@@ -24,6 +23,7 @@ import { startAuthService } from "../services/auth/app.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
 import { startGateway } from "../gateway/app.js";
+import { freePort } from "../lib/net/free-port.js";
 
 export const EMBEDDED_VARS = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port of the gateway" },
@@ -156,17 +156,6 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     await closeAll();
     throw err;
   }
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/embedded.ts");

@@ -3,10 +3,10 @@
 // `npm run stack` runs this; tests and benchmarks drive it via startStack().
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig } from "../lib/config.js";
+import { freePort } from "../lib/net/free-port.js";
 
 export const STACK_VARS = {
   MONGODB_URL: { type: "string", format: "uri", description: "MongoDB for articles, tokens and audio (GridFS); required" },
@@ -360,17 +360,6 @@ async function assignPorts(
   const audio: number[] = [];
   for (let i = 0; i < cfg.AUDIO_REPLICAS; i++) audio.push(cfg.AUDIO_PORT ? cfg.AUDIO_PORT + i : await pick(rpcHost));
   return { gateway, auth, articles, audio };
-}
-
-function freePort(host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once("error", reject);
-    srv.listen(0, host, () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function defaultPrinter(): (name: string, line: string) => void {

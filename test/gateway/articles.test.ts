@@ -1,4 +1,3 @@
-import net from "node:net";
 import { Readable } from "node:stream";
 import { expect } from "chai";
 import { ArticleStatus } from "../../gen/articles/v1/articles_pb.js";
@@ -6,6 +5,7 @@ import { compileSchema, ArticleResult, ArticleListResult, ErrorResult, IdResult 
 import { logger } from "../../lib/log.js";
 import { startGateway } from "../../gateway/app.js";
 import { call, FULL, OTHER, READ, SECRET_DETAIL, startHarness, MemoryBlobs, type Harness } from "./support.js";
+import { freePort } from "../../lib/net/free-port.js";
 
 const isArticleResult = compileSchema(ArticleResult);
 const isListResult = compileSchema(ArticleListResult);
@@ -18,14 +18,6 @@ function expectFail(res: { status: number; body: any }, status: number, message:
   expect(res.body.result).to.equal(status >= 500 ? "error" : "fail");
   if (typeof message === "string") expect(res.body.message).to.include(message);
   else expect(res.body.message).to.match(message);
-}
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
 }
 
 describe("gateway: article endpoints", function () {

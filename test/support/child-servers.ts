@@ -1,7 +1,9 @@
 // Plumbing shared by the local test servers: free ports, readiness polling and
 // making sure no child outlives the test process, whatever way it ends.
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
-import { createServer, connect } from "node:net";
+import { connect } from "node:net";
+import { freePort } from "../../lib/net/free-port.js";
+export { freePort };
 
 const children = new Set<ChildProcess>();
 const exitCleanups = new Set<() => void>();
@@ -40,19 +42,6 @@ export function spawnTracked(cmd: string, args: string[], opts: SpawnOptions): C
   // A missing binary surfaces as 'error'; callers read it via waitForExit/startup.
   child.on("error", () => undefined);
   return child;
-}
-
-export async function freePort(): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function canConnect(port: number): Promise<boolean> {
