@@ -1,6 +1,7 @@
 // Article → MP3: prepare the text, synthesize chunks concurrently, join them
 // at frame level with pauses, and cut the preview from the same audio at a
 // chunk (sentence) boundary.
+import { createHash } from "node:crypto";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
@@ -38,6 +39,13 @@ export interface RenderResult {
   preview: Buffer;
   previewDuration: number;
   chunks: number;
+  /** Where spoken chunks meet in `full`: end of a chunk (seconds) and the pause inserted after it. */
+  joins: Join[];
+}
+
+export interface Join {
+  seconds: number;
+  pauseSeconds: number;
 }
 
 /** Input that no retry can fix (no text, unknown language). */
@@ -113,23 +121,31 @@ function assemble(chunks: TextChunk[], audio: Buffer[], titlePause: Buffer, para
   const parts: Buffer[] = [];
   const endTimes: number[] = [];
   const partsThrough: number[] = [];
+  const joins: Join[] = [];
   let t = 0;
   chunks.forEach((chunk, i) => {
     parts.push(audio[i]);
     t += mp3Duration(audio[i]);
     endTimes.push(t);
     partsThrough.push(parts.length);
-    if (chunk.paragraphEnd && i < chunks.length - 1) {
+    if (i === chunks.length - 1) return;
+    const join: Join = { seconds: t, pauseSeconds: 0 };
+    if (chunk.paragraphEnd) {
       const pause = chunk.paragraph === 0 ? titlePause : paragraphPause;
       parts.push(pause);
-      t += mp3Duration(pause);
+      join.pauseSeconds = mp3Duration(pause);
+      t += join.pauseSeconds;
     }
+    joins.push(join);
   });
 
   const full = joinMp3(parts);
   const last = previewEnd(chunks, endTimes, previewSeconds);
-  const preview = last === chunks.length - 1 ? full : joinMp3(parts.slice(0, partsThrough[last]));
-  return { full, fullDuration: mp3Duration(full), preview, previewDuration: mp3Duration(preview), chunks: chunks.length };
+  const whole = last === chunks.length - 1;
+  const preview = whole ? full : joinMp3(parts.slice(0, partsThrough[last]));
+  // Frame durations summed part by part: the joined file holds exactly these frames, and a
+  // second scan of an hour of audio would only cost memory.
+  return { full, fullDuration: t, preview, previewDuration: whole ? t : endTimes[last], chunks: chunks.length, joins };
 }
 
 // ---- Through the provider router: cache, retries, fallback chain ----
@@ -157,19 +173,80 @@ export interface ProviderRenderResult extends RenderResult {
 // About 30 s of speech at ~15 characters per second: chunks up to here stay small for the preview.
 const OPENING_CHARS = 450;
 
+export interface PlanOptions {
+  /** Text of the opening chunks (title and first paragraphs), small so the preview can end early. */
+  openingChars?: number;
+  /**
+   * Put several whole paragraphs into one request after the opening (cloud providers, which
+   * read a blank line as a paragraph break). Without it every paragraph is at least one request,
+   * and an article of short paragraphs needs hundreds of them.
+   */
+  packParagraphs?: boolean;
+}
+
 /**
  * Chunks for a provider: the opening (about the preview's length) in small chunks so the
- * preview can end at a sentence near 30 s, the rest up to the provider's limit. Chunks never
- * cross paragraphs, so an edit re-synthesizes only the chunks of the paragraphs it touches.
+ * preview can end at a sentence near 30 s, the rest up to the provider's limit. A chunk holds
+ * whole paragraphs or part of one, never parts of two, so an edit re-synthesizes only the chunks
+ * of the paragraphs it touches.
  */
-export function planChunks(paragraphs: string[], lang: Lang, maxChars: number, openingChars = 300): TextChunk[] {
+export function planChunks(paragraphs: string[], lang: Lang, maxChars: number, opts: PlanOptions | number = {}): TextChunk[] {
+  const { openingChars = 300, packParagraphs = false } = typeof opts === "number" ? { openingChars: opts } : opts;
   let cut = 0;
   let chars = 0;
   while (cut < paragraphs.length && (cut < 2 || chars < OPENING_CHARS)) chars += paragraphs[cut++].length;
   const small = Math.min(openingChars, maxChars);
   const opening = packChunks(paragraphs.slice(0, cut), small, lang);
-  const rest = packChunks(paragraphs.slice(cut), maxChars, lang).map((c) => ({ ...c, paragraph: c.paragraph + cut }));
+  const rest = packParagraphs
+    ? packWholeParagraphs(paragraphs, cut, maxChars, lang)
+    : packChunks(paragraphs.slice(cut), maxChars, lang).map((c) => ({ ...c, paragraph: c.paragraph + cut }));
   return [...opening, ...rest];
+}
+
+/** What separates packed paragraphs inside one request. */
+export const PARAGRAPH_BREAK = "\n\n";
+
+/**
+ * Groups paragraphs from `from` on into requests of at most maxChars. Where a group starts is
+ * decided by the content of the paragraph that starts it (its opening words), not by position
+ * or running length, so editing a paragraph changes only its own group's text, and inserting or
+ * deleting one disturbs only the groups next to it. Groups average about half the limit, which
+ * leaves room for paragraphs to grow before the limit forces an extra cut.
+ */
+function packWholeParagraphs(paragraphs: string[], from: number, maxChars: number, lang: Lang): TextChunk[] {
+  const body = paragraphs.slice(from);
+  const lengths = body.map((p) => p.length).sort((a, b) => a - b);
+  const typical = Math.max(1, lengths[Math.floor(lengths.length / 2)] ?? 1);
+  // About one group start per `every` paragraphs; a median barely moves when one paragraph changes.
+  const every = Math.max(1, Math.round(maxChars / 2 / (typical + PARAGRAPH_BREAK.length)));
+  const out: TextChunk[] = [];
+  let group: string[] = [];
+  let groupChars = 0;
+  const flush = (last: number) => {
+    if (group.length) out.push({ text: group.join(PARAGRAPH_BREAK), paragraph: last, paragraphEnd: true });
+    group = [];
+    groupChars = 0;
+  };
+  body.forEach((para, k) => {
+    const index = from + k;
+    if (para.length > maxChars) {
+      flush(index - 1);
+      out.push(...packChunks([para], maxChars, lang).map((c) => ({ ...c, paragraph: index })));
+      return;
+    }
+    const fits = groupChars + (group.length ? PARAGRAPH_BREAK.length : 0) + para.length <= maxChars;
+    if (group.length && (!fits || startsGroup(para, every))) flush(index - 1);
+    group.push(para);
+    groupChars += (group.length > 1 ? PARAGRAPH_BREAK.length : 0) + para.length;
+  });
+  flush(paragraphs.length - 1);
+  return out;
+}
+
+function startsGroup(paragraph: string, every: number): boolean {
+  if (every <= 1) return true;
+  const opening = paragraph.slice(0, 40);
+  return createHash("sha1").update(opening).digest().readUInt32BE(0) % every === 0;
 }
 
 /**
@@ -223,7 +300,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
       let plan = made.get(id);
       if (!plan) {
         const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
-        const chunks = planChunks(paragraphs, lang, maxChars, opts.openingChunkChars);
+        const chunks = planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: step.provider.name !== "local" });
         plan = { chunks, audio: new Array<Buffer>(chunks.length) };
         made.set(id, plan);
       }

@@ -127,7 +127,7 @@ describe("chunk cache", function () {
       const r = await renderWithProviders(article(paragraphs), await router(dir));
       expect(r.reencoded).to.equal(1);
       const frames = parseFrames(r.full);
-      expect(new Set(frames.map((f) => f.sampleRate))).to.deep.equal(new Set([24000]));
+      expect(new Set(frames.map((f) => f.sampleRate))).to.deep.equal(new Set([engine.format.sampleRate]));
       expect(r.fullDuration).to.be.closeTo(mp3Duration(r.full), 1e-6);
 
       oddFormat = undefined;

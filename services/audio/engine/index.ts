@@ -42,6 +42,7 @@ function wasmEngine(pool: SynthPool): SpeechEngine {
   return {
     name: "local-wasm",
     format: LOCAL_FORMAT,
+    concurrency: pool.threads,
     async synthesize(req: SpeechRequest, signal?: AbortSignal) {
       const { text, voice } = prepare(req);
       return pool.run(escapeSsml(text), voice, signal);
@@ -58,6 +59,7 @@ function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
   return {
     name: "local-native",
     format: LOCAL_FORMAT,
+    concurrency: threads,
     async synthesize(req: SpeechRequest, signal?: AbortSignal) {
       if (closed) throw new EngineClosedError();
       const { text, voice } = prepare(req);

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
-import { fadeEdges, toInt16 } from "./pcm.js";
+import { shapeEdges, toInt16 } from "./pcm.js";
 import { LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
 
@@ -31,20 +31,20 @@ export async function findNativePrograms(): Promise<NativePrograms | null> {
 }
 
 /**
- * espeak-ng → WAV on stdout → (fade, as in the WASM path) → raw PCM into lame → MP3 frames.
+ * espeak-ng → WAV on stdout → (edges trimmed and faded, as in the WASM path) → raw PCM into lame → MP3 frames.
  * The PCM passes through us rather than a shell pipe so both engines shape audio identically.
  */
 export async function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, text: string, signal?: AbortSignal): Promise<Buffer> {
   const wav = await run(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], Buffer.from(text, "utf8"), signal);
   const { sampleRate, samples } = readWav(wav);
-  fadeEdges(samples, sampleRate);
+  const shaped = shapeEdges(samples, sampleRate);
   const lameArgs = [
     "-r", "-s", String(sampleRate / 1000), "--bitwidth", "16", "--signed", "--little-endian",
     "-m", "m", "-b", String(LOCAL_FORMAT.bitrate), "--cbr", "-q", "7",
-    "--resample", String(LOCAL_FORMAT.sampleRate / 1000),
+    ...(sampleRate === LOCAL_FORMAT.sampleRate ? [] : ["--resample", String(LOCAL_FORMAT.sampleRate / 1000)]),
     "-t", "--silent", "-", "-",
   ];
-  return run(programs.lame, lameArgs, toInt16(samples), signal);
+  return run(programs.lame, lameArgs, toInt16(shaped), signal);
 }
 
 function run(program: string, args: string[], input: Buffer, signal?: AbortSignal): Promise<Buffer> {
@@ -85,8 +85,11 @@ export function readWav(wav: Buffer): { sampleRate: number; samples: Float32Arra
       if (!sampleRate) break;
       const end = Math.min(wav.length, size > 0 && size !== 0xffffffff ? pos + 8 + size : wav.length);
       const count = Math.floor((end - pos - 8) / 2);
+      // A typed view instead of a readInt16LE call per sample: tens of millions for a long article.
+      const pcm = new Int16Array(count);
+      Buffer.from(pcm.buffer).set(wav.subarray(pos + 8, pos + 8 + count * 2));
       const samples = new Float32Array(count);
-      for (let i = 0; i < count; i++) samples[i] = wav.readInt16LE(pos + 8 + i * 2) / 32768;
+      for (let i = 0; i < count; i++) samples[i] = pcm[i] / 32768;
       return { sampleRate, samples };
     }
     pos += 8 + size + (size & 1);

@@ -13,6 +13,8 @@ export interface Mp3Format {
 export interface SpeechEngine {
   readonly name: string; // "local-wasm" | "local-native"
   readonly format: Mp3Format;
+  /** Syntheses it runs at once (threads or processes); more requests queue. */
+  readonly concurrency?: number;
   /** One MP3 of bare frames (no ID3, no Info header) in `format`. */
   synthesize(req: SpeechRequest, signal?: AbortSignal): Promise<Buffer>;
   /** Digital silence in `format`, rounded to whole frames (24 ms each). */
@@ -32,8 +34,9 @@ export class EngineClosedError extends Error {
   }
 }
 
-// eSpeak's native rate is 22050 Hz; LAME resamples to 24 kHz, the rate the cloud voices deliver
-// too, so local audio can stand in for (and be joined with) theirs. 48 kbps mono matches
-// `lame -b 48 -m m`.
-export const LOCAL_FORMAT: Mp3Format = Object.freeze({ sampleRate: 24000, channels: 1, bitrate: 48 });
+// eSpeak's native rate is 22050 Hz and LAME keeps it, as the native pipe `lame -b 48 -m m` does:
+// resampling (to the 24 kHz of the cloud voices) cost LAME about as much again as encoding. An
+// article is always spoken by one provider, so local audio never joins a cloud stream; if it ever
+// has to, the pipeline re-encodes the odd chunk.
 export const ESPEAK_RATE = 22050;
+export const LOCAL_FORMAT: Mp3Format = Object.freeze({ sampleRate: ESPEAK_RATE, channels: 1, bitrate: 48 });

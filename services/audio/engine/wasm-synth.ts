@@ -5,8 +5,11 @@ import { ESPEAK_RATE, LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
 
 export interface WasmSynth {
-  /** MP3 frames for the text, or null when `aborted` turned true midway. */
-  synthesize(voice: EspeakVoice, text: string, aborted: () => boolean): Buffer | null;
+  /**
+   * MP3 frames for the text, or null when `aborted` turned true midway. The bytes own their
+   * ArrayBuffer, so a worker can transfer it instead of copying.
+   */
+  synthesize(voice: EspeakVoice, text: string, aborted: () => boolean): Uint8Array<ArrayBuffer> | null;
 }
 
 // Encoding in slices keeps peak WASM memory flat for long texts and gives abort a chance to act.
@@ -47,19 +50,30 @@ export async function loadWasmSynth(): Promise<WasmSynth> {
   };
 }
 
-function encode(encoder: WasmMediaEncoder<"audio/mpeg">, pcm: Float32Array, aborted: () => boolean): Buffer | null {
+function encode(encoder: WasmMediaEncoder<"audio/mpeg">, pcm: Float32Array, aborted: () => boolean): Uint8Array<ArrayBuffer> | null {
   encoder.configure({
     sampleRate: ESPEAK_RATE,
     channels: 1,
     bitrate: LOCAL_FORMAT.bitrate as 48,
-    outputSampleRate: LOCAL_FORMAT.sampleRate as 24000,
+    outputSampleRate: LOCAL_FORMAT.sampleRate as 22050,
   });
-  const out: Buffer[] = [];
+  const out: Uint8Array[] = [];
+  let bytes = 0;
+  const keep = (view: Uint8Array) => {
+    // The encoder's output view points into WASM memory and is overwritten by the next call.
+    out.push(view.slice());
+    bytes += view.length;
+  };
   for (let at = 0; at < pcm.length; at += ENCODE_SLICE) {
     if (aborted()) return null;
-    // The encoder's output view points into WASM memory and is overwritten by the next call.
-    out.push(Buffer.from(encoder.encode([pcm.subarray(at, at + ENCODE_SLICE)])));
+    keep(encoder.encode([pcm.subarray(at, at + ENCODE_SLICE)]));
   }
-  out.push(Buffer.from(encoder.finalize()));
-  return Buffer.concat(out);
+  keep(encoder.finalize());
+  const mp3 = new Uint8Array(bytes);
+  let at = 0;
+  for (const piece of out) {
+    mp3.set(piece, at);
+    at += piece.length;
+  }
+  return mp3;
 }

@@ -16,11 +16,9 @@ try {
       const mp3 = synth.synthesize(job.voice, job.text, () => Atomics.load(abortFlag, 0) === job.id);
       if (mp3 === null) reply = { type: "aborted", id: job.id };
       else {
-        // Copy into a standalone ArrayBuffer so it can be transferred instead of cloned.
-        const bytes = new Uint8Array(mp3.length);
-        bytes.set(mp3);
-        reply = { type: "done", id: job.id, mp3: bytes };
-        port.postMessage(reply, [bytes.buffer]);
+        reply = { type: "done", id: job.id, mp3 };
+        // Transferred, not cloned: the synth hands out bytes that own their ArrayBuffer.
+        port.postMessage(reply, [mp3.buffer]);
         return;
       }
     } catch (err) {

@@ -10,10 +10,10 @@ export function mp3Duration(buf: Buffer): number {
  * Frame-level concatenation without re-encoding, behind one fresh Info/Xing header.
  *
  * Gaplessness: every part keeps its own encoder delay and padding (LAME: ~1105 leading and up to
- * one frame of trailing samples of silence, ~50–70 ms per part at 24 kHz). They are not trimmed:
- * the MP3 frame is the smallest unit we can cut without re-encoding, and the engine fades each
- * part in and out, so the extra silence sits between sentences where it is heard as part of the
- * pause rather than as a click. No LAME gapless fields are written, so players do not trim either,
+ * one frame of trailing samples of silence, ~50–70 ms per part at 22–24 kHz). They are not
+ * trimmed: the MP3 frame is the smallest unit we can cut without re-encoding, and the engine gives
+ * each part fixed, faded silent edges sized with this in mind, so the extra silence is heard as
+ * part of the pause between two sentences rather than as a click or a gap. No LAME gapless fields are written, so players do not trim either,
  * and the duration players show equals the sum of the parts' frame durations.
  *
  * The bit reservoir never crosses a join: a part's opening frames whose data would start before
@@ -21,7 +21,7 @@ export function mp3Duration(buf: Buffer): number {
  * as a decoder would otherwise read the previous part's bytes as their audio data.
  */
 export function joinMp3(parts: Buffer[]): Buffer {
-  const picked: Picked[] = [];
+  const picked: PartFrames[] = [];
   let reference: FrameHeader | undefined;
   let referenceIndex = 0;
   parts.forEach((part, index) => {
@@ -39,7 +39,9 @@ export function joinMp3(parts: Buffer[]): Buffer {
     } else if (!sameStream(reference, head)) {
       throw new Error(`joinMp3: part ${index} is ${describe(head)} but part ${referenceIndex} is ${describe(reference)}`);
     }
-    picked.push(...decodableFrames(part, scan.frames, scan.headers));
+    // Only offsets, lengths and the mute flags are kept: a long article has hundreds of
+    // thousands of frames, and an object per frame for all of them cost more than the audio.
+    picked.push(decodableFrames(part, scan.frames, scan.headers));
   });
   if (!reference) throw new Error("joinMp3: no MPEG audio frames in any part");
   return assemble(picked, reference);
@@ -50,56 +52,91 @@ export function sliceMp3(buf: Buffer, maxSeconds: number): Buffer {
   if (typeof maxSeconds !== "number" || !(maxSeconds >= 0)) throw new RangeError(`sliceMp3: maxSeconds must be a number >= 0, got ${maxSeconds}`);
   const scan = scanFrames(buf);
   if (scan.frames.length === 0) throw new Error("sliceMp3: no MPEG audio frames in input");
-  const picked: Picked[] = [];
   let time = 0;
-  for (let i = 0; i < scan.frames.length; i++) {
-    const f = scan.frames[i];
+  let count = 0;
+  for (const f of scan.frames) {
     const next = time + f.samples / f.sampleRate;
     // The tolerance absorbs float rounding so that asking for exactly N frames yields N frames.
     if (next > maxSeconds + 1e-9) break;
     time = next;
-    picked.push({ buf, frame: f, header: scan.headers[i] });
+    count++;
   }
-  return assemble(picked, scan.headers[0]);
+  const frames = scan.frames.slice(0, count);
+  return assemble([partFrames(buf, frames, scan.headers[0], new Uint8Array(count))], scan.headers[0]);
 }
 
-interface Picked {
+/** The frames taken from one part, in compact form. */
+interface PartFrames {
   buf: Uint8Array;
-  frame: Mp3Frame;
+  offsets: Int32Array;
+  lengths: Int32Array;
+  bitrates: Int32Array;
+  /** 1 where the frame's audio data would start before the part. */
+  mute: Uint8Array;
+  /** Every frame of a stream has the same header layout (CRC, side information size). */
   header: FrameHeader;
-  /** Its audio data starts before the part it came from. */
-  mute?: boolean;
 }
 
-function decodableFrames(buf: Uint8Array, frames: Mp3Frame[], headers: FrameHeader[]): Picked[] {
+function partFrames(buf: Uint8Array, frames: readonly Mp3Frame[], header: FrameHeader, mute: Uint8Array): PartFrames {
+  return {
+    buf,
+    offsets: Int32Array.from(frames, (f) => f.offset),
+    lengths: Int32Array.from(frames, (f) => f.length),
+    bitrates: Int32Array.from(frames, (f) => f.bitrate),
+    mute,
+    header,
+  };
+}
+
+function decodableFrames(buf: Uint8Array, frames: Mp3Frame[], headers: FrameHeader[]): PartFrames {
+  const mute = new Uint8Array(frames.length);
   let reservoir = 0;
-  let started = false;
-  return frames.map((frame, i) => {
-    const header = headers[i];
-    const orphan = !started && mainDataBegin(buf, frame, header) > reservoir;
-    started ||= !orphan;
-    reservoir += mainDataSize(header);
-    return { buf, frame, header, mute: orphan };
-  });
+  for (let i = 0; i < frames.length; i++) {
+    if (mainDataBegin(buf, frames[i], headers[i]) <= reservoir) break;
+    // An orphan at the start of the part: its data lives in a part we do not have.
+    mute[i] = 1;
+    reservoir += mainDataSize(headers[i]);
+  }
+  return partFrames(buf, frames, headers[0], mute);
 }
 
-/**
- * A copy of the frame with zeroed side information: it decodes to silence, while its payload
- * bytes stay in the stream for the reservoir of the frames that follow.
- */
-function muted(p: Picked): Uint8Array {
-  const copy = Buffer.from(p.buf.subarray(p.frame.offset, p.frame.offset + p.frame.length));
-  copy.fill(0, 4 + (p.header.crc ? 2 : 0), 4 + (p.header.crc ? 2 : 0) + p.header.sideInfoSize);
-  return copy;
-}
+function assemble(parts: PartFrames[], template: FrameHeader): Buffer {
+  let count = 0;
+  let audioBytes = 0;
+  for (const p of parts) {
+    count += p.lengths.length;
+    for (const n of p.lengths) audioBytes += n;
+  }
+  const lengths = new Int32Array(count);
+  let vbr = false;
+  let firstBitrate = 0;
+  let at = 0;
+  for (const p of parts) {
+    lengths.set(p.lengths, at);
+    for (const b of p.bitrates) {
+      firstBitrate ||= b;
+      if (b !== firstBitrate) vbr = true;
+    }
+    at += p.lengths.length;
+  }
+  const first = parts.find((p) => p.lengths.length > 0);
+  const modeByte = first ? first.buf[first.offsets[0] + 3] : template.channels === 1 ? 0xc0 : 0;
+  const info = buildInfoFrame(first?.header ?? template, modeByte, { count, lengths, samples: template.samples, sampleRate: template.sampleRate }, vbr);
 
-function assemble(picked: Picked[], template: FrameHeader): Buffer {
-  const frames = picked.map((p) => p.frame);
-  const vbr = frames.some((f) => f.bitrate !== frames[0].bitrate);
-  const first = picked[0];
-  const modeByte = first ? first.buf[first.frame.offset + 3] : template.channels === 1 ? 0xc0 : 0;
-  const info = buildInfoFrame(first?.header ?? template, modeByte, frames, vbr);
-  return Buffer.concat([info, ...picked.map((p) => (p.mute ? muted(p) : p.buf.subarray(p.frame.offset, p.frame.offset + p.frame.length)))]);
+  const out = Buffer.allocUnsafe(info.length + audioBytes);
+  info.copy(out, 0);
+  let pos = info.length;
+  for (const p of parts) {
+    const sideInfo = 4 + (p.header.crc ? 2 : 0);
+    for (let i = 0; i < p.lengths.length; i++) {
+      out.set(p.buf.subarray(p.offsets[i], p.offsets[i] + p.lengths[i]), pos);
+      // Zeroed side information decodes to silence, while the payload bytes stay in the
+      // stream for the reservoir of the frames that follow.
+      if (p.mute[i]) out.fill(0, pos + sideInfo, pos + sideInfo + p.header.sideInfoSize);
+      pos += p.lengths[i];
+    }
+  }
+  return out;
 }
 
 function duration(frames: readonly Mp3Frame[]): number {

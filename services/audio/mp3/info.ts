@@ -1,5 +1,4 @@
 import { encodeHeader, frameLength, layer3Bitrates, type FrameHeader } from "./header.js";
-import type { Mp3Frame } from "./frames.js";
 
 // "Info"/"Xing" + flags + frame count + byte count + 100-entry seek table.
 const TAG_BYTES = 4 + 4 + 4 + 4 + 100;
@@ -12,7 +11,15 @@ const FLAG_TOC = 4;
  * Players read the frame count for an exact duration and the TOC for seeking; the frame itself
  * decodes to silence in players that do not know the tag, and is never counted as audio.
  */
-export function buildInfoFrame(template: FrameHeader, modeByte: number, frames: readonly Mp3Frame[], vbr: boolean): Buffer {
+/** The frames an Info header describes; one stream, so every frame has the same duration. */
+export interface FrameSummary {
+  count: number;
+  lengths: Int32Array;
+  samples: number;
+  sampleRate: number;
+}
+
+export function buildInfoFrame(template: FrameHeader, modeByte: number, frames: FrameSummary, vbr: boolean): Buffer {
   const offset = 4 + template.sideInfoSize;
   // The tag frame keeps the stream's bitrate when it fits (so CBR stays uniform); at very low
   // bitrates a larger frame is needed to hold the seek table.
@@ -24,29 +31,25 @@ export function buildInfoFrame(template: FrameHeader, modeByte: number, frames: 
   const frame = Buffer.alloc(length);
   encodeHeader(template.sampleRate, template.channels, bitrate, modeByte).copy(frame, 0);
 
-  const audioBytes = frames.reduce((n, f) => n + f.length, 0);
+  let audioBytes = 0;
+  for (const n of frames.lengths) audioBytes += n;
   const totalBytes = length + audioBytes;
   frame.write(vbr ? "Xing" : "Info", offset, "latin1");
   frame.writeUInt32BE(FLAG_FRAMES | FLAG_BYTES | FLAG_TOC, offset + 4);
-  frame.writeUInt32BE(frames.length, offset + 8);
+  frame.writeUInt32BE(frames.count, offset + 8);
   frame.writeUInt32BE(totalBytes, offset + 12);
   writeToc(frame, offset + 16, frames, length, totalBytes);
   return frame;
 }
 
 /** TOC entry i: where (as a fraction of 256 of the file) playback at i% of the duration starts. */
-function writeToc(out: Buffer, at: number, frames: readonly Mp3Frame[], headerLength: number, totalBytes: number): void {
-  const total = frames.reduce((t, f) => t + f.samples / f.sampleRate, 0);
-  let time = 0;
+function writeToc(out: Buffer, at: number, frames: FrameSummary, headerLength: number, totalBytes: number): void {
   let bytes = headerLength;
   let index = 0;
   for (let i = 0; i < 100; i++) {
-    const target = (total * i) / 100;
-    while (index < frames.length && time + frames[index].samples / frames[index].sampleRate <= target) {
-      time += frames[index].samples / frames[index].sampleRate;
-      bytes += frames[index].length;
-      index++;
-    }
-    out[at + i] = total > 0 ? Math.min(255, Math.floor((bytes * 256) / totalBytes)) : 0;
+    // Frames wholly before i% of the duration (all frames last equally long).
+    const before = Math.floor((frames.count * i) / 100 + 1e-9);
+    while (index < before) bytes += frames.lengths[index++];
+    out[at + i] = frames.count > 0 ? Math.min(255, Math.floor((bytes * 256) / totalBytes)) : 0;
   }
 }

@@ -17,7 +17,7 @@ export interface AzureOptions {
 }
 
 export const AZURE_MAX_CHARS = 3000;
-/** Same stream as the local engine (24 kHz mono 48 kbps): chunks join at frame level. */
+/** 24 kHz mono 48 kbps, the stream OpenAI sends too. */
 export const AZURE_OUTPUT_FORMAT = "audio-24khz-48kbitrate-mono-mp3";
 
 export function escapeXml(text: string): string {
