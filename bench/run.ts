@@ -45,12 +45,20 @@ interface LoadResult {
   non2xx: number;
   fiveXx: number;
   statusCodes: Record<string, number>;
+  /** CPU of the system under test per answered request, in ms. */
+  cpuMsPerReq?: number;
+  /** Share of one core the system under test used during the run. */
+  cpuShare?: number;
+  loadavg?: number[];
 }
 interface CaseFigures {
   reqPerSec: number;
   p50: number;
   p99: number;
   ratio?: number;
+  cpuMsPerReq?: number;
+  cpuShare?: number;
+  loadavg?: number;
   errors: number;
   fiveXx: number;
   non2xx: number;
@@ -72,25 +80,39 @@ interface Sut {
   url: string;
   child: ChildProcess;
   stop(): Promise<void>;
+  /** CPU time (user + system) the system under test and its child processes have used so far. */
+  cpuMs(): Promise<number>;
+  profileStart(): void;
+  profileStop(file: string): Promise<void>;
 }
 
 async function startSut(mode: string, extraEnv: Record<string, string> = {}): Promise<Sut | string> {
-  const nodeArgs = ["--import", "tsx"];
-  if (cfg.cpuProf && mode !== "reference") {
-    mkdirSync(cfg.cpuProf, { recursive: true });
-    nodeArgs.push("--cpu-prof", "--cpu-prof-dir", cfg.cpuProf, "--cpu-prof-name", `${mode}-${Date.now()}-${process.pid}.cpuprofile`);
-  }
+  // BENCH_SUT_NODE_ARGS: extra Node flags for the systems under test only (e.g. GC tuning experiments).
+  const nodeArgs = ["--import", "tsx", ...(mode === "reference" ? [] : (process.env.BENCH_SUT_NODE_ARGS ?? "").split(" ").filter(Boolean))];
   const child = spawn(process.execPath, [...nodeArgs, join(HERE, "sut.ts"), mode], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", BENCH_SEED_TOKENS: SEED_TOKENS, ...extraEnv },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  const line = await new Promise<string>((resolve) => {
-    const rl = createInterface({ input: child.stdout! });
-    rl.on("line", (l) => {
-      if (l.startsWith("READY ") || l.startsWith("SKIP ")) resolve(l);
+  const waiting = new Map<string, (line: string) => void>();
+  const rl = createInterface({ input: child.stdout! });
+  rl.on("line", (l) => {
+    const prefix = l.split(" ")[0];
+    const w = waiting.get(prefix);
+    if (w) {
+      waiting.delete(prefix);
+      w(l.slice(prefix.length + 1));
+    }
+  });
+  const ask = (command: string, answer: string) =>
+    new Promise<string>((resolve) => {
+      waiting.set(answer, resolve);
+      child.stdin!.write(`${command}\n`);
     });
+  const line = await new Promise<string>((resolve) => {
+    waiting.set("READY", (l) => resolve(`READY ${l}`));
+    waiting.set("SKIP", (l) => resolve(`SKIP ${l}`));
     child.once("exit", (code) => resolve(`SKIP ${mode} exited with code ${code} before it was ready`));
     setTimeout(() => resolve(`SKIP ${mode} not ready after 240 s`), 240_000).unref();
   });
@@ -104,7 +126,14 @@ async function startSut(mode: string, extraEnv: Record<string, string> = {}): Pr
     await stop();
     return line.slice(5);
   }
-  return { url: (JSON.parse(line.slice(6)) as { url: string }).url, child, stop };
+  return {
+    url: (JSON.parse(line.slice(6)) as { url: string }).url,
+    child,
+    stop,
+    cpuMs: async () => Number(await ask("CPU", "CPU")),
+    profileStart: () => void child.stdin!.write("PROFILE START\n"),
+    profileStop: async (file) => void (await ask(`PROFILE STOP ${file}`, "PROFILED")),
+  };
 }
 
 function load(job: Record<string, unknown>): Promise<LoadResult> {
@@ -177,20 +206,46 @@ async function readyTime(url: string): Promise<number> {
   }
 }
 
-async function measure(label: string, job: Record<string, unknown>): Promise<CaseFigures> {
+async function measure(label: string, job: Record<string, unknown>, sut: Sut, mode: string): Promise<CaseFigures> {
   await load({ ...job, duration: cfg.warmup });
   const runs: LoadResult[] = [];
-  for (let i = 0; i < cfg.runs; i++) runs.push(await load({ ...job, duration: cfg.duration }));
+  const profile = cfg.cpuProf && mode !== "reference" ? join(cfg.cpuProf, `${mode}-${job.kind as string}-${Date.now()}.cpuprofile`) : undefined;
+  if (profile) {
+    mkdirSync(cfg.cpuProf!, { recursive: true });
+    sut.profileStart();
+  }
+  for (let i = 0; i < cfg.runs; i++) {
+    const cpu0 = await sut.cpuMs();
+    const t0 = performance.now();
+    const r = await load({ ...job, duration: cfg.duration });
+    const cpu = (await sut.cpuMs()) - cpu0;
+    r.cpuMsPerReq = r.total > 0 ? cpu / r.total : undefined;
+    r.cpuShare = cpu / (performance.now() - t0);
+    r.loadavg = os.loadavg();
+    runs.push(r);
+  }
+  if (profile) {
+    await sut.profileStop(profile);
+    console.log(`  (profile of the measured runs: ${profile})`);
+  }
+  const defined = (xs: Array<number | undefined>) => xs.filter((x): x is number => x !== undefined);
   const f: CaseFigures = {
     reqPerSec: median(runs.map((r) => r.reqPerSec)),
     p50: median(runs.map((r) => r.p50)),
     p99: median(runs.map((r) => r.p99)),
+    cpuMsPerReq: median(defined(runs.map((r) => r.cpuMsPerReq))),
+    cpuShare: median(defined(runs.map((r) => r.cpuShare))),
+    loadavg: median(runs.map((r) => r.loadavg![0])),
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts, 0),
     fiveXx: runs.reduce((n, r) => n + r.fiveXx, 0),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
     runs,
   };
-  console.log(`  ${label.padEnd(28)} ${f.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}`);
+  console.log(
+    `  ${label.padEnd(28)} ${f.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ` +
+      `CPU ${f.cpuMsPerReq!.toFixed(3)} ms/req (${(100 * f.cpuShare!).toFixed(0)}% of a core)  load ${f.loadavg!.toFixed(1)}  ` +
+      `errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}`,
+  );
   return f;
 }
 
@@ -225,7 +280,7 @@ async function benchSystem(mode: string): Promise<SystemFigures> {
       if (loadPhase.length === 0) continue;
       const ids = await seed(sut.url, cfg.seed);
       await settle(sut.url, ids);
-      for (const c of loadPhase) figures.cases[c] = await measure(CASE_LABELS[c], { url: sut.url, kind: c, ids });
+      for (const c of loadPhase) figures.cases[c] = await measure(CASE_LABELS[c], { url: sut.url, kind: c, ids }, sut, mode);
     } finally {
       await sut.stop();
     }
@@ -248,7 +303,7 @@ async function reference(): Promise<CaseFigures> {
   if (typeof ref === "string") throw new Error(`reference did not start: ${ref}`);
   console.log("reference:");
   try {
-    return await measure(CASE_LABELS.reference, { url: ref.url, kind: "reference", ids: ["ref"] });
+    return await measure(CASE_LABELS.reference, { url: ref.url, kind: "reference", ids: ["ref"] }, ref, "reference");
   } finally {
     await ref.stop();
   }
@@ -256,8 +311,10 @@ async function reference(): Promise<CaseFigures> {
 
 function table(ref: CaseFigures, systems: Record<string, SystemFigures>): string {
   const modes = Object.keys(systems);
-  const head = ["case", ...modes.flatMap((m) => [`${m} req/s`, "p50 ms", "p99 ms", "× ref"])];
-  const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", ...modes.slice(1).flatMap(() => ["", "", "", ""])]];
+  const head = ["case", ...modes.flatMap((m) => [`${m} req/s`, "p50 ms", "p99 ms", "× ref", "CPU ms/req", "load"])];
+  const cpu = (f: CaseFigures) => (f.cpuMsPerReq === undefined ? "" : f.cpuMsPerReq.toFixed(3));
+  const load = (f: CaseFigures) => (f.loadavg === undefined ? "" : f.loadavg.toFixed(1));
+  const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", cpu(ref), load(ref), ...modes.slice(1).flatMap(() => ["", "", "", "", "", ""])]];
   for (const c of ["getById", "list", "create", "mix"]) {
     if (!cfg.cases.includes(c)) continue;
     rows.push([
@@ -265,13 +322,13 @@ function table(ref: CaseFigures, systems: Record<string, SystemFigures>): string
       ...modes.flatMap((m) => {
         const s = systems[m];
         const f = s.cases[c];
-        if (!f) return [s.skipped ? "skipped" : "-", "", "", ""];
-        return [f.reqPerSec.toFixed(0), `${f.p50}`, `${f.p99}`, (f.ratio ?? 0).toFixed(2)];
+        if (!f) return [s.skipped ? "skipped" : "-", "", "", "", "", ""];
+        return [f.reqPerSec.toFixed(0), `${f.p50}`, `${f.p99}`, (f.ratio ?? 0).toFixed(2), cpu(f), load(f)];
       }),
     ]);
   }
   if (cfg.cases.includes("ready")) {
-    rows.push(["create → ready, 2,000 chars (s)", ...modes.flatMap((m) => [systems[m].readySeconds ? systems[m].readySeconds!.median.toFixed(2) : systems[m].skipped ? "skipped" : "-", "", "", ""])]);
+    rows.push(["create → ready, 2,000 chars (s)", ...modes.flatMap((m) => [systems[m].readySeconds ? systems[m].readySeconds!.median.toFixed(2) : systems[m].skipped ? "skipped" : "-", "", "", "", "", ""])]);
   }
   const all = [head, ...rows];
   const widths = head.map((_, i) => Math.max(...all.map((r) => (r[i] ?? "").length)));

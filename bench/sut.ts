@@ -7,9 +7,11 @@
 // on SIGTERM or when stdin closes (the harness died).
 import http from "node:http";
 import type net from "node:net";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
 
 type Stop = () => Promise<void>;
 
@@ -118,6 +120,67 @@ async function stack(): Promise<{ url: string; stop: Stop } | string> {
   }
 }
 
+/**
+ * CPU time of this process and every process below it (the stack's service
+ * processes, the synthesizer's espeak-ng/lame runs): live ones from
+ * /proc/<pid>/stat, finished ones through their parents' cutime/cstime.
+ * Without /proc, this process alone.
+ */
+function treeCpuMs(): number {
+  const TICK_MS = 10; // USER_HZ is 100 on Linux
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
+  } catch {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  }
+  const stats = new Map<number, { ppid: number; ticks: number }>();
+  for (const e of entries) {
+    try {
+      const raw = readFileSync(`/proc/${e}/stat`, "utf8");
+      // The command name may hold spaces and parentheses: fields start after the last ")".
+      const f = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
+      stats.set(Number(e), { ppid: Number(f[1]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) });
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  const children = new Map<number, number[]>();
+  for (const [pid, st] of stats) children.set(st.ppid, [...(children.get(st.ppid) ?? []), pid]);
+  let ticks = 0;
+  const todo = [process.pid];
+  while (todo.length) {
+    const pid = todo.pop()!;
+    ticks += stats.get(pid)?.ticks ?? 0;
+    todo.push(...(children.get(pid) ?? []));
+  }
+  return ticks * TICK_MS;
+}
+
+let profiler: Session | undefined;
+
+async function profileCommand(line: string): Promise<void> {
+  const [cmd, arg, file] = line.split(" ");
+  if (cmd === "CPU") {
+    announce(`CPU ${treeCpuMs()}`);
+    return;
+  }
+  if (cmd !== "PROFILE") return;
+  if (arg === "START" && !profiler) {
+    profiler = new Session();
+    profiler.connect();
+    await profiler.post("Profiler.enable");
+    await profiler.post("Profiler.start");
+  } else if (arg === "STOP" && profiler && file) {
+    const { profile } = await profiler.post("Profiler.stop");
+    profiler.disconnect();
+    profiler = undefined;
+    writeFileSync(file, JSON.stringify(profile));
+    announce(`PROFILED ${file}`);
+  }
+}
+
 async function main(): Promise<void> {
   const started = mode === "reference" ? await reference() : mode === "embedded" ? await embedded() : mode === "stack" ? await stack() : `unknown mode '${mode}'`;
   if (typeof started === "string") {
@@ -137,7 +200,11 @@ async function main(): Promise<void> {
   process.on("SIGTERM", stop);
   process.on("SIGINT", stop);
   process.stdin.on("end", stop);
-  process.stdin.resume();
+  // The harness profiles only the measured runs ("PROFILE START", "PROFILE
+  // STOP <file>"), not start-up, seeding and synthesis of the seeds.
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    void profileCommand(line).catch((e: unknown) => process.stderr.write(`profile: ${String(e)}\n`));
+  });
   announce(`READY ${JSON.stringify({ url: started.url })}`);
 }
 

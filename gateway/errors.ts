@@ -77,7 +77,6 @@ function mapError(err: unknown, requestId: string): Mapped {
 /** Turns thrown errors and body-less 404/405/501 into ErrorResult JSON. */
 export function errorMiddleware() {
   return async (ctx: Context, next: Next): Promise<void> => {
-    const log: Logger = ctx.state.log;
     try {
       await next();
       if (ctx.body == null && !ctx.response.get("Location")) {
@@ -88,6 +87,8 @@ export function errorMiddleware() {
         if (ctx.status === 501) throw new HttpError(501, `Method ${ctx.method} is not supported`);
       }
     } catch (err) {
+      // Read only here: the request's child logger is built on first use.
+      const log: Logger = ctx.state.log;
       const mapped = mapError(err, ctx.state.requestId);
       if (mapped.status >= 500) log.error({ err, status: mapped.status }, "request failed");
       else log.debug({ status: mapped.status, message: mapped.message }, "request rejected");

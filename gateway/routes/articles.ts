@@ -12,8 +12,9 @@ import {
   type Article,
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
-import { bearerToken } from "../../lib/rpc/caller.js";
+import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
+import { createCoalescer, tokenDigest } from "../coalesce.js";
 import { HttpError } from "../errors.js";
 import { articleJson, listItemJson } from "../present.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
@@ -21,15 +22,29 @@ import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 export interface ArticleRoutesOptions {
   client: Client<typeof ArticlesService>;
   maxBodyBytes: number;
+  /** Bound on distinct identical-read groups in flight (see coalesce.ts). */
+  maxSharedReads?: number;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
 
 /** Rejects a missing or malformed bearer header before any upstream call, with the services' own wording. */
-function callOptions(ctx: Context): CallOptions {
+function callOptions(ctx: Context): CallOptions & { headers: { authorization: string } } {
   const authorization = ctx.get("Authorization");
-  bearerToken(new Headers(authorization ? { authorization } : {}));
+  bearerTokenOf(authorization);
   return { headers: { authorization, "x-request-id": ctx.state.requestId } };
+}
+
+/**
+ * Reads answer with JSON text shared by identical reads in flight (same
+ * credential, method, path and query; see coalesce.ts). A read that joins
+ * another one is answered under the first one's upstream request id.
+ */
+async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx: Context, authorization: string, produce: () => Promise<unknown>): Promise<void> {
+  const key = `${tokenDigest(authorization)} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
+  const json = await reads.run(key, async () => JSON.stringify(await produce()));
+  ctx.type = "json";
+  ctx.body = json;
 }
 
 function found(article: Article | undefined): Record<string, unknown> {
@@ -79,13 +94,16 @@ function updateRequest(target: UpdateArticleRequest["target"], body: UpdateBody)
 
 export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void {
   const { client, maxBodyBytes } = opts;
+  const reads = createCoalescer<string>(opts.maxSharedReads);
 
   router.get("/api/articles", async (ctx) => {
     const call = callOptions(ctx);
     const query: Record<string, unknown> = { ...ctx.query };
     validate.listQuery(query);
-    const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number }, call);
-    ctx.body = { result: "ok", count: Number(res.count), articles: res.articles.map(listItemJson) };
+    await sharedRead(reads, ctx, call.headers.authorization, async () => {
+      const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number }, call);
+      return { result: "ok", count: Number(res.count), articles: res.articles.map(listItemJson) };
+    });
   });
 
   router.post("/api/articles", async (ctx) => {
@@ -113,9 +131,9 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
 
   router.get("/api/articles/:articleId", async (ctx) => {
     const call = callOptions(ctx);
-    validate.articleId(ctx.params.articleId);
-    const res = await client.getArticle({ id: ctx.params.articleId }, call);
-    ctx.body = found(res.article);
+    const id = ctx.params.articleId;
+    validate.articleId(id);
+    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticle({ id }, call)).article));
   });
 
   router.put("/api/articles/:articleId", async (ctx) => {
@@ -136,9 +154,9 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
 
   router.get("/api/articles_external_id/:externalId", async (ctx) => {
     const call = callOptions(ctx);
-    validate.externalId(ctx.params.externalId);
-    const res = await client.getArticleByExternalId({ externalId: ctx.params.externalId }, call);
-    ctx.body = found(res.article);
+    const externalId = ctx.params.externalId;
+    validate.externalId(externalId);
+    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticleByExternalId({ externalId }, call)).article));
   });
 
   router.put("/api/articles_external_id/:externalId", async (ctx) => {
@@ -154,7 +172,6 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const call = callOptions(ctx);
     const url = externalUrlOf(ctx.path, ctx.querystring);
     validate.externalUrl(url);
-    const res = await client.getArticleByUrl({ url }, call);
-    ctx.body = found(res.article);
+    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticleByUrl({ url }, call)).article));
   });
 }

@@ -24,7 +24,11 @@ const sha256 = (s: string) => createHash("sha256").update(s).digest();
 
 /** Extracts the token from "Bearer <token>"; throws Unauthenticated otherwise. */
 export function bearerToken(headers: Headers): string {
-  const h = headers.get("authorization");
+  return bearerTokenOf(headers.get("authorization"));
+}
+
+/** Same as bearerToken, for the raw header value (no Headers object needed). */
+export function bearerTokenOf(h: string | null | undefined): string {
   if (!h) throw new ConnectError("Missing Authorization header: send 'Authorization: Bearer <API_TOKEN>'", Code.Unauthenticated);
   const m = /^Bearer[ ]+(\S+)\s*$/i.exec(h);
   if (!m) throw new ConnectError("Malformed Authorization header: expected 'Bearer <API_TOKEN>'", Code.Unauthenticated);

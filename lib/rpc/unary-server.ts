@@ -6,9 +6,19 @@
 // falls through to Connect's own handler, so plain gRPC and Connect clients
 // keep working unchanged.
 import type http2 from "node:http2";
-import { fromBinary, toBinary, type DescMethod, type DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextValues, createMethodImplSpec, type ConnectRouter, type HandlerContext, type Interceptor, type MethodImplSpec } from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { create, fromBinary, toBinary, type DescMessage, type DescMethod, type DescService, type Message } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  createContextValues,
+  createMethodImplSpec,
+  type ConnectRouter,
+  type HandlerContext,
+  type Interceptor,
+  type MethodImplSpec,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
 
 type Spec = Extract<MethodImplSpec, { kind: "unary" }>;
@@ -112,7 +122,7 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
       } catch (e) {
         throw new ConnectError(`parse binary: ${(e as Error).message}`, Code.InvalidArgument);
       }
-      const output = await invokeUnaryImplementation(spec, context, input, opts.interceptors);
+      const output = await invoke(spec, context, input, opts.interceptors);
       reply(res, 200, responseHeader, responseTrailer, toBinary(spec.method.output, output));
     } catch (e) {
       fail(res, e, responseHeader, responseTrailer);
@@ -151,6 +161,72 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
       return true;
     },
   };
+}
+
+type AnyUnaryRequest = UnaryRequest<DescMessage, DescMessage>;
+type AnyUnaryResponse = UnaryResponse<DescMessage, DescMessage>;
+type UnaryFn = (req: AnyUnaryRequest) => Promise<AnyUnaryResponse>;
+
+/**
+ * Runs interceptors and implementation like Connect's invokeUnaryImplementation,
+ * but without reading `context.signal` on the way: Connect copies it into the
+ * request and the handler context, which built an AbortController (and a
+ * deadline timer) for every call although handlers rarely look at it. Here
+ * both read it only on demand.
+ */
+async function invoke(spec: Spec, context: HandlerContext, input: Message, interceptors: Interceptor[]): Promise<Message> {
+  const method = spec.method as DescMethod & { methodKind: "unary" };
+  const impl: UnaryFn = async (req) => {
+    const handlerContext: HandlerContext = {
+      method: context.method,
+      service: req.service,
+      requestMethod: context.requestMethod,
+      protocolName: context.protocolName,
+      url: context.url,
+      timeoutMs: context.timeoutMs,
+      responseHeader: context.responseHeader,
+      responseTrailer: context.responseTrailer,
+      requestHeader: req.header,
+      values: req.contextValues,
+      get signal() {
+        return req.signal;
+      },
+    };
+    const out = await (spec.impl as (i: Message, c: HandlerContext) => unknown)(req.message, handlerContext);
+    return {
+      stream: false,
+      service: req.service,
+      method: method as AnyUnaryResponse["method"],
+      header: context.responseHeader,
+      trailer: context.responseTrailer,
+      message: create(method.output, out as never),
+    };
+  };
+  let next = impl;
+  for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as Parameters<Interceptor>[0]) as unknown as UnaryFn;
+  const res = await next({
+    stream: false,
+    service: method.parent,
+    method: method as AnyUnaryRequest["method"],
+    requestMethod: context.requestMethod,
+    url: context.url,
+    header: context.requestHeader,
+    contextValues: context.values,
+    message: input,
+    get signal() {
+      return context.signal;
+    },
+  });
+  copyHeaders(res.header, context.responseHeader);
+  copyHeaders(res.trailer, context.responseTrailer);
+  return res.message;
+}
+
+/** Interceptors may answer with headers of their own; they replace the context's, as in Connect. */
+function copyHeaders(from: Headers, to: Headers): void {
+  if (from === to) return;
+  for (const k of [...to.keys()]) to.delete(k);
+  from.forEach((v, k) => to.set(k, v));
 }
 
 function readBody(req: http2.Http2ServerRequest, max: number): Promise<Uint8Array> {

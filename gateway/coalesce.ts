@@ -1,0 +1,45 @@
+// Identical reads that arrive while the same read is already in flight wait
+// for its answer instead of making their own upstream call. Only in-flight
+// work is shared: the entry is dropped the moment the answer (or error)
+// arrives, so nothing is ever served from a cache, and a token revoked in the
+// meantime is refused by the next call as usual. The key carries a digest of
+// the caller's token, so two callers never share an answer unless they sent
+// the very same credential and the very same request.
+import { createHash } from "node:crypto";
+
+export interface Coalescer<T> {
+  /** Runs `produce` unless an identical call is in flight, then shares its outcome. */
+  run(key: string, produce: () => Promise<T>): Promise<T>;
+  /** Calls in flight right now (for tests and metrics). */
+  readonly size: number;
+}
+
+/**
+ * @param maxInFlight beyond this many distinct keys in flight, new calls run
+ *   on their own: the map stays bounded whatever the traffic.
+ */
+export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
+  const inflight = new Map<string, Promise<T>>();
+  return {
+    run(key, produce) {
+      const shared = inflight.get(key);
+      if (shared) return shared;
+      const p = produce();
+      if (inflight.size >= maxInFlight) return p;
+      inflight.set(key, p);
+      const drop = () => {
+        if (inflight.get(key) === p) inflight.delete(key);
+      };
+      p.then(drop, drop);
+      return p;
+    },
+    get size() {
+      return inflight.size;
+    },
+  };
+}
+
+/** The credential part of a coalescing key: never the token itself. */
+export function tokenDigest(authorization: string): string {
+  return createHash("sha256").update(authorization).digest("base64url");
+}
