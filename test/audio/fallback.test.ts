@@ -3,87 +3,23 @@
 // recorded by an in-test articles service.
 import { Readable } from "node:stream";
 import { expect } from "chai";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { assertSafeKey, type BlobStore } from "../../lib/blob/port.js";
 import { PermanentJobError, type AudioJob, type ConsumeOptions, type JobBus, type JobHandler } from "../../lib/bus/port.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RpcServer } from "../../lib/rpc/server.js";
 import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { createAzureProvider, createOpenAiProvider, createSpeechRouter, localProvider, type SpeechRouterOptions } from "../../services/audio/providers/index.js";
 import { startAudioWorker, type AudioWorker } from "../../services/audio/worker.js";
+import { startFakeArticles, type FakeArticle } from "../support/fake-articles.js";
 import { startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
 
 const INTERNAL = "internal-test-token-0123456789";
 const OPENAI_KEY = "sk-test-openai-key-0123456789";
 const AZURE_KEY = "azure-test-key-0123456789";
 const log = logger("fallback-test");
-
-interface Stored {
-  id: string;
-  title: string;
-  text: string;
-  voice: string;
-  lang: string;
-  status: ArticleStatus;
-  statuses: ArticleStatus[];
-  /** As the articles service keeps them: message + ISO date. */
-  errors: Array<{ error: string; date: string }>;
-  error?: string;
-  provider?: string;
-  audioKey?: string;
-  duration?: number;
-}
-
-async function startArticles(articles: Map<string, Stored>): Promise<RpcServer> {
-  const internalOnly = (ctx: HandlerContext) => {
-    if (ctx.requestHeader.get("authorization") !== `Bearer ${INTERNAL}`) throw new ConnectError("internal only", Code.PermissionDenied);
-  };
-  const pushError = (a: Stored, error: string) => a.errors.push({ error, date: new Date().toISOString() });
-  return startRpcServer({
-    name: "articles-fake",
-    services: [ArticlesService.typeName],
-    log,
-    routes(router) {
-      router.service(ArticlesService, {
-        claimAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = articles.get(req.articleId);
-          if (!a) return { stale: true };
-          a.status = ArticleStatus.PROCESSING;
-          return { stale: false, article: { id: a.id, title: a.title, text: a.text, voice: a.voice, lang: a.lang, revision: 1n } };
-        },
-        reportAudioStatus(req, ctx) {
-          internalOnly(ctx);
-          const a = articles.get(req.articleId)!;
-          a.status = req.status;
-          a.statuses.push(req.status);
-          if (req.error) pushError(a, req.error);
-          return { applied: true };
-        },
-        completeAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = articles.get(req.articleId)!;
-          a.status = ArticleStatus.READY;
-          a.provider = req.provider;
-          a.audioKey = req.audio!.key;
-          a.duration = req.audio!.duration;
-          return { applied: true };
-        },
-        failAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = articles.get(req.articleId)!;
-          a.status = ArticleStatus.ERRORED;
-          a.error = req.error;
-          pushError(a, req.error);
-          return { applied: true };
-        },
-      });
-    },
-  });
-}
 
 class TestBus implements JobBus {
   handler?: JobHandler;
@@ -140,7 +76,7 @@ describe("provider retry and fallback, seen through the articles service", funct
   let engine: SpeechEngine;
   let fake: FakeProviders;
   let server: RpcServer;
-  let articles: Map<string, Stored>;
+  let articles: Map<string, FakeArticle>;
   let worker: AudioWorker | undefined;
   const clips = new Map<string, Promise<Buffer>>();
 
@@ -152,7 +88,7 @@ describe("provider retry and fallback, seen through the articles service", funct
   });
   beforeEach(async () => {
     articles = new Map();
-    server = await startArticles(articles);
+    server = await startFakeArticles(articles, INTERNAL);
     fake = await startFakeProviders({
       audio(text, voice, provider) {
         const local = provider === "azure" ? (/Katja|Jenny/.test(voice) ? "de-DE-KatjaNeural" : "de-DE-ConradNeural") : voice;
@@ -170,9 +106,10 @@ describe("provider retry and fallback, seen through the articles service", funct
     await server.close();
   });
 
-  async function run(article: Partial<Stored>, router: Partial<SpeechRouterOptions> & { azure?: boolean; openai?: boolean; openaiKey?: string; timeoutMs?: number } = {}) {
-    const a: Stored = {
+  async function run(article: Partial<FakeArticle>, router: Partial<SpeechRouterOptions> & { azure?: boolean; openai?: boolean; openaiKey?: string; timeoutMs?: number } = {}) {
+    const a: FakeArticle = {
       id: "a1",
+      revision: 1,
       title: "Council news",
       text: "The council met on Tuesday.\n\nIt approved the budget.",
       voice: "nova",
@@ -211,8 +148,8 @@ describe("provider retry and fallback, seen through the articles service", funct
     expect(a.errors[0].error).to.match(/^openai: HTTP 429: Rate limit reached/);
     expect(new Date(a.errors[0].date).toISOString()).to.equal(a.errors[0].date);
     expect(ms).to.be.at.least(1000);
-    const full = blobs.files.get(a.audioKey!)!;
-    expect(a.duration).to.be.closeTo(mp3Duration(full), 1e-6);
+    const full = blobs.files.get(a.audio!.key)!;
+    expect(a.audio!.duration).to.be.closeTo(mp3Duration(full), 1e-6);
     // title + two paragraphs, each asked for once after the throttled try
     expect(fake.callsTo("openai").filter((c) => !c.fault)).to.have.length(3);
     expect(fake.calls.every((c) => !c.violation)).to.equal(true);
@@ -272,6 +209,6 @@ describe("provider retry and fallback, seen through the articles service", funct
     expect(fake.inFlight().max).to.equal(3);
     expect(a.errors, JSON.stringify(a.errors)).to.have.length(0);
     expect(fake.callsTo("openai").map((c) => c.json?.input)).to.have.length(13);
-    expect(parseFrames(blobs.files.get(a.audioKey!)!).length).to.be.greaterThan(100);
+    expect(parseFrames(blobs.files.get(a.audio!.key)!).length).to.be.greaterThan(100);
   });
 });

@@ -1,15 +1,15 @@
 import { Readable } from "node:stream";
 import { expect } from "chai";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "../../lib/blob/port.js";
 import { PermanentJobError, type AudioJob, type ConsumeOptions, type JobBus, type JobHandler } from "../../lib/bus/port.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RpcServer } from "../../lib/rpc/server.js";
 import { LOCAL_FORMAT, type SpeechEngine, type SpeechRequest } from "../../services/audio/engine/types.js";
 import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
 import { startAudioWorker, type AudioWorker } from "../../services/audio/worker.js";
+import { startFakeArticles, type FakeArticle } from "../support/fake-articles.js";
 
 const INTERNAL = "internal-test-token-0123456789";
 const log = logger("audio-worker-test");
@@ -92,84 +92,16 @@ class TestBus implements JobBus {
   async close() {}
 }
 
-interface StoredArticle {
-  id: string;
-  revision: number;
-  title: string;
-  text: string;
-  parse?: boolean;
-  status: ArticleStatus;
-  errors: string[];
-  statuses: ArticleStatus[];
-  audio?: { key: string; duration: number };
-  preview?: { key: string; duration: number };
-  provider?: string;
-}
-
-/** The articles service as the worker sees it: the four audio-job calls, internal token only. */
-async function startFakeArticles(articles: Map<string, StoredArticle>): Promise<RpcServer> {
-  const internalOnly = (ctx: HandlerContext) => {
-    if (ctx.requestHeader.get("authorization") !== `Bearer ${INTERNAL}`) throw new ConnectError("internal only", Code.PermissionDenied);
-  };
-  const current = (id: string, rev: bigint) => {
-    const a = articles.get(id);
-    return a && BigInt(a.revision) === rev && a.status !== ArticleStatus.DELETED ? a : undefined;
-  };
-  return startRpcServer({
-    name: "articles-fake",
-    services: [ArticlesService.typeName],
-    log,
-    routes(router) {
-      router.service(ArticlesService, {
-        claimAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { stale: true };
-          a.status = ArticleStatus.PROCESSING;
-          return { stale: false, article: { id: a.id, title: a.title, text: a.text, parse: a.parse ?? false, voice: "alloy", lang: "en-US", revision: BigInt(a.revision) } };
-        },
-        reportAudioStatus(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = req.status;
-          a.statuses.push(req.status);
-          if (req.error) a.errors.push(req.error);
-          return { applied: true };
-        },
-        completeAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = ArticleStatus.READY;
-          a.audio = { key: req.audio!.key, duration: req.audio!.duration };
-          a.preview = { key: req.audioPreview!.key, duration: req.audioPreview!.duration };
-          a.provider = req.provider;
-          return { applied: true };
-        },
-        failAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = ArticleStatus.ERRORED;
-          a.errors.push(req.error);
-          return { applied: true };
-        },
-      });
-    },
-  });
-}
-
 const paragraph = (n: number) =>
   Array.from({ length: n }, (_, i) => `Sentence number ${i + 1} tells the reader something new about the city budget.`).join(" ");
 
 describe("audio worker", () => {
   let server: RpcServer;
-  let articles: Map<string, StoredArticle>;
+  let articles: Map<string, FakeArticle>;
   let worker: AudioWorker | undefined;
 
-  const add = (a: Partial<StoredArticle> & { id: string }): StoredArticle => {
-    const full: StoredArticle = { revision: 1, title: "Budget news", text: paragraph(3), status: ArticleStatus.WAITING, errors: [], statuses: [], ...a };
+  const add = (a: Partial<FakeArticle> & { id: string }): FakeArticle => {
+    const full: FakeArticle = { revision: 1, title: "Budget news", text: paragraph(3), status: ArticleStatus.WAITING, errors: [], statuses: [], ...a };
     articles.set(a.id, full);
     return full;
   };
@@ -183,7 +115,7 @@ describe("audio worker", () => {
 
   beforeEach(async () => {
     articles = new Map();
-    server = await startFakeArticles(articles);
+    server = await startFakeArticles(articles, INTERNAL);
   });
   afterEach(async () => {
     await worker?.stop();
@@ -235,7 +167,7 @@ describe("audio worker", () => {
     expect(await bus.deliver({ articleId: "art3", projectId: "p1", revision: 1 })).to.equal("exhausted");
     expect(a.statuses).to.deep.equal([ArticleStatus.RETRY, ArticleStatus.RETRY]);
     expect(a.status).to.equal(ArticleStatus.ERRORED);
-    expect(a.errors).to.deep.equal(["synthesizer crashed", "synthesizer crashed", "synthesizer crashed"]);
+    expect(a.errors.map((e) => e.error)).to.deep.equal(["synthesizer crashed", "synthesizer crashed", "synthesizer crashed"]);
     expect(blobs.files.size).to.equal(0);
   });
 
@@ -246,7 +178,7 @@ describe("audio worker", () => {
 
     expect(await bus.deliver({ articleId: "art4", projectId: "p1", revision: 1 })).to.equal("acked");
     expect(a.status).to.equal(ArticleStatus.ERRORED);
-    expect(a.errors).to.deep.equal(["The article has no readable text"]);
+    expect(a.errors.map((e) => e.error)).to.deep.equal(["The article has no readable text"]);
     expect(engine.calls).to.have.length(0);
   });
 

@@ -3,8 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { closeMongo, mongoDb } from "../../lib/mongo.js";
-import { openMongoArticleStore } from "../../services/articles/store/mongo.js";
-import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
 import { requireMongo } from "../support/servers.js";
 import { articleStoreContract } from "./article-store.contract.js";
 

@@ -3,8 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { mongoDb } from "../../lib/mongo.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
-import { openMongoAuthStore } from "../../services/auth/store/mongo.js";
+import { openMongoAuthStore, openNedbAuthStore } from "../../services/auth/store/open.js";
 import { requireMongo } from "../support/servers.js";
 import { authStoreContract } from "./auth-store.contract.js";
 

@@ -1,36 +1,15 @@
 // The reconciler: a lost publish or a crashed worker must never leave an
 // article waiting forever.
 import { expect } from "chai";
-import type { AudioJob, JobBus } from "../../lib/bus/port.js";
+import type { AudioJob } from "../../lib/bus/port.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { startReconciler, type Reconciler } from "../../services/articles/reconciler.js";
-import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore, NewArticle } from "../../services/articles/store/port.js";
-
-interface RecordingBus extends JobBus {
-  published: AudioJob[];
-  down: boolean;
-}
-
-function recordingBus(): RecordingBus {
-  const bus: RecordingBus = {
-    published: [],
-    down: false,
-    async publish(job) {
-      if (bus.down) throw new Error("bus unreachable");
-      bus.published.push({ ...job });
-    },
-    async consume() {
-      throw new Error("not used here");
-    },
-    async publishEvent() {},
-    async close() {},
-  };
-  return bus;
-}
+import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
 const log = logger("reconciler-test");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

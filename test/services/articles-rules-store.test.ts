@@ -3,8 +3,7 @@
 import { expect } from "chai";
 import { randomBytes } from "node:crypto";
 import { mongoDb } from "../../lib/mongo.js";
-import { openMongoArticleStore } from "../../services/articles/store/mongo.js";
-import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore, NewArticle } from "../../services/articles/store/port.js";
 import { requireMongo } from "../support/servers.js";
 

@@ -20,10 +20,10 @@ import { startArticlesService } from "../../services/articles/app.js";
 import { classifyContent } from "../../services/articles/content/classify.js";
 import { extractMainContent } from "../../services/articles/content/extract.js";
 import { verifyWebhook } from "../../services/articles/events/webhook.js";
-import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { startAuthService } from "../../services/auth/app.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import { openNedbAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 import { waitFor } from "../support/wait.js";
 

@@ -11,14 +11,14 @@ import {
   type CreateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
-import type { AudioJob, JobBus } from "../../lib/bus/port.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
-import { openNedbArticleStore } from "../../services/articles/store/nedb.js";
+import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
+import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
 const INTERNAL = "internal-token-for-tests-0123456789";
 const TOKENS: Record<string, { projectId: string; scope: "full" | "read" }> = {
@@ -29,28 +29,6 @@ const TOKENS: Record<string, { projectId: string; scope: "full" | "read" }> = {
 const AUDIO_BASE = "https://cdn.example.test/audio";
 
 type ArticlesClient = Client<typeof ArticlesService>;
-
-interface RecordingBus extends JobBus {
-  published: AudioJob[];
-  down: boolean;
-}
-
-function recordingBus(): RecordingBus {
-  const bus: RecordingBus = {
-    published: [],
-    down: false,
-    async publish(job) {
-      if (bus.down) throw new Error("bus unreachable");
-      bus.published.push({ ...job });
-    },
-    async consume() {
-      throw new Error("not used here");
-    },
-    async publishEvent() {},
-    async close() {},
-  };
-  return bus;
-}
 
 function startFakeAuth(): Promise<RpcServer> {
   return startRpcServer({

@@ -8,7 +8,7 @@ import { rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { startAuthService } from "../../services/auth/app.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import { openNedbAuthStore } from "../../services/auth/store/open.js";
 
 export const ADMIN = "admin-secret-for-tests-0123456789";
 

@@ -8,7 +8,7 @@ import { Scope } from "../../gen/auth/v1/auth_pb.js";
 import { ConfigError } from "../../lib/config.js";
 import { closeRpcClients } from "../../lib/rpc/client.js";
 import { applySeedTokens, ensureDemoProject } from "../../services/auth/seed.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import { openNedbAuthStore } from "../../services/auth/store/open.js";
 import { ADMIN, rejection, startAuthFixture, type AuthFixture } from "./auth-fixture.js";
 
 const SEED_FULL = "seed-full-token-acme-0001";

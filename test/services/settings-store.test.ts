@@ -6,8 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mongoDb } from "../../lib/mongo.js";
-import { openMongoAuthStore } from "../../services/auth/store/mongo.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import { openMongoAuthStore, openNedbAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 import { requireMongo } from "../support/servers.js";
 

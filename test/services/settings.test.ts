@@ -11,7 +11,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { startAuthService } from "../../services/auth/app.js";
 import { patchFromArgs } from "../../services/auth/cli.js";
-import { openNedbAuthStore } from "../../services/auth/store/nedb.js";
+import { openNedbAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 
 const ADMIN = "admin-secret-for-settings-0123456789";

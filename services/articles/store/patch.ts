@@ -1,6 +1,6 @@
 import type { AdmissionResult, ArticlePatch } from "./port.js";
 
-/** Translates a content patch into $set/$unset, the update language both adapters speak. */
+/** Translates a content patch into $set/$unset, the update language both drivers speak. */
 export function patchOps(patch: ArticlePatch): { $set: Record<string, unknown>; $unset: Record<string, true> } {
   const $set: Record<string, unknown> = {};
   const $unset: Record<string, true> = {};
@@ -14,7 +14,7 @@ export function patchOps(patch: ArticlePatch): { $set: Record<string, unknown>; 
 
 export const unsetAll = (keys: readonly string[]) => Object.fromEntries(keys.map((k) => [k, true as const])) as Record<string, true>;
 
-/** The update both adapters apply when admission finishes (each adds its own change timestamp). */
+/** The update applied when admission finishes (the layout adds its change timestamp). */
 export function admissionOps(r: AdmissionResult): { $set: Record<string, unknown>; $unset: Record<string, true> } {
   const $set: Record<string, unknown> = { status: r.status, types: r.types.map((t) => ({ name: t.name, score: t.score })) };
   const $unset: Record<string, true> = { admittingUntil: true };

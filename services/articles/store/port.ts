@@ -1,5 +1,5 @@
-// The articles storage port. The service talks only to this interface; the
-// embedded NeDB adapter and the MongoDB adapter both pass
+// The articles storage port. The service talks only to this interface;
+// store.ts implements it once, and on both drivers (NeDB, MongoDB) it passes
 // test/contract/article-store.contract.ts.
 //
 // Every write touches one document and is conditional where a race matters:
@@ -230,7 +230,7 @@ export class DuplicateIdError extends Error {
 
 export const unixSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
-/** The document a fresh article starts as; shared so both adapters agree. */
+/** The document a fresh article starts as; shared by both document layouts. */
 export function initialArticle(a: NewArticle, now: Date): StoredArticle {
   const doc: StoredArticle = {
     id: a.id,

@@ -1,4 +1,4 @@
-// The reservation algorithm both adapters share. Each step is one
+// The reservation algorithm of the auth store. Each step is one
 // conditional single-document update, so two replicas (or fifty concurrent
 // calls) can never both take the last unit: the filter re-checks the bound
 // inside the write. A lost race only means reading again.

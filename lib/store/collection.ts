@@ -1,0 +1,68 @@
+// A small document-collection port: the subset of the MongoDB query and
+// update language that both MongoDB and the embedded NeDB understand, so a
+// store's logic is written once and runs on either. Filters and updates use
+// MongoDB syntax ($set, $unset, $inc, $push; $in, $nin, $ne, $lt, $gte,
+// $exists, $or, $and).
+
+export type Filter = Record<string, unknown>;
+export type Update = Record<string, unknown>;
+export type SortSpec = Record<string, 1 | -1>;
+
+export interface FindOptions {
+  sort?: SortSpec;
+  skip?: number;
+  limit?: number;
+  /** Inclusion projection, e.g. {_id: 1, status: 1}. */
+  projection?: Record<string, 1>;
+}
+
+export interface IndexSpec {
+  /** MongoDB index name; kept stable because existing deployments already have these indexes. */
+  name: string;
+  /**
+   * MongoDB index keys. NeDB has single-field indexes only, so the embedded
+   * driver indexes the first key.
+   */
+  keys: SortSpec;
+}
+
+export interface IndexOptions {
+  unique?: boolean;
+  sparse?: boolean;
+}
+
+export interface UpdateResult {
+  matched: number;
+  modified: number;
+}
+
+/** A unique index refused the write. */
+export class DuplicateKeyError extends Error {
+  /** The indexed field that clashed when the driver can tell, e.g. "_id" or "externalId". */
+  constructor(readonly field: string | undefined) {
+    super(field ? `duplicate value for unique field '${field}'` : "duplicate value for a unique field");
+    this.name = "DuplicateKeyError";
+  }
+}
+
+/** `D` is the stored document; every document has a string `_id`. */
+export interface DocumentCollection<D extends { _id: string }> {
+  /** Throws DuplicateKeyError when a unique index refuses the document. */
+  insertOne(doc: D): Promise<void>;
+  findOne(filter: Filter): Promise<D | null>;
+  find(filter: Filter, opts?: FindOptions): Promise<D[]>;
+  count(filter: Filter): Promise<number>;
+  /** Atomic conditional write of at most one document. Throws DuplicateKeyError. */
+  updateOne(filter: Filter, update: Update): Promise<UpdateResult>;
+  /** Like updateOne, returning the document as written, or null when nothing matched. */
+  findOneAndUpdate(filter: Filter, update: Update): Promise<D | null>;
+  updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
+  deleteMany(filter: Filter): Promise<number>;
+  /** Idempotent: opening the same store again keeps the existing index. */
+  ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;
+  /** Releases what the driver holds for this collection (the embedded one compacts its file). */
+  close(): Promise<void>;
+}
+
+/** NeDB's {field: null} does not match a missing field, MongoDB's does; this matches both everywhere. */
+export const isNullOrMissing = (field: string): Filter => ({ $or: [{ [field]: null }, { [field]: { $exists: false } }] });

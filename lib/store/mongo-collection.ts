@@ -1,0 +1,65 @@
+// Full-stack driver: a MongoDB collection. Conditional writes are
+// single-document updates, atomic on the server, so no transaction is needed.
+import { MongoServerError, type Collection, type Db, type Document } from "mongodb";
+import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type Update } from "./collection.js";
+
+/** The Db comes from lib/mongo.ts; its shared client is closed by the process, not per collection. */
+export function mongoCollection<D extends { _id: string }>(db: Db, name: string): DocumentCollection<D> {
+  // The typed Filter/UpdateFilter of the driver cannot follow dotted paths and
+  // operators built at run time; the port's loose types are checked by the stores' tests.
+  const col = db.collection(name) as unknown as Collection<Document>;
+  const uniqueKeys: Array<{ name: string; field: string }> = [{ name: "_id_", field: "_id" }];
+
+  /** Which unique index refused the write; older servers and look-alikes only say so in the message. */
+  function clashingField(e: MongoServerError): string | undefined {
+    const pattern = e.keyPattern as Record<string, unknown> | undefined;
+    if (pattern) return Object.keys(pattern)[0];
+    const named = uniqueKeys.find((k) => e.message.includes(`index: ${k.name}`));
+    if (named) return named.field;
+    return [...uniqueKeys].reverse().find((k) => e.message.includes(k.field))?.field;
+  }
+
+  async function guarded<T>(write: () => Promise<T>): Promise<T> {
+    try {
+      return await write();
+    } catch (e) {
+      if (e instanceof MongoServerError && e.code === 11000) throw new DuplicateKeyError(clashingField(e));
+      throw e;
+    }
+  }
+
+  return {
+    async insertOne(doc) {
+      await guarded(() => col.insertOne(doc as Document));
+    },
+    findOne: async (filter) => (await col.findOne(filter)) as D | null,
+    find(filter, o: FindOptions = {}) {
+      let cursor = col.find(filter, o.projection ? { projection: o.projection } : {});
+      if (o.sort) cursor = cursor.sort(o.sort);
+      if (o.skip) cursor = cursor.skip(o.skip);
+      if (o.limit !== undefined) cursor = cursor.limit(o.limit);
+      return cursor.toArray() as unknown as Promise<D[]>;
+    },
+    count: (filter) => col.countDocuments(filter),
+    async updateOne(filter, update: Update) {
+      const r = await guarded(() => col.updateOne(filter, update));
+      return { matched: r.matchedCount, modified: r.modifiedCount };
+    },
+    findOneAndUpdate: (filter: Filter, update: Update) =>
+      guarded(() => col.findOneAndUpdate(filter, update, { returnDocument: "after" })) as Promise<D | null>,
+    async updateMany(filter, update) {
+      const r = await guarded(() => col.updateMany(filter, update));
+      return { matched: r.matchedCount, modified: r.modifiedCount };
+    },
+    deleteMany: async (filter) => (await col.deleteMany(filter)).deletedCount,
+    async ensureIndex(spec, o = {}) {
+      const options: Record<string, unknown> = { name: spec.name };
+      if (o.unique) options.unique = true;
+      if (o.sparse) options.sparse = true;
+      // A no-op when the index already exists with the same spec, so replicas can open concurrently.
+      await col.createIndex(spec.keys, options);
+      if (o.unique) uniqueKeys.push({ name: spec.name, field: Object.keys(spec.keys)[0] });
+    },
+    async close() {},
+  };
+}

@@ -1,0 +1,57 @@
+// How an article is laid out as a document. The two drivers keep the layouts
+// they always had, so existing NeDB files and MongoDB collections stay readable:
+// MongoDB stores the change time as a Date (`updatedAt`) and mirrors deletion in
+// a `deleted` flag so listing can use an equality prefix of one index; NeDB keeps
+// `changedAt` as epoch ms and has single-field indexes only.
+import type { Filter, IndexOptions, IndexSpec } from "../../../lib/store/collection.js";
+import type { StoredArticle } from "./port.js";
+
+export type ArticleDoc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; changedAt?: number; updatedAt?: Date; deleted?: boolean };
+
+export interface ArticleLayout {
+  toDoc(a: StoredArticle): ArticleDoc;
+  fromDoc(d: ArticleDoc): StoredArticle;
+  /** Filter fragment matching articles that are not deleted. */
+  notDeleted: Filter;
+  /** $set fields recording a change at `now`. */
+  touched(now: Date): Record<string, unknown>;
+  /** Filter fragment: last change before `ms` (epoch ms). */
+  changedBefore(ms: number): Filter;
+  /** $set fields that go with status "deleted". */
+  deletedFields: Record<string, unknown>;
+  indexes: Array<[IndexSpec, IndexOptions?]>;
+}
+
+export const mongoLayout: ArticleLayout = {
+  toDoc: ({ id, changedAt, ...rest }) => ({ _id: id, ...rest, updatedAt: new Date(changedAt), deleted: rest.status === "deleted" }),
+  fromDoc({ _id, updatedAt, deleted: _deleted, changedAt: _unused, ...rest }) {
+    return { id: _id, ...rest, changedAt: (updatedAt as Date).getTime() };
+  },
+  notDeleted: { deleted: false },
+  touched: (now) => ({ updatedAt: now }),
+  changedBefore: (ms) => ({ updatedAt: { $lt: new Date(ms) } }),
+  deletedFields: { deleted: true },
+  indexes: [
+    [{ name: "project_listing", keys: { projectId: 1, deleted: 1, added: -1, _id: -1 } }],
+    // sparse: articles without an externalId never collide; uniqueness spans all projects.
+    [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
+    [{ name: "project_url", keys: { projectId: 1, url: 1 } }],
+    [{ name: "status_updatedAt", keys: { status: 1, updatedAt: 1 } }],
+  ],
+};
+
+export const nedbLayout: ArticleLayout = {
+  toDoc: ({ id, ...rest }) => ({ _id: id, ...rest }),
+  fromDoc: ({ _id, changedAt, ...rest }) => ({ id: _id, ...rest, changedAt: changedAt as number }),
+  notDeleted: { status: { $ne: "deleted" } },
+  touched: (now) => ({ changedAt: now.getTime() }),
+  changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
+  deletedFields: {},
+  // The embedded driver indexes the first key of each; names are for MongoDB only.
+  indexes: [
+    [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
+    [{ name: "projectId", keys: { projectId: 1 } }],
+    [{ name: "url", keys: { url: 1 } }, { sparse: true }],
+    [{ name: "status", keys: { status: 1 } }],
+  ],
+};

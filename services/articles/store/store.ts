@@ -1,0 +1,204 @@
+// The ArticleStore over one document collection; open.ts picks the driver and
+// its document layout. Every write touches one document and is conditional
+// (revision, status), so it is atomic on either driver without transactions.
+//
+// NeDB narrows a query by the LAST indexed field with a plain value in it, so
+// every filter below names its most selective field (_id, externalId, url)
+// last; MongoDB does not mind the order.
+import { DuplicateKeyError, type DocumentCollection, type Filter, type Update } from "../../../lib/store/collection.js";
+import type { ArticleDoc, ArticleLayout } from "./layout.js";
+import { admissionOps, patchOps, unsetAll } from "./patch.js";
+import {
+  ARTICLE_STATUSES,
+  DEFERRED_STATUSES,
+  DuplicateExternalIdError,
+  DuplicateIdError,
+  initialArticle,
+  REVISION_SCOPED,
+  unixSeconds,
+  type ArticleStatus,
+  type ArticleStore,
+  type FindStaleOptions,
+  type StaleArticle,
+  type UpdateOutcome,
+} from "./port.js";
+
+// Not admitted (or finished): a job for them is left over from an older decision.
+const NOT_CLAIMABLE: ArticleStatus[] = ["deleted", "ready", "rejected", "limit_reached", "no_money"];
+const live = { $ne: "deleted" };
+
+const stale = (d: ArticleDoc): StaleArticle => ({
+  id: d._id,
+  projectId: d.projectId,
+  revision: d.revision,
+  ...(d.admission === "pending" ? { pendingAdmission: true } : {}),
+});
+
+/** Creates the layout's indexes (idempotent) and returns the store. */
+export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout): Promise<ArticleStore> {
+  for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
+  const { fromDoc, notDeleted, touched } = layout;
+
+  const one = async (filter: Filter) => {
+    const d = await col.findOne(filter);
+    return d ? fromDoc(d) : null;
+  };
+  /** The article after a conditional update, or null when the condition failed. */
+  const conditional = async (filter: Filter, update: Update) => {
+    const d = await col.findOneAndUpdate(filter, update);
+    return d ? fromDoc(d) : null;
+  };
+
+  return {
+    async insert(a, now = new Date()) {
+      const article = initialArticle(a, now);
+      try {
+        await col.insertOne(layout.toDoc(article));
+      } catch (e) {
+        if (!(e instanceof DuplicateKeyError)) throw e;
+        if (e.field === "externalId") throw new DuplicateExternalIdError(a.externalId ?? "");
+        throw new DuplicateIdError(a.id);
+      }
+      return article;
+    },
+
+    get: (projectId, id) => one({ projectId, _id: id }),
+    getByExternalId: (projectId, externalId) => one({ projectId, externalId }),
+
+    async getByUrl(projectId, url) {
+      // Few articles share a URL: newest first, then a live one wins over a deleted one.
+      const docs = await col.find({ projectId, url }, { sort: { added: -1, _id: -1 } });
+      const d = docs.find((x) => x.status !== "deleted") ?? docs[0];
+      return d ? fromDoc(d) : null;
+    },
+
+    async list(projectId, limit, offset) {
+      const filter = { projectId, ...notDeleted };
+      const [count, docs] = await Promise.all([col.count(filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      return { count, items: docs.map(fromDoc) };
+    },
+
+    async update(projectId, id, expectedRevision, patch, now = new Date()): Promise<UpdateOutcome> {
+      const { $set, $unset } = patchOps(patch);
+      try {
+        const updated = await conditional(
+          { projectId, revision: expectedRevision, ...notDeleted, _id: id },
+          {
+            $set: { ...$set, status: "waiting", errors: [], types: [], ...touched(now) },
+            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true },
+            $inc: { revision: 1 },
+          },
+        );
+        if (updated) return { ok: true, article: updated };
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) throw new DuplicateExternalIdError(patch.externalId ?? "");
+        throw e;
+      }
+      const current = await one({ projectId, _id: id });
+      if (!current) return { ok: false, reason: "not_found" };
+      return { ok: false, reason: current.status === "deleted" ? "deleted" : "revision_changed" };
+    },
+
+    async markDeleted(projectId, id, now = new Date()) {
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) } });
+      return changed ?? one({ projectId, _id: id });
+    },
+
+    claim: (id, revision, now = new Date()) => conditional({ revision, status: { $nin: NOT_CLAIMABLE }, _id: id }, { $set: { status: "processing", ...touched(now) } }),
+
+    async reportStatus(id, revision, status, error, now = new Date()) {
+      const update: Update = { $set: { status, ...touched(now) } };
+      if (error) update.$push = { errors: { error, date: now.toISOString() } };
+      return (await conditional({ revision, status: live, _id: id }, update)) !== null;
+    },
+
+    async complete(id, revision, audio, preview, now = new Date()) {
+      const $set: Record<string, unknown> = { status: "ready", audio: { key: audio.key, duration: audio.duration }, updated: unixSeconds(now), ...touched(now) };
+      const $unset: Record<string, true> = { error: true };
+      if (preview) $set.audioPreview = { key: preview.key, duration: preview.duration };
+      else $unset.audioPreview = true;
+      return (await conditional({ revision, status: live, _id: id }, { $set, $unset })) !== null;
+    },
+
+    async fail(id, revision, error, now = new Date()) {
+      const update = {
+        $set: { status: "errored", error, updated: unixSeconds(now), ...touched(now) },
+        $push: { errors: { error, date: now.toISOString() } },
+      };
+      return (await conditional({ revision, status: live, _id: id }, update)) !== null;
+    },
+
+    async findStale(statuses, olderThan, o: FindStaleOptions = {}) {
+      const filter: Filter = { status: { $in: [...statuses] }, ...layout.changedBefore(olderThan) };
+      if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1 }, sort: { _id: 1 }, limit: o.limit ?? 500 });
+      return docs.map(stale);
+    },
+
+    getById: (id) => one({ _id: id }),
+
+    claimAdmission: (id, revision, leaseMs, now = new Date()) =>
+      conditional(
+        { revision, admission: "pending", ...notDeleted, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }], _id: id },
+        { $set: { admittingUntil: now.getTime() + leaseMs } },
+      ),
+
+    finishAdmission(id, revision, r, now = new Date()) {
+      const { $set, $unset } = admissionOps(r);
+      return conditional({ revision, admission: "pending", ...notDeleted, _id: id }, { $set: { ...$set, ...touched(now) }, $unset });
+    },
+
+    async findDeferred(projectId, limit, excludeProjects = []) {
+      const filter: Filter = { status: { $in: [...DEFERRED_STATUSES] } };
+      if (projectId !== undefined) filter.projectId = projectId;
+      else if (excludeProjects.length) filter.projectId = { $nin: [...excludeProjects] };
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, added: 1 }, sort: { added: 1, _id: 1 }, limit });
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, pendingAdmission: true }));
+    },
+
+    async takeReservation(id, revision, chars) {
+      return (await conditional({ revision, reservedChars: chars, _id: id }, { $unset: { reservedChars: true } })) !== null;
+    },
+
+    startRecrawl: (id, revision, from, now = new Date()) =>
+      conditional({ revision, status: from, _id: id }, { $set: { status: "recrawling", recrawlFrom: from, ...touched(now) } }),
+
+    async endRecrawl(id, revision, now = new Date()) {
+      const current = await one({ revision, status: "recrawling", _id: id });
+      if (!current) return null;
+      return conditional(
+        { revision, status: "recrawling", _id: id },
+        { $set: { status: current.recrawlFrom ?? "ready", crawledAt: now.getTime(), ...touched(now) }, $unset: { recrawlFrom: true } },
+      );
+    },
+
+    recrawled: (id, revision, crawledText, now = new Date()) =>
+      conditional(
+        { revision, status: "recrawling", _id: id },
+        {
+          $set: { status: "waiting", admission: "pending", crawledText, crawledAt: now.getTime(), errors: [], types: [], ...touched(now) },
+          $unset: unsetAll(REVISION_SCOPED),
+          $inc: { revision: 1 },
+        },
+      ),
+
+    async findRecrawlCandidates(addedSince, o: FindStaleOptions = {}) {
+      const filter: Filter = { status: { $nin: ["deleted", "recrawling"] }, added: { $gte: addedSince }, url: { $exists: true } };
+      if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
+      const docs = await col.find(filter, {
+        projection: { _id: 1, projectId: 1, revision: 1, added: 1, crawledAt: 1, status: 1 },
+        sort: { _id: 1 },
+        limit: o.limit ?? 500,
+      });
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, crawledAt: d.crawledAt, status: d.status }));
+    },
+
+    // One indexed count per status, instead of a scan grouping every document.
+    async countByStatus() {
+      const counts = await Promise.all(ARTICLE_STATUSES.map((status) => col.count({ status })));
+      return Object.fromEntries(ARTICLE_STATUSES.map((s, i) => [s, counts[i]])) as Record<ArticleStatus, number>;
+    },
+
+    close: () => col.close(),
+  };
+}

@@ -1,0 +1,148 @@
+// The AuthStore over two document collections; open.ts picks the driver
+// (NeDB files under DATA_DIR or MongoDB collections auth_projects/auth_tokens).
+import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
+import { byCreatedThenId, DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
+import { reserveWith } from "./reserve.js";
+
+export type ProjectDoc = {
+  _id: string;
+  name: string;
+  created: Date;
+  settings?: Record<string, unknown> & { dailyLimit?: number | null };
+  creditChars?: number | null;
+  usageDay?: string;
+  usedToday?: number;
+};
+export type TokenDoc = Omit<TokenRecord, "id"> & { _id: string };
+
+export interface AuthCollections {
+  projects: DocumentCollection<ProjectDoc>;
+  tokens: DocumentCollection<TokenDoc>;
+}
+
+const stateOf = (d: ProjectDoc): ProjectState => ({
+  settings: d.settings,
+  creditChars: d.creditChars ?? null,
+  dailyLimit: d.settings?.dailyLimit ?? null,
+  usageDay: d.usageDay ?? "",
+  usedToday: d.usedToday ?? 0,
+});
+
+const toProject = (d: ProjectDoc): ProjectRecord => ({ id: d._id, name: d.name, created: d.created });
+const toToken = (d: TokenDoc): TokenRecord => ({
+  id: d._id,
+  projectId: d.projectId,
+  scope: d.scope,
+  hash: d.hash,
+  prefix: d.prefix,
+  created: d.created,
+  revoked: d.revoked ?? null,
+});
+
+/** Creates the indexes (idempotent, so every replica can open concurrently) and returns the store. */
+export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Promise<AuthStore> {
+  await tokens.ensureIndex({ name: "hash_unique", keys: { hash: 1 } }, { unique: true });
+  await tokens.ensureIndex({ name: "project_created", keys: { projectId: 1, created: 1 } });
+  await projects.ensureIndex({ name: "created", keys: { created: 1 } });
+
+  const state = async (id: string) => {
+    const d = await projects.findOne({ _id: id });
+    return d ? stateOf(d) : null;
+  };
+  /** Grows a bounded balance only; null when unlimited or no project. */
+  const credit = (id: string, chars: number) => projects.findOneAndUpdate({ _id: id, creditChars: { $gte: 0 } }, { $inc: { creditChars: chars } });
+
+  return {
+    async createProject(p) {
+      const doc: ProjectDoc = { _id: p.id, name: p.name, created: p.created ?? new Date() };
+      try {
+        await projects.insertOne(doc);
+        return { project: toProject(doc), created: true };
+      } catch (e) {
+        // Concurrent creators agree on one document: the loser reads the winner's.
+        if (!(e instanceof DuplicateKeyError)) throw e;
+        const existing = await projects.findOne({ _id: p.id });
+        return { project: toProject(existing as ProjectDoc), created: false };
+      }
+    },
+    async getProject(id) {
+      const d = await projects.findOne({ _id: id });
+      return d ? toProject(d) : null;
+    },
+    async listProjects() {
+      return (await projects.find({}, { sort: { created: 1, _id: 1 } })).map(toProject).sort(byCreatedThenId);
+    },
+    countProjects: () => projects.count({}),
+    async insertToken(t) {
+      const { id, ...rest } = t;
+      try {
+        await tokens.insertOne({ _id: id, ...rest });
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) throw new DuplicateTokenError();
+        throw e;
+      }
+    },
+    async findTokenByHash(hash) {
+      const d = await tokens.findOne({ hash });
+      return d ? toToken(d) : null;
+    },
+    async findActiveTokenByHash(hash) {
+      const d = await tokens.findOne({ hash, revoked: null });
+      return d ? toToken(d) : null;
+    },
+    async listTokens(projectId) {
+      return (await tokens.find({ projectId }, { sort: { created: 1, _id: 1 } })).map(toToken).sort(byCreatedThenId);
+    },
+    async revokeToken(id, at = new Date()) {
+      await tokens.updateOne({ _id: id, revoked: null }, { $set: { revoked: at } });
+      const d = await tokens.findOne({ _id: id });
+      return d ? toToken(d) : null;
+    },
+    getProjectState: state,
+    async saveSettings(id, settings, creditChars) {
+      const { creditChars: _ignored, ...rest } = settings;
+      const $set: Record<string, unknown> = { settings: rest };
+      if (creditChars !== undefined) $set.creditChars = creditChars;
+      const d = await projects.findOneAndUpdate({ _id: id }, { $set });
+      return d ? stateOf(d) : null;
+    },
+    async addCredit(id, chars) {
+      const d = await credit(id, chars);
+      if (d) return { ok: true, creditChars: d.creditChars as number };
+      return { ok: false, reason: (await projects.findOne({ _id: id })) ? "unlimited" : "not_found" };
+    },
+    reserve(id, day, chars) {
+      return reserveWith(
+        {
+          read: state,
+          async resetDay(pid, newDay) {
+            await projects.updateOne({ _id: pid, $or: [{ usageDay: { $lt: newDay } }, { usageDay: { $exists: false } }] }, { $set: { usageDay: newDay, usedToday: 0 } });
+          },
+          async take(pid, onDay, n, seen) {
+            const conditions: Filter[] = [{ usageDay: onDay }];
+            const $inc: Record<string, number> = { usedToday: 1 };
+            if (seen.dailyLimit === null) conditions.push(isNullOrMissing("settings.dailyLimit"));
+            else conditions.push({ "settings.dailyLimit": seen.dailyLimit, usedToday: { $lt: seen.dailyLimit } });
+            if (seen.creditChars === null) conditions.push(isNullOrMissing("creditChars"));
+            else {
+              conditions.push({ creditChars: { $gte: n } });
+              $inc.creditChars = -n;
+            }
+            const d = await projects.findOneAndUpdate({ _id: pid, $and: conditions }, { $inc });
+            return d ? stateOf(d) : null;
+          },
+        },
+        id,
+        day,
+        chars,
+      );
+    },
+    async refund(id, chars) {
+      const d = await credit(id, chars);
+      return d ? (d.creditChars as number) : null;
+    },
+    async close() {
+      await Promise.all([projects.close(), tokens.close()]);
+    },
+  };
+}
