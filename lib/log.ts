@@ -1,7 +1,6 @@
 // One JSON logger for every process. LOG_LEVEL picks the level; LOG_PRETTY is
 // not offered on purpose: logs are for machines first, `jq` reads them fine.
 import { pino, type Logger } from "pino";
-import { currentRequestId } from "./rpc/request-id.js";
 
 export type { Logger };
 
@@ -15,11 +14,6 @@ const root = pino({
   level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
   base: { pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
-  // Lines written while an RPC call or a bus job is handled carry its request id.
-  mixin() {
-    const reqId = currentRequestId();
-    return reqId ? { reqId } : {};
-  },
   // Credentials must never reach a log line, whatever a caller passes in.
   redact: {
     paths: ["token", "*.token", "authorization", "*.authorization", "headers.authorization", "req.headers.authorization"],

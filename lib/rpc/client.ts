@@ -6,7 +6,6 @@ import { createClient, type Client, type Interceptor } from "@connectrpc/connect
 import { createConnectTransport, Http2SessionManager } from "@connectrpc/connect-node";
 import type { DescService } from "@bufbuild/protobuf";
 import { rpcClientMetrics } from "./metrics.js";
-import { requestIdClientInterceptor } from "./request-id.js";
 import { createLeanTransport } from "./unary.js";
 
 const sessions = new Map<string, Http2SessionManager[]>();
@@ -34,7 +33,7 @@ export interface ClientOptions {
 }
 
 export function rpcClient<T extends DescService>(service: T, baseUrl: string, opts: ClientOptions = {}): Client<T> {
-  const interceptors: Interceptor[] = [rpcClientMetrics(), requestIdClientInterceptor(), ...(opts.interceptors ?? [])];
+  const interceptors: Interceptor[] = [rpcClientMetrics(), ...(opts.interceptors ?? [])];
   if (opts.token) {
     const value = `Bearer ${opts.token}`;
     interceptors.push((next) => (req) => {

@@ -49,12 +49,14 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
     }
   }
 
-  function reply(res: http2.Http2ServerResponse, status: number, header: Headers, trailer: Headers, body: Uint8Array): void {
+  function reply(res: http2.Http2ServerResponse, status: number, header: Headers | undefined, trailer: Headers | undefined, body: Uint8Array): void {
     const out: Record<string, string> = {};
-    header.forEach((v, k) => {
-      out[k] = v;
-    });
-    trailer.forEach((v, k) => {
+    if (header) {
+      header.forEach((v, k) => {
+        out[k] = v;
+      });
+    } else out["content-type"] = "application/proto";
+    trailer?.forEach((v, k) => {
       out[`trailer-${k}`] = v;
     });
     out["content-length"] = String(body.byteLength);
@@ -71,17 +73,24 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
 
   async function serve(spec: Spec, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, path: string): Promise<void> {
     const method = spec.method as DescMethod;
-    const responseHeader = new Headers({ "content-type": "application/proto" });
-    const responseTrailer = new Headers();
+    // Built only when a handler or interceptor touches them; most calls answer with the defaults.
+    let responseHeader: Headers | undefined;
+    let responseTrailer: Headers | undefined;
     const rawTimeout = req.headers["connect-timeout-ms"] as string | undefined;
     const timeoutMs = rawTimeout !== undefined && TIMEOUT.test(rawTimeout) ? Number(rawTimeout) : undefined;
     const deadline = timeoutMs !== undefined ? Date.now() + timeoutMs : undefined;
     // Most handlers never look at the signal: it is only built when asked for.
     let controller: AbortController | undefined;
     let timer: NodeJS.Timeout | undefined;
-    const abort = (reason: ConnectError) => controller?.abort(reason);
-    const onClose = () => {
-      if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+    // Method shorthand, not `const f = () =>`: under tsx, every named arrow
+    // made per call also pays for a `name` property definition (keepNames).
+    const { abort, onClose } = {
+      abort(reason: ConnectError): void {
+        controller?.abort(reason);
+      },
+      onClose(): void {
+        if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+      },
     };
     res.stream.once("close", onClose);
     const requestHeader = new Headers();
@@ -98,10 +107,16 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
       protocolName: "connect",
       url: `http://${req.headers[":authority"] ?? "localhost"}${path}`,
       requestHeader,
-      responseHeader,
-      responseTrailer,
+      get responseHeader() {
+        return (responseHeader ??= new Headers({ "content-type": "application/proto" }));
+      },
+      get responseTrailer() {
+        return (responseTrailer ??= new Headers());
+      },
       values: createContextValues(),
-      timeoutMs: () => (deadline === undefined ? undefined : deadline - Date.now()),
+      timeoutMs() {
+        return deadline === undefined ? undefined : deadline - Date.now();
+      },
       get signal() {
         if (!controller) {
           controller = new AbortController();
@@ -125,7 +140,7 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
       const output = await invoke(spec, context, input, opts.interceptors);
       reply(res, 200, responseHeader, responseTrailer, toBinary(spec.method.output, output));
     } catch (e) {
-      fail(res, e, responseHeader, responseTrailer);
+      fail(res, e, context.responseHeader, context.responseTrailer);
     } finally {
       if (timer) clearTimeout(timer);
       res.stream.off("close", onClose);
@@ -176,31 +191,44 @@ type UnaryFn = (req: AnyUnaryRequest) => Promise<AnyUnaryResponse>;
  */
 async function invoke(spec: Spec, context: HandlerContext, input: Message, interceptors: Interceptor[]): Promise<Message> {
   const method = spec.method as DescMethod & { methodKind: "unary" };
-  const impl: UnaryFn = async (req) => {
-    const handlerContext: HandlerContext = {
-      method: context.method,
-      service: req.service,
-      requestMethod: context.requestMethod,
-      protocolName: context.protocolName,
-      url: context.url,
-      timeoutMs: context.timeoutMs,
-      responseHeader: context.responseHeader,
-      responseTrailer: context.responseTrailer,
-      requestHeader: req.header,
-      values: req.contextValues,
-      get signal() {
-        return req.signal;
-      },
-    };
-    const out = await (spec.impl as (i: Message, c: HandlerContext) => unknown)(req.message, handlerContext);
-    return {
-      stream: false,
-      service: req.service,
-      method: method as AnyUnaryResponse["method"],
-      header: context.responseHeader,
-      trailer: context.responseTrailer,
-      message: create(method.output, out as never),
-    };
+  let own: AnyUnaryResponse | undefined;
+  // A method, not a named arrow: see the note on `abort` in serve().
+  const { impl } = {
+    async impl(req: AnyUnaryRequest): Promise<AnyUnaryResponse> {
+      const handlerContext: HandlerContext = {
+        method: context.method,
+        service: req.service,
+        requestMethod: context.requestMethod,
+        protocolName: context.protocolName,
+        url: context.url,
+        timeoutMs: context.timeoutMs,
+        get responseHeader() {
+          return context.responseHeader;
+        },
+        get responseTrailer() {
+          return context.responseTrailer;
+        },
+        requestHeader: req.header,
+        values: req.contextValues,
+        get signal() {
+          return req.signal;
+        },
+      };
+      const out = await (spec.impl as (i: Message, c: HandlerContext) => unknown)(req.message, handlerContext);
+      own = {
+        stream: false,
+        service: req.service,
+        method: method as AnyUnaryResponse["method"],
+        get header() {
+          return context.responseHeader;
+        },
+        get trailer() {
+          return context.responseTrailer;
+        },
+        message: create(method.output, out as never),
+      };
+      return own;
+    },
   };
   let next = impl;
   for (let i = interceptors.length - 1; i >= 0; i--) next = interceptors[i](next as Parameters<Interceptor>[0]) as unknown as UnaryFn;
@@ -217,8 +245,11 @@ async function invoke(spec: Spec, context: HandlerContext, input: Message, inter
       return context.signal;
     },
   });
-  copyHeaders(res.header, context.responseHeader);
-  copyHeaders(res.trailer, context.responseTrailer);
+  // The implementation's own answer already writes through to the context.
+  if (res !== own) {
+    copyHeaders(res.header, context.responseHeader);
+    copyHeaders(res.trailer, context.responseTrailer);
+  }
   return res.message;
 }
 

@@ -54,6 +54,32 @@ function headersFrom(h: http2.IncomingHttpHeaders): [Headers, Headers] {
   return [header, trailer];
 }
 
+const PROTO_TYPE = /^application\/proto(?:;|$)/;
+
+const firstValue = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/**
+ * Nothing on the success path reads a unary response's headers unless a
+ * caller asks for them (onHeader/onTrailer): two Headers objects per call
+ * are built only then, from the raw HTTP/2 headers.
+ */
+class LeanResponse {
+  readonly stream = false as const;
+  #built: [Headers, Headers] | undefined;
+  constructor(
+    readonly service: AnyUnaryResponse["service"],
+    readonly method: AnyUnaryResponse["method"],
+    readonly message: AnyUnaryResponse["message"],
+    private readonly raw: http2.IncomingHttpHeaders,
+  ) {}
+  get header(): Headers {
+    return (this.#built ??= headersFrom(this.raw))[0];
+  }
+  get trailer(): Headers {
+    return (this.#built ??= headersFrom(this.raw))[1];
+  }
+}
+
 export function createLeanTransport(opts: LeanTransportOptions): Transport {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const basePath = new URL(base).pathname.replace(/\/+$/, "");
@@ -79,17 +105,23 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
       let stream: http2.ClientHttp2Stream | undefined;
       let timer: NodeJS.Timeout | undefined;
       let done = false;
-      const finish = (err: unknown, res?: AnyUnaryResponse) => {
-        if (done) return;
-        done = true;
-        if (timer) clearTimeout(timer);
-        req.signal.removeEventListener("abort", onAbort);
-        if (err) {
-          if (stream && !stream.closed) stream.close(8 /* NGHTTP2_CANCEL */);
-          reject(ConnectError.from(err));
-        } else resolve(res!);
+      // Method shorthand, not `const f = () =>`: under tsx, every named arrow
+      // made per call also pays for a `name` property definition (keepNames).
+      const { finish, onAbort } = {
+        finish(err: unknown, res?: AnyUnaryResponse): void {
+          if (done) return;
+          done = true;
+          if (timer) clearTimeout(timer);
+          req.signal.removeEventListener("abort", onAbort);
+          if (err) {
+            if (stream && !stream.closed) stream.close(8 /* NGHTTP2_CANCEL */);
+            reject(ConnectError.from(err));
+          } else resolve(res!);
+        },
+        onAbort(): void {
+          finish(new ConnectError("the operation was aborted", Code.Canceled));
+        },
       };
-      const onAbort = () => finish(new ConnectError("the operation was aborted", Code.Canceled));
       if (req.signal !== NEVER) {
         if (req.signal.aborted) return onAbort();
         req.signal.addEventListener("abort", onAbort);
@@ -104,13 +136,12 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
             return;
           }
           let status = 0;
-          let header: Headers | undefined;
-          let trailer: Headers | undefined;
+          let raw: http2.IncomingHttpHeaders | undefined;
           const chunks: Buffer[] = [];
           let size = 0;
           s.on("response", (h) => {
             status = Number(h[":status"]);
-            [header, trailer] = headersFrom(h);
+            raw = h;
           });
           s.on("data", (chunk: Buffer) => {
             manager.notifyResponseByteRead(s);
@@ -120,26 +151,27 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
           });
           s.on("error", (e) => finish(e instanceof ConnectError ? e : new ConnectError(`HTTP/2 stream failed: ${e.message}`, Code.Unavailable)));
           s.on("end", () => {
-            if (!header || !trailer) return finish(new ConnectError("HTTP/2 stream ended without a response", Code.Unavailable));
+            if (!raw) return finish(new ConnectError("HTTP/2 stream ended without a response", Code.Unavailable));
             const bytes = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
-            const contentType = header.get("content-type") ?? "";
-            const encoding = header.get("content-encoding");
-            if (encoding && encoding !== "identity") return finish(new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, header));
+            const contentType = firstValue(raw["content-type"]) ?? "";
+            const encoding = firstValue(raw["content-encoding"]);
+            if (encoding && encoding !== "identity") return finish(new ConnectError(`unsupported response encoding "${encoding}"`, Code.Internal, headersFrom(raw)[0]));
             if (status !== 200) {
+              const [header, trailer] = headersFrom(raw);
               const fallback = new ConnectError(`HTTP ${status}`, codeFromHttpStatus(status), header);
               if (!contentType.startsWith("application/json")) return finish(fallback);
               const metadata = new Headers(header);
               trailer.forEach((v, k) => metadata.append(k, v));
               return finish(errorFromJsonBytes(bytes, metadata, fallback));
             }
-            if (!/^application\/proto(?:;|$)/.test(contentType)) return finish(new ConnectError(`unsupported content type ${contentType}`, Code.Internal, header));
+            if (!PROTO_TYPE.test(contentType)) return finish(new ConnectError(`unsupported content type ${contentType}`, Code.Internal, headersFrom(raw)[0]));
             let message;
             try {
               message = fromBinary(method.output, bytes);
             } catch (e) {
               return finish(new ConnectError(`parse binary: ${(e as Error).message}`, Code.Internal));
             }
-            finish(undefined, { stream: false, service: method.parent, method, header, trailer, message });
+            finish(undefined, new LeanResponse(method.parent, method as AnyUnaryResponse["method"], message, raw) as AnyUnaryResponse);
           });
           s.end(body);
         },

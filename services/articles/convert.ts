@@ -12,8 +12,17 @@ export function statusFromProto(s: ArticleStatus): StoreStatus | undefined {
   return name && s !== ArticleStatus.UNSPECIFIED ? (name.toLowerCase() as StoreStatus) : undefined;
 }
 
+const TRAILING_SLASHES = /\/+$/;
+// One base per process in practice: trim it once, not per article of every read.
+let lastBase = "";
+let lastTrimmed = "";
+
 export function audioUrl(baseUrl: string, key: string): string {
-  return `${baseUrl.replace(/\/+$/, "")}/${key.split("/").map(encodeURIComponent).join("/")}`;
+  if (baseUrl !== lastBase) {
+    lastTrimmed = baseUrl.replace(TRAILING_SLASHES, "");
+    lastBase = baseUrl;
+  }
+  return `${lastTrimmed}/${key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
 export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article {

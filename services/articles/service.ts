@@ -6,7 +6,7 @@ import type { JobBus } from "../../lib/bus/port.js";
 import type { SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 import type { Logger } from "../../lib/log.js";
 import { requireInternal, requirePublisher, type CallerResolver } from "../../lib/rpc/caller.js";
-import { currentRequestId } from "../../lib/rpc/request-id.js";
+import { requestIdFields, requestIdOf } from "../../lib/rpc/request-id.js";
 import { createAdmission, type Admission } from "./admission/admit.js";
 import { recrawlArticle } from "./admission/recrawl.js";
 import { unboundedSettings, type ProjectSettingsSource } from "./admission/settings.js";
@@ -37,7 +37,7 @@ export interface ArticlesServiceDeps {
   /** Status-change events; default: none. */
   emit?: StatusEmitter;
   /** Receives the admission built here, for the reconciler and the deferred sweep. */
-  onAdmission?: (admission: Admission, publish: (a: StoredArticle) => Promise<void>) => void;
+  onAdmission?: (admission: Admission, publish: (a: StoredArticle, requestId?: string) => Promise<void>) => void;
   /** Recrawl fetch overrides (tests allow loopback). */
   recrawlFetch?: SafeFetchOptions;
 }
@@ -62,8 +62,7 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
   const internal = async (ctx: HandlerContext) => requireInternal(await deps.resolveCaller(ctx.requestHeader));
 
   /** The article is stored either way; a lost publish is the reconciler's job, not the publisher's problem. */
-  async function publishJob(a: StoredArticle): Promise<void> {
-    const requestId = currentRequestId();
+  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
     const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -74,7 +73,7 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
         }),
       ]);
     } catch (err) {
-      log.warn({ err, job }, "audio job publish failed; the reconciler will re-queue it");
+      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; the reconciler will re-queue it");
     } finally {
       clearTimeout(timer);
     }
@@ -84,11 +83,11 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
   deps.onAdmission?.(admission, publishJob);
 
   /** Admission failures (auth unreachable, …) leave the article pending; the reconciler admits it later. */
-  async function admitNow(a: StoredArticle): Promise<void> {
+  async function admitNow(a: StoredArticle, requestId: string | undefined): Promise<void> {
     try {
-      await admission.admit(a.id, a.revision);
+      await admission.admit(a.id, a.revision, requestId);
     } catch (err) {
-      log.warn({ err, articleId: a.id, revision: a.revision }, "admission postponed to the reconciler");
+      log.warn({ err, articleId: a.id, revision: a.revision, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
     }
   }
 
@@ -157,14 +156,15 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
       const labels = v.labelList(req.labels);
       const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
 
+      const requestId = requestIdOf(ctx);
       const draft = { projectId: caller.projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const };
       // A clash of the random suffix is astronomically rare; a second draw settles it.
       for (let attempt = 0; ; attempt++) {
         try {
           const a = await store.insert({ ...draft, id: newArticleId(title) });
-          log.info({ articleId: a.id, projectId: a.projectId }, "article created");
+          log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
           emit(a);
-          await admitNow(a);
+          await admitNow(a, requestId);
           return { id: a.id };
         } catch (e) {
           if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
@@ -238,9 +238,10 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
           throw e;
         }
         if (outcome.ok) {
-          log.info({ articleId: current.id, projectId: caller.projectId, revision: outcome.article.revision }, "article updated");
+          const requestId = requestIdOf(ctx);
+          log.info({ articleId: current.id, projectId: caller.projectId, revision: outcome.article.revision, ...requestIdFields(requestId) }, "article updated");
           emit(outcome.article);
-          await admitNow(outcome.article);
+          await admitNow(outcome.article, requestId);
           return { id: current.id };
         }
         if (outcome.reason === "deleted") throw v.invalid(`Article ${what} is deleted and cannot be updated`);
@@ -259,7 +260,7 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
         emit(a);
         await refundUnused(before);
       }
-      log.info({ articleId: id, projectId: caller.projectId }, "article deleted");
+      log.info({ articleId: id, projectId: caller.projectId, ...requestIdFields(requestIdOf(ctx)) }, "article deleted");
       return {};
     },
 
@@ -298,7 +299,7 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
       const preview = readAudio("audioPreview", req.audioPreview, false);
       const applied = await store.complete(id, revision, audio, preview);
       if (applied) await announce(id);
-      log.info({ articleId: id, revision, applied, provider: req.provider || undefined }, applied ? "audio ready" : "late audio result discarded");
+      log.info({ articleId: id, revision, applied, provider: req.provider || undefined, ...requestIdFields(requestIdOf(ctx)) }, applied ? "audio ready" : "late audio result discarded");
       return { applied };
     },
 
@@ -314,7 +315,7 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
           await settings.refund(a.projectId, a.reservedChars).catch((err: unknown) => log.error({ err, articleId: id, chars: a.reservedChars }, "refund failed"));
         }
       }
-      log.info({ articleId: id, revision, applied }, applied ? "audio failed" : "late failure discarded");
+      log.info({ articleId: id, revision, applied, ...requestIdFields(requestIdOf(ctx)) }, applied ? "audio failed" : "late failure discarded");
       return { applied };
     },
 

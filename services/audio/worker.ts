@@ -6,7 +6,7 @@ import type { BlobStore } from "../../lib/blob/port.js";
 import type { Delivery, JobBus, JobSubscription } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
-import { withRequestId } from "../../lib/rpc/request-id.js";
+import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
@@ -65,10 +65,12 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
   async function handle(d: Delivery): Promise<void> {
     const { articleId } = d.job;
     const revision = BigInt(d.job.revision);
-    const jlog = log.child({ articleId, revision: d.job.revision, attempt: d.attempt });
+    const jlog = log.child({ articleId, revision: d.job.revision, attempt: d.attempt, ...requestIdFields(d.job.requestId) });
+    // The worker's calls are made on behalf of the publisher's request: articles logs them under its id.
+    const call = forwardRequestId(d.job.requestId);
     const started = Date.now();
 
-    const claim = await articles.claimAudioJob({ articleId, revision });
+    const claim = await articles.claimAudioJob({ articleId, revision }, call);
     if (claim.stale || !claim.article) {
       jlog.info("stale audio job dropped");
       return;
@@ -80,7 +82,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     lease.unref();
     const report = async (status: ArticleStatus, error: string) => {
       try {
-        await articles.reportAudioStatus({ articleId, revision, status, error });
+        await articles.reportAudioStatus({ articleId, revision, status, error }, call);
       } catch (re) {
         jlog.error({ err: errorMessage(re) }, "could not report audio status");
       }
@@ -110,7 +112,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
         audio: { key: keys.full, duration: r.fullDuration },
         audioPreview: { key: keys.preview, duration: r.previewDuration },
         provider: r.provider,
-      });
+      }, call);
       const ms = Date.now() - started;
       if (done.applied) jlog.info({ duration: r.fullDuration, ms }, "audio job completed");
       else jlog.info({ ms }, "audio result discarded: revision superseded or article deleted");
@@ -125,13 +127,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
         // Retrying cannot fix the input, and an exhausted chain has used up its own bounded
         // retries: fail now instead of after every bus attempt.
         jlog.warn({ err: message }, "audio job failed permanently");
-        await articles.failAudioJob({ articleId, revision, error: message });
+        await articles.failAudioJob({ articleId, revision, error: message }, call);
         return;
       }
       jlog.warn({ err: message, ms: Date.now() - started }, "audio job attempt failed");
       if (d.attempt < maxAttempts) {
         try {
-          await articles.reportAudioStatus({ articleId, revision, status: ArticleStatus.RETRY, error: message });
+          await articles.reportAudioStatus({ articleId, revision, status: ArticleStatus.RETRY, error: message }, call);
         } catch (re) {
           jlog.error({ err: errorMessage(re) }, "could not report retry status");
         }
@@ -156,16 +158,16 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     }
   }
 
-  const sub: JobSubscription = await opts.bus.consume((d) => withRequestId(d.job.requestId, () => measured(d)), {
+  const sub: JobSubscription = await opts.bus.consume(measured, {
     concurrency: opts.concurrency ?? 1,
     maxAttempts,
     ackWaitMs: opts.ackWaitMs ?? 30_000,
     backoffMs: opts.backoffMs ?? [2_000, 10_000, 30_000, 60_000],
     async onExhausted(job, error, attempts) {
       const message = errorMessage(error);
-      log.error({ articleId: job.articleId, revision: job.revision, attempts, err: message }, "audio job gave up");
+      log.error({ articleId: job.articleId, revision: job.revision, attempts, err: message, ...requestIdFields(job.requestId) }, "audio job gave up");
       try {
-        await articles.failAudioJob({ articleId: job.articleId, revision: BigInt(job.revision), error: message });
+        await articles.failAudioJob({ articleId: job.articleId, revision: BigInt(job.revision), error: message }, forwardRequestId(job.requestId));
       } catch (e) {
         // The reconciler re-publishes articles left processing, so this is not lost.
         log.error({ articleId: job.articleId, err: errorMessage(e) }, "could not record the failure");

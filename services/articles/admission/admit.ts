@@ -6,6 +6,7 @@
 // the reconciler and the deferred sweep from admitting it twice, and a
 // reservation whose revision was superseded meanwhile is given back.
 import type { Logger } from "../../../lib/log.js";
+import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { explainContent, SCORE_THRESHOLD } from "../content/classify.js";
 import { extractMainContent } from "../content/extract.js";
 import type { StatusEmitter } from "../events/publish.js";
@@ -16,7 +17,8 @@ import type { ProjectSettingsSource } from "./settings.js";
 export interface AdmissionDeps {
   store: ArticleStore;
   settings: ProjectSettingsSource;
-  publish(a: StoredArticle): Promise<void>;
+  /** `requestId`: of the publisher's call that led here, carried by the job to the worker. */
+  publish(a: StoredArticle, requestId?: string): Promise<void>;
   emit: StatusEmitter;
   log: Logger;
   /** How long one run may hold a revision before another may retry it; default 60 s. */
@@ -25,7 +27,7 @@ export interface AdmissionDeps {
 
 export interface Admission {
   /** Admits one pending revision; null when it is not pending, held by another run, or superseded. */
-  admit(id: string, revision: number): Promise<StoredArticle | null>;
+  admit(id: string, revision: number, requestId?: string): Promise<StoredArticle | null>;
   /** Re-admits deferred articles oldest first; per project it stops at the first that has to wait again. Returns how many went through. */
   readmitDeferred(projectId?: string): Promise<number>;
 }
@@ -51,7 +53,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     return done;
   }
 
-  async function admit(id: string, revision: number): Promise<StoredArticle | null> {
+  async function admit(id: string, revision: number, requestId?: string): Promise<StoredArticle | null> {
     const a = await store.claimAdmission(id, revision, leaseMs);
     if (!a) return null;
     const project = await settings.get(a.projectId);
@@ -66,7 +68,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         ? { rule: "content", detail: "no readable text found in the article" }
         : checkRules(project.rules, { text: spoken, url: a.url, labels: a.labels, lang: a.lang, types: scores });
     if (failed) {
-      log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, rule: failed.rule, detail: failed.detail }, "article rejected");
+      log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, rule: failed.rule, detail: failed.detail, ...requestIdFields(requestId) }, "article rejected");
       return finish(a, { status: "rejected", types, spokenText, decision: { ...failed, at }, keepPending: false });
     }
 
@@ -78,7 +80,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
         outcome === "limit_reached"
           ? { rule: "dailyLimit", detail: `the project's daily limit of ${project.dailyLimit ?? "?"} articles is used up for today (UTC)`, at }
           : { rule: "creditChars", detail: `needs ${chars} characters; the balance is lower`, at };
-      if (a.status !== outcome) log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, chars }, `article waits: ${outcome}`);
+      if (a.status !== outcome) log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, chars, ...requestIdFields(requestId) }, `article waits: ${outcome}`);
       return finish(a, { status: reservation.outcome, types, spokenText, decision, keepPending: true });
     }
 
@@ -90,7 +92,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       if (reservedChars) await settings.refund(a.projectId, reservedChars);
       return null;
     }
-    await deps.publish(done);
+    await deps.publish(done, requestId);
     return done;
   }
 

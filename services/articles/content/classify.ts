@@ -28,11 +28,25 @@ export interface TypeExplanation {
   matches: CueMatch[];
 }
 
+/** How one token of a word cue is compared: exactly, as a prefix/suffix/infix, or any word. */
+const enum Fit {
+  Exact,
+  Prefix,
+  Suffix,
+  Infix,
+  Any,
+}
+
+interface WordMatcher {
+  fit: Fit;
+  core: string;
+}
+
 interface CompiledCue {
   label: string;
   weight: number;
   /** Word cues: one matcher per token of the phrase. */
-  words?: Array<(token: string) => boolean>;
+  words?: WordMatcher[];
   /** The first word when it is matched exactly: lets counting start only where it occurs. */
   first?: string;
   /** Structural cues run on the original text. */
@@ -58,27 +72,50 @@ function compileCue([pattern, weight]: Cue): CompiledCue {
     return { label: pattern.source, weight, re: new RegExp(pattern.source, flags) };
   }
   // Patterns are tokenised like the text, so "kick-off" is the two tokens "kick off".
-  const words = tokenize(pattern.replace(/(^|\s)\*(?=\s|$)/g, "$1\u0001")).map((w): ((t: string) => boolean) => {
-    if (w === "\u0001") return () => true;
-    const prefix = w.endsWith("*");
-    const suffix = w.startsWith("*");
-    const core = w.replace(/^\*|\*$/g, "");
-    if (prefix && suffix) return (t) => t.includes(core);
-    if (prefix) return (t) => t.startsWith(core);
-    if (suffix) return (t) => t.endsWith(core);
-    return (t) => t === core;
-  });
+  const words = tokenize(pattern.replace(LONE_STAR, "$1\u0001")).map(wordMatcher);
   const first = tokenize(pattern)[0];
-  return { label: pattern, weight, words, first: /[*\u0001]/.test(first) ? undefined : first };
+  return { label: pattern, weight, words, first: WILDCARD_CHAR.test(first) ? undefined : first };
+}
+
+const LONE_STAR = /(^|\s)\*(?=\s|$)/g;
+const WILDCARD_CHAR = /[*\u0001]/;
+const EDGE_STARS = /^\*|\*$/g;
+const SOFT_HYPHEN = /\u00ad/g;
+const NON_WORD = /[^\p{L}\p{N}*\u0001]+/u;
+const QUOTED = /“[^”]*”|„[^“”]*[“”]|»[^«]*«|"[^"]*"/g;
+const LANG_SEPARATOR = /[-_]/;
+
+// Matchers are data, not closures: classification runs per admitted article,
+// and closures made per cue or per call cost allocations (and tsx's name helper).
+function wordMatcher(w: string): WordMatcher {
+  if (w === "\u0001") return { fit: Fit.Any, core: "" };
+  const prefix = w.endsWith("*");
+  const suffix = w.startsWith("*");
+  const core = w.replace(EDGE_STARS, "");
+  return { fit: prefix && suffix ? Fit.Infix : prefix ? Fit.Prefix : suffix ? Fit.Suffix : Fit.Exact, core };
+}
+
+function fits(m: WordMatcher, t: string): boolean {
+  switch (m.fit) {
+    case Fit.Exact:
+      return t === m.core;
+    case Fit.Prefix:
+      return t.startsWith(m.core);
+    case Fit.Suffix:
+      return t.endsWith(m.core);
+    case Fit.Infix:
+      return t.includes(m.core);
+    default:
+      return true;
+  }
 }
 
 /** Lower-case word tokens; hyphens and apostrophes split words, "*" and \u0001 survive for patterns. */
 function tokenize(s: string): string[] {
-  return s
-    .replace(/\u00ad/g, "")
-    .toLowerCase()
-    .split(/[^\p{L}\p{N}*\u0001]+/u)
-    .filter(Boolean);
+  const parts = s.replace(SOFT_HYPHEN, "").toLowerCase().split(NON_WORD);
+  const out: string[] = [];
+  for (const p of parts) if (p) out.push(p);
+  return out;
 }
 
 interface TokenText {
@@ -89,21 +126,35 @@ interface TokenText {
 function tokenText(s: string): TokenText {
   const tokens = tokenize(s);
   const positions = new Map<string, number[]>();
-  tokens.forEach((t, i) => {
-    const list = positions.get(t);
+  for (let i = 0; i < tokens.length; i++) {
+    const list = positions.get(tokens[i]);
     if (list) list.push(i);
-    else positions.set(t, [i]);
-  });
+    else positions.set(tokens[i], [i]);
+  }
   return { tokens, positions };
+}
+
+function phraseAt(words: WordMatcher[], tokens: string[], i: number): boolean {
+  if (i + words.length > tokens.length) return false;
+  for (let k = 0; k < words.length; k++) if (!fits(words[k], tokens[i + k])) return false;
+  return true;
+}
+
+function countAt(words: WordMatcher[], tokens: string[], at: number[]): number {
+  let n = 0;
+  for (const i of at) if (phraseAt(words, tokens, i)) n++;
+  return n;
 }
 
 function countWords(cue: CompiledCue, { tokens, positions }: TokenText): number {
   const words = cue.words!;
-  const matchesAt = (i: number) => i + words.length <= tokens.length && words.every((w, k) => w(tokens[i + k]));
-  if (cue.first !== undefined) return (positions.get(cue.first) ?? []).filter(matchesAt).length;
+  if (cue.first !== undefined) {
+    const at = positions.get(cue.first);
+    return at ? countAt(words, tokens, at) : 0;
+  }
   // Stems are tested against the distinct words, not every occurrence.
   let n = 0;
-  for (const [word, at] of positions) if (words[0](word)) n += at.filter(matchesAt).length;
+  for (const [word, at] of positions) if (fits(words[0], word)) n += countAt(words, tokens, at);
   return n;
 }
 
@@ -120,11 +171,11 @@ function hits(cue: CompiledCue, raw: string, text: TokenText): number {
 
 /** Quoted speech is someone else's first person, not the author's. */
 function withoutQuotes(s: string): string {
-  return s.replace(/“[^”]*”|„[^“”]*[“”]|»[^«]*«|"[^"]*"/g, " ");
+  return s.replace(QUOTED, " ");
 }
 
 function baseLanguage(lang: string): string {
-  return lang.trim().toLowerCase().split(/[-_]/)[0];
+  return lang.trim().toLowerCase().split(LANG_SEPARATOR)[0];
 }
 
 /** Every type with its evidence and the cues behind it, in taxonomy order. Empty for unsupported languages. */
@@ -152,7 +203,9 @@ export function explainContent(input: { title: string; text: string; lang: strin
     }
     if (name === "opinion" && words >= 50) {
       const pronouns = FIRST_PERSON[lang];
-      const perHundred = (tokenize(withoutQuotes(rawText)).filter((t) => pronouns.has(t)).length / words) * 100;
+      let own = 0;
+      for (const t of tokenize(withoutQuotes(rawText))) if (pronouns.has(t)) own++;
+      const perHundred = (own / words) * 100;
       const weight = perHundred >= 3 ? 2 : perHundred >= 1.5 ? 1 : 0;
       if (weight) {
         evidence += weight;
