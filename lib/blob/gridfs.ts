@@ -1,6 +1,8 @@
 // Audio files in MongoDB GridFS (full stack). filename = key. GridFS writes
 // the files document only after all chunks, so a reader sees either the old
-// version or the complete new one; put removes older versions afterwards.
+// version or the complete new one. Superseded versions are removed only after
+// a grace period: a reader that picked the old version a moment before the
+// replacement landed is still streaming its chunks.
 import { GridFSBucket, type Db, type GridFSFile, type ObjectId } from "mongodb";
 import type { Readable } from "node:stream";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
@@ -11,7 +13,7 @@ interface Metadata {
   contentType: string;
 }
 
-export async function createGridFsBlobStore(db: Db, bucketName = "audio"): Promise<BlobStore> {
+export async function createGridFsBlobStore(db: Db, bucketName = "audio", replaceGraceMs = 60_000): Promise<BlobStore> {
   const bucket = new GridFSBucket(db, { bucketName });
   const files = db.collection<GridFSFile>(`${bucketName}.files`);
 
@@ -27,6 +29,8 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio"): Promi
       modified: f.uploadDate,
     };
   };
+
+  const pending = new Set<NodeJS.Timeout>();
 
   const removeAll = async (ids: ObjectId[]) => {
     for (const id of ids) {
@@ -54,7 +58,15 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio"): Promi
       const all = await files.find({ filename: key }).sort({ uploadDate: -1, _id: -1 }).toArray();
       const mine = all.findIndex((f) => f._id.equals(upload.id));
       if (mine < 0) throw new Error(`GridFS lost ${key} right after writing it`);
-      await removeAll(all.slice(mine + 1).map((f) => f._id));
+      const superseded = all.slice(mine + 1).map((f) => f._id);
+      if (superseded.length > 0) {
+        const timer = setTimeout(() => {
+          pending.delete(timer);
+          removeAll(superseded).catch(() => undefined);
+        }, replaceGraceMs);
+        timer.unref();
+        pending.add(timer);
+      }
       return info(all[mine]);
     },
 
@@ -82,7 +94,11 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio"): Promi
       await removeAll(hits.map((f) => f._id));
     },
 
-    // The Db belongs to the caller's shared client (lib/mongo.ts).
-    async close() {},
+    // The Db belongs to the caller's shared client (lib/mongo.ts). Versions
+    // still waiting for removal stay until the next put of their key.
+    async close() {
+      for (const t of pending) clearTimeout(t);
+      pending.clear();
+    },
   };
 }
