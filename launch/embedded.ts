@@ -19,6 +19,7 @@ import { privateAllowList, startArticlesService } from "../services/articles/app
 import { openArticleStore } from "../services/articles/store/open.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
+import { speechRouterFromEnv } from "../services/audio/providers/config.js";
 import { startAuthService } from "../services/auth/app.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
@@ -105,7 +106,11 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const engine = await createLocalEngine({ threads: cfg.AUDIO_THREADS, native: cfg.AUDIO_ENGINE === "wasm" ? "never" : cfg.AUDIO_ENGINE === "native" ? "always" : "auto" });
     closers.push(() => engine.close());
     log.info({ engine: engine.name }, "local speech engine ready");
+    // Providers come from the same env as everything else, so a bad provider
+    // variable stops start-up here, named, instead of at the first job.
+    const speech = await speechRouterFromEnv(env, { engine, log: logger("audio") });
     const audio = await startAudioService({
+      speech,
       bus,
       blobs,
       engine,
