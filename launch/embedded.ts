@@ -1,5 +1,6 @@
 // The embedded default: every service in one process, each on its own
-// loopback Connect port and talking to the others over real RPC, with the
+// loopback Connect port, calling the others through Connect clients that
+// skip the socket because the callee is in the same process (in-process.ts), with the
 // embedded stores under DATA_DIR, the in-process bus, audio files in a
 // directory and the local synthesizer. `npm start` runs this.
 import { randomBytes } from "node:crypto";
@@ -33,6 +34,7 @@ export const EMBEDDED_VARS = {
   AUTH_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "auth RPC port (0 = free port)" },
   ARTICLES_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "articles RPC port (0 = free port)" },
   AUDIO_PORT: { type: "integer", minimum: 0, maximum: 65535, default: 0, description: "audio RPC port (0 = free port)" },
+  RPC_IN_PROCESS: { type: "boolean", default: true, description: "calls between the services of this process skip the loopback socket (they still listen for outside clients); false sends them over HTTP/2" },
   ...DATA_VARS,
   ...BUS_VARS,
   SEED_TOKENS: { type: "string", format: "json", description: "JSON [{token, project, scope}] provisioned at start" },
@@ -82,7 +84,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const authStore = await openAuthStore(cfg);
     closers.push(() => authStore.close());
     await provisionTokens(authStore, cfg.SEED_TOKENS, out, `http://localhost:${publicPort}`, logger("auth"));
-    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT });
+    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS });
     closers.push(() => auth.close());
 
     const articleStore = await openArticleStore(cfg);
@@ -98,6 +100,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       log: logger("articles"),
       host: cfg.RPC_HOST,
       port: cfg.ARTICLES_PORT,
+      inProcess: cfg.RPC_IN_PROCESS,
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);
@@ -120,6 +123,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       log: logger("audio"),
       host: cfg.RPC_HOST,
       port: cfg.AUDIO_PORT,
+      inProcess: cfg.RPC_IN_PROCESS,
       concurrency: cfg.AUDIO_CONCURRENCY,
       worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
     });

@@ -10,6 +10,7 @@ import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } 
 import type { Logger } from "../log.js";
 import { rpcServerMetrics } from "./metrics.js";
 import { requestIdServerInterceptor } from "./request-id.js";
+import { joinInProcess } from "./in-process.js";
 import { createLeanUnaryServer } from "./unary-server.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
@@ -25,6 +26,8 @@ export interface RpcServerOptions {
   log: Logger;
   interceptors?: Interceptor[];
   readMaxBytes?: number;
+  /** Clients in this process call it without the socket (see in-process.ts). */
+  inProcess?: boolean;
 }
 
 export interface RpcServer {
@@ -139,6 +142,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   });
   const port = (front.address() as net.AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const leave = opts.inProcess ? joinInProcess(url, lean) : () => undefined;
   opts.log.info({ url, services: opts.services }, `${opts.name} listening`);
 
   return {
@@ -149,6 +153,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       for (const w of [...watchers]) w();
     },
     async close() {
+      leave();
       serving = false;
       for (const w of [...watchers]) w();
       await new Promise<void>((resolve) => {

@@ -20,12 +20,19 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import type { InProcessAnswer, InProcessCall } from "./in-process.js";
 
 type Spec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+type Answer =
+  | { ok: true; message: Message; header: Headers | undefined; trailer: Headers | undefined }
+  | { ok: false; error: ConnectError; header: Headers; trailer: Headers };
 
 export interface LeanUnaryServer {
   /** Wraps a router so that unary methods registered through it are also served by the lean path. */
   capture(router: ConnectRouter): ConnectRouter;
+  /** Answers a call from a client in this process; undefined when the path is not a lean unary method. */
+  call(call: InProcessCall): Promise<InProcessAnswer> | undefined;
   /** Answers the request when it is a lean unary call; false leaves it to Connect. */
   handle(req: http2.Http2ServerRequest, res: http2.Http2ServerResponse): boolean;
 }
@@ -64,19 +71,22 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
     res.end(body);
   }
 
-  function fail(res: http2.Http2ServerResponse, e: unknown, header: Headers, trailer: Headers): void {
-    const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+  function fail(res: http2.Http2ServerResponse, error: ConnectError, header: Headers, trailer: Headers): void {
     header.set("content-type", "application/json");
     error.metadata.forEach((v, k) => header.set(k, v));
     reply(res, codeToHttpStatus(error.code), header, trailer, errorToJsonBytes(error, {}));
   }
 
-  async function serve(spec: Spec, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, path: string): Promise<void> {
+  /**
+   * One call, whatever carried it: the request message, the interceptors and
+   * the implementation, the response message. `watch` connects the caller going away to the
+   * handler's signal, which is only built when something reads it.
+   */
+  async function run(spec: Spec, url: string, requestHeader: Headers, rawTimeout: string | undefined, input: () => Promise<Message>, watch: (abort: (reason: ConnectError) => void) => () => void): Promise<Answer> {
     const method = spec.method as DescMethod;
     // Built only when a handler or interceptor touches them; most calls answer with the defaults.
     let responseHeader: Headers | undefined;
     let responseTrailer: Headers | undefined;
-    const rawTimeout = req.headers["connect-timeout-ms"] as string | undefined;
     const timeoutMs = rawTimeout !== undefined && TIMEOUT.test(rawTimeout) ? Number(rawTimeout) : undefined;
     const deadline = timeoutMs !== undefined ? Date.now() + timeoutMs : undefined;
     // Most handlers never look at the signal: it is only built when asked for.
@@ -84,28 +94,18 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
     let timer: NodeJS.Timeout | undefined;
     // Method shorthand, not `const f = () =>`: under tsx, every named arrow
     // made per call also pays for a `name` property definition (keepNames).
-    const { abort, onClose } = {
+    const { abort } = {
       abort(reason: ConnectError): void {
         controller?.abort(reason);
       },
-      onClose(): void {
-        if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
-      },
     };
-    res.stream.once("close", onClose);
-    const requestHeader = new Headers();
-    for (const k in req.headers) {
-      if (k.charCodeAt(0) === 58 /* ":" */) continue;
-      const v = req.headers[k];
-      if (Array.isArray(v)) for (const x of v) requestHeader.append(k, x);
-      else if (v !== undefined) requestHeader.append(k, v);
-    }
+    let unwatch: (() => void) | undefined;
     const context: HandlerContext = {
       method,
       service: method.parent,
       requestMethod: "POST",
       protocolName: "connect",
-      url: `http://${req.headers[":authority"] ?? "localhost"}${path}`,
+      url,
       requestHeader,
       get responseHeader() {
         return (responseHeader ??= new Headers({ "content-type": "application/proto" }));
@@ -120,6 +120,7 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
       get signal() {
         if (!controller) {
           controller = new AbortController();
+          unwatch = watch(abort);
           if (deadline !== undefined) {
             timer = setTimeout(() => abort(new ConnectError("the operation timed out", Code.DeadlineExceeded)), Math.max(0, deadline - Date.now()));
             timer.unref();
@@ -130,21 +131,90 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
     };
     try {
       if (rawTimeout !== undefined && timeoutMs === undefined) throw new ConnectError(`protocol error: invalid connect timeout value: ${rawTimeout}`, Code.InvalidArgument);
-      const body = await readBody(req, opts.readMaxBytes);
-      let input;
-      try {
-        input = fromBinary(spec.method.input, body);
-      } catch (e) {
-        throw new ConnectError(`parse binary: ${(e as Error).message}`, Code.InvalidArgument);
-      }
-      const output = await invoke(spec, context, input, opts.interceptors);
-      reply(res, 200, responseHeader, responseTrailer, toBinary(spec.method.output, output));
+      const output = await invoke(spec, context, await input(), opts.interceptors);
+      return { ok: true, message: output, header: responseHeader, trailer: responseTrailer };
     } catch (e) {
-      fail(res, e, context.responseHeader, context.responseTrailer);
+      const error = e instanceof ConnectError ? e : new ConnectError("internal error", Code.Internal, undefined, undefined, e);
+      return { ok: false, error, header: context.responseHeader, trailer: context.responseTrailer };
     } finally {
       if (timer) clearTimeout(timer);
-      res.stream.off("close", onClose);
+      unwatch?.();
     }
+  }
+
+  async function serve(spec: Spec, req: http2.Http2ServerRequest, res: http2.Http2ServerResponse, path: string): Promise<void> {
+    const requestHeader = new Headers();
+    for (const k in req.headers) {
+      if (k.charCodeAt(0) === 58 /* ":" */) continue;
+      const v = req.headers[k];
+      if (Array.isArray(v)) for (const x of v) requestHeader.append(k, x);
+      else if (v !== undefined) requestHeader.append(k, v);
+    }
+    const answer = await run(
+      spec,
+      `http://${req.headers[":authority"] ?? "localhost"}${path}`,
+      requestHeader,
+      req.headers["connect-timeout-ms"] as string | undefined,
+      async () => {
+        const bytes = await readBody(req, opts.readMaxBytes);
+        try {
+          return fromBinary(spec.method.input, bytes);
+        } catch (e) {
+          throw new ConnectError(`parse binary: ${(e as Error).message}`, Code.InvalidArgument);
+        }
+      },
+      (abort) => {
+        const { onClose } = {
+          onClose(): void {
+            if (!res.writableEnded) abort(new ConnectError("the client went away", Code.Canceled));
+          },
+        };
+        if (res.stream.closed) {
+          onClose();
+          return () => undefined;
+        }
+        res.stream.once("close", onClose);
+        return () => res.stream.off("close", onClose);
+      },
+    );
+    if (answer.ok) reply(res, 200, answer.header, answer.trailer, toBinary(spec.method.output, answer.message));
+    else fail(res, answer.error, answer.header, answer.trailer);
+  }
+
+  /** The same call handed over by a client in this process (see in-process.ts). */
+  async function callHere(spec: Spec, call: InProcessCall): Promise<InProcessAnswer> {
+    const answer = await run(
+      spec,
+      call.url,
+      call.header,
+      call.timeoutMs === undefined ? undefined : String(call.timeoutMs),
+      () => Promise.resolve(call.message),
+      (abort) => {
+        const signal = call.signal;
+        if (signal.aborted) {
+          abort(new ConnectError("the client went away", Code.Canceled));
+          return () => undefined;
+        }
+        const { onAbort } = {
+          onAbort(): void {
+            abort(new ConnectError("the client went away", Code.Canceled));
+          },
+        };
+        signal.addEventListener("abort", onAbort);
+        return () => signal.removeEventListener("abort", onAbort);
+      },
+    );
+    if (answer.ok) return answer;
+    // What a remote client reads back: code, message and details, with the
+    // response headers, the error's own metadata and the trailers as metadata.
+    const metadata = new Headers(answer.header);
+    metadata.set("content-type", "application/json");
+    answer.error.metadata.forEach((v, k) => metadata.set(k, v));
+    answer.trailer.forEach((v, k) => metadata.append(k, v));
+    const error = new ConnectError(answer.error.rawMessage, answer.error.code, metadata);
+    // Details travel as they are; findDetails() reads both the outgoing and the incoming form.
+    error.details.push(...answer.error.details);
+    throw error;
   }
 
   return {
@@ -160,6 +230,10 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
           return Reflect.get(target, prop, receiver) as unknown;
         },
       });
+    },
+    call(call) {
+      const spec = specs.get(call.path);
+      return spec ? callHere(spec, call) : undefined;
     },
     handle(req, res) {
       if (req.method !== "POST") return false;

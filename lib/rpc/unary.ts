@@ -20,6 +20,7 @@ import {
 } from "@connectrpc/connect";
 import { codeFromHttpStatus, errorFromJsonBytes } from "@connectrpc/connect/protocol-connect";
 import type { Http2SessionManager } from "@connectrpc/connect-node";
+import { inProcessEndpoint, type InProcessAnswer } from "./in-process.js";
 
 export interface LeanTransportOptions {
   baseUrl: string;
@@ -80,6 +81,24 @@ class LeanResponse {
   }
 }
 
+/** An in-process answer: the server's headers as it set them (none when it set none). */
+class LocalResponse {
+  readonly stream = false as const;
+  constructor(
+    readonly service: AnyUnaryResponse["service"],
+    readonly method: AnyUnaryResponse["method"],
+    readonly message: AnyUnaryResponse["message"],
+    private readonly h: Headers | undefined,
+    private readonly t: Headers | undefined,
+  ) {}
+  get header(): Headers {
+    return this.h ?? new Headers({ "content-type": "application/proto" });
+  }
+  get trailer(): Headers {
+    return this.t ?? new Headers();
+  }
+}
+
 export function createLeanTransport(opts: LeanTransportOptions): Transport {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const basePath = new URL(base).pathname.replace(/\/+$/, "");
@@ -88,6 +107,12 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
 
   function send(req: AnyUnaryRequest, timeoutMs: number | undefined): Promise<AnyUnaryResponse> {
     const method = req.method;
+    const path = `${basePath}/${method.parent.typeName}/${method.name}`;
+    const here = inProcessEndpoint(base);
+    if (here) {
+      const answer = here.call({ path, url: req.url, header: req.header, message: req.message, timeoutMs, signal: req.signal });
+      if (answer) return settle(req, timeoutMs, answer);
+    }
     const body = toBinary(method.input, req.message);
     const outgoing: http2.OutgoingHttpHeaders = {
       "content-type": "application/proto",
@@ -128,7 +153,7 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
       }
       if (timeoutMs !== undefined) timer = setTimeout(() => finish(new ConnectError(`the operation timed out after ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
 
-      manager.request("POST", `${basePath}/${method.parent.typeName}/${method.name}`, outgoing, {}).then(
+      manager.request("POST", path, outgoing, {}).then(
         (s) => {
           stream = s;
           if (done) {
@@ -176,6 +201,44 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
           s.end(body);
         },
         (e: unknown) => finish(e instanceof ConnectError ? e : new ConnectError(`connection failed: ${(e as Error).message}`, Code.Unavailable)),
+      );
+    });
+  }
+
+  /**
+   * The answer of a server in this process, with the same deadline and abort
+   * behaviour as a call on the wire: the caller stops waiting when either
+   * fires, and the server's handler sees the abort through its signal.
+   */
+  function settle(req: AnyUnaryRequest, timeoutMs: number | undefined, answer: Promise<InProcessAnswer>): Promise<AnyUnaryResponse> {
+    const method = req.method;
+    const decode = (a: InProcessAnswer): AnyUnaryResponse =>
+      new LocalResponse(method.parent, method as AnyUnaryResponse["method"], a.message as AnyUnaryResponse["message"], a.header, a.trailer) as AnyUnaryResponse;
+    if (timeoutMs === undefined && req.signal === NEVER) return answer.then(decode);
+    return new Promise<AnyUnaryResponse>((resolve, reject) => {
+      let timer: NodeJS.Timeout | undefined;
+      let done = false;
+      const { finish, onAbort } = {
+        finish(err: unknown, res?: AnyUnaryResponse): void {
+          if (done) return;
+          done = true;
+          if (timer) clearTimeout(timer);
+          req.signal.removeEventListener("abort", onAbort);
+          if (err) reject(ConnectError.from(err));
+          else resolve(res!);
+        },
+        onAbort(): void {
+          finish(new ConnectError("the operation was aborted", Code.Canceled));
+        },
+      };
+      if (req.signal !== NEVER) {
+        if (req.signal.aborted) return onAbort();
+        req.signal.addEventListener("abort", onAbort);
+      }
+      if (timeoutMs !== undefined) timer = setTimeout(() => finish(new ConnectError(`the operation timed out after ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+      answer.then(
+        (a) => finish(undefined, decode(a)),
+        (e: unknown) => finish(e),
       );
     });
   }

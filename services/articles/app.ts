@@ -26,6 +26,8 @@ export interface ArticlesServiceOptions {
   log: Logger;
   host?: string;
   port?: number;
+  /** Callers in this process skip the socket (the embedded default; see lib/rpc/in-process.ts). */
+  inProcess?: boolean;
   /** false turns the reconciler off (tests that count publishes). */
   reconcile?: { intervalMs?: number; staleMs?: number } | false;
   /** How long a resolved publisher token is reused; default 5 s. */
@@ -91,6 +93,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     routes: (router) => router.service(ArticlesService, handlers),
     host: opts.host,
     port: opts.port,
+    inProcess: opts.inProcess,
     log: opts.log,
     interceptors: [hideInternalErrors(opts.log)],
   });

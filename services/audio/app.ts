@@ -31,6 +31,8 @@ export interface AudioServiceOptions {
   log: Logger;
   host?: string;
   port?: number;
+  /** Callers in this process skip the socket (the embedded default; see lib/rpc/in-process.ts). */
+  inProcess?: boolean;
   /** Articles rendered at once by the worker. */
   concurrency?: number;
   /** Overrides for the worker (retries, lease), mainly for tests. */
@@ -45,6 +47,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     services: [AudioService.typeName],
     host: opts.host,
     port: opts.port,
+    inProcess: opts.inProcess,
     log: opts.log,
     routes(router) {
       router.service(AudioService, audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency }));

@@ -16,6 +16,8 @@ export interface AuthServiceStartOptions {
   host?: string;
   /** 0 (default) picks a free port. */
   port?: number;
+  /** Callers in this process skip the socket (the embedded default; see lib/rpc/in-process.ts). */
+  inProcess?: boolean;
 }
 
 /** The store stays open after close(); its owner closes it. */
@@ -27,6 +29,7 @@ export async function startAuthService(opts: AuthServiceStartOptions): Promise<R
     routes: (router) => router.service(AuthService, impl),
     host: opts.host,
     port: opts.port,
+    inProcess: opts.inProcess,
     log: opts.log,
   });
   return { name: "auth", url: server.url, port: server.port, setServing: server.setServing, close: server.close };

@@ -2,6 +2,8 @@
 // indistinguishable from Connect's generic one: same answers, same errors
 // with their metadata, deadlines, headers and trailers, interceptors on both
 // ends, and plain gRPC / Connect JSON clients still served by the same port.
+// The suite runs twice: over the socket, and with the server in this process
+// (lib/rpc/in-process.ts), where the same client skips the socket.
 import { expect } from "chai";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -9,22 +11,30 @@ import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { inProcessEndpoint } from "../../lib/rpc/in-process.js";
 import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
 
-describe("RPC: lean unary path", () => {
+for (const inProcess of [false, true]) describe(`RPC: lean unary path${inProcess ? ", server in this process" : ", over HTTP/2"}`, () => {
   let server: RpcServer;
   const seen: string[] = [];
+  const cancelled: string[] = [];
 
   before(async () => {
     server = await startRpcServer({
       name: "lean-test",
       services: [AuthService.typeName],
       log: logger("test"),
+      inProcess,
       routes(router) {
         router.service(AuthService, {
           async authenticate(req, ctx) {
             seen.push(ctx.requestHeader.get("x-probe") ?? "");
             if (req.token === "slow") await new Promise((r) => setTimeout(r, 500));
+            if (req.token.startsWith("wait-")) {
+              await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve(), { once: true }));
+              cancelled.push(req.token);
+              throw new ConnectError("cancelled", Code.Canceled);
+            }
             if (req.token === "bad") throw new ConnectError("token rejected", Code.Unauthenticated, { "x-why": "revoked" });
             if (req.token === "boom") throw new Error("secret internal detail");
             ctx.responseHeader.set("x-answer", "yes");
@@ -83,6 +93,28 @@ describe("RPC: lean unary path", () => {
       expect(ConnectError.from(e).code).to.equal(Code.DeadlineExceeded);
     }
     expect(Date.now() - started).to.be.below(400);
+  });
+
+  it("lets the handler see the caller give up", async () => {
+    const ac = new AbortController();
+    const call = rpcClient(AuthService, server.url).authenticate({ token: "wait-1" }, { signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    const err = await call.then(
+      () => undefined,
+      (e: unknown) => ConnectError.from(e),
+    );
+    expect(err?.code).to.equal(Code.Canceled);
+    for (let i = 0; i < 50 && !cancelled.includes("wait-1"); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(cancelled).to.include("wait-1");
+  });
+
+  it(inProcess ? "is reachable in-process only while it runs" : "is not offered in-process unless asked", async () => {
+    expect(inProcessEndpoint(server.url) !== undefined).to.equal(inProcess);
+    if (!inProcess) return;
+    const other = await startRpcServer({ name: "short-lived", services: [], log: logger("test"), inProcess: true, routes: () => undefined });
+    expect(inProcessEndpoint(other.url)).to.not.equal(undefined);
+    await other.close();
+    expect(inProcessEndpoint(other.url)).to.equal(undefined);
   });
 
   it("runs interceptors on the client and forwards their headers", async () => {
