@@ -2,7 +2,7 @@
 // only). NeDB runs every operation through one queue, so a conditional
 // update is atomic with respect to the others, like a single-document write
 // in MongoDB.
-import { mkdir } from "node:fs/promises";
+import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createRequire } from "node:module";
 import type * as NedbModule from "@seald-io/nedb";
@@ -10,7 +10,9 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptio
 
 // The package is CommonJS (module.exports = class) while its typings declare
 // a default export; loading it with require keeps both sides honest.
-const Datastore = createRequire(import.meta.url)("@seald-io/nedb") as typeof NedbModule.default.default;
+const require = createRequire(import.meta.url);
+const Datastore = require("@seald-io/nedb") as typeof NedbModule.default.default;
+const { serialize } = require("@seald-io/nedb/lib/model.js") as { serialize(doc: unknown): string };
 
 export interface NedbCollectionOptions {
   /** Datafile path; its directory is created. Omit for a memory-only collection. */
@@ -25,6 +27,7 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
   if (opts.filename) await mkdir(dirname(opts.filename), { recursive: true });
   const db = new Datastore<D>(opts.filename ? { filename: opts.filename } : { inMemoryOnly: true });
   await db.loadDatabaseAsync();
+  const journal = opts.filename ? keepDatafileOpen(db, opts.filename) : undefined;
   if (opts.filename && opts.compactEveryMs) db.setAutocompactionInterval(opts.compactEveryMs);
   const uniqueFields = ["_id"];
 
@@ -90,6 +93,43 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       db.stopAutocompaction();
       // Rewrites the file without superseded lines so it does not keep growing.
       if (opts.filename) await db.compactDatafileAsync();
+      await journal?.close();
     },
   };
+}
+
+/**
+ * NeDB appends every write with fs.appendFile, which opens and closes the
+ * datafile each time: a third of the CPU of a create in the embedded default
+ * went to open/close (bench/README.md, round 4). The same lines are appended
+ * here through one handle kept open, and each write still resolves only once
+ * its lines are written. Compaction replaces the file, so the handle is
+ * dropped then and reopened by the next write.
+ */
+function keepDatafileOpen(db: InstanceType<typeof Datastore>, filename: string): { close(): Promise<void> } {
+  const persistence = (db as unknown as { persistence: { persistNewStateAsync?: (docs: unknown[]) => Promise<void> } }).persistence;
+  // A NeDB release without this hook would otherwise silently stop persisting through us.
+  if (typeof persistence.persistNewStateAsync !== "function") throw new Error("@seald-io/nedb: Persistence#persistNewStateAsync is missing; check the pinned version");
+  let handle: Promise<FileHandle> | undefined;
+  const drop = async () => {
+    const h = handle;
+    handle = undefined;
+    if (h) await (await h).close();
+  };
+  db.on("compaction.done", () => void drop().catch(() => undefined));
+  persistence.persistNewStateAsync = async (docs) => {
+    let lines = "";
+    for (const doc of docs) lines += `${serialize(doc)}\n`;
+    if (lines.length === 0) return;
+    if (!handle) {
+      const opening = open(filename, "a", 0o644);
+      handle = opening;
+      // A failed open is not remembered: the next write tries again.
+      opening.catch(() => {
+        if (handle === opening) handle = undefined;
+      });
+    }
+    await (await handle).appendFile(lines, "utf8");
+  };
+  return { close: drop };
 }
