@@ -5,6 +5,13 @@
 // meantime is refused by the next call as usual. The key carries a digest of
 // the caller's token, so two callers never share an answer unless they sent
 // the very same credential and the very same request.
+//
+// The upstream call starts one event-loop turn late (setImmediate): requests
+// that arrived in the same batch of socket reads join it. Without that turn
+// an upstream that answers from memory (the services of the embedded default
+// run in-process) could finish before the next identical request is even
+// parsed, and nothing would ever be shared. The answer is still computed
+// after every joined request arrived, so none gets older data than it asked for.
 import { createHash } from "node:crypto";
 
 export interface Coalescer<T> {
@@ -24,8 +31,8 @@ export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
     run(key, produce) {
       const shared = inflight.get(key);
       if (shared) return shared;
-      const p = produce();
-      if (inflight.size >= maxInFlight) return p;
+      if (inflight.size >= maxInFlight) return produce();
+      const p = nextTurn().then(produce);
       inflight.set(key, p);
       const drop = () => {
         if (inflight.get(key) === p) inflight.delete(key);
@@ -42,4 +49,8 @@ export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
 /** The credential part of a coalescing key: never the token itself. */
 export function tokenDigest(authorization: string): string {
   return createHash("sha256").update(authorization).digest("base64url");
+}
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
