@@ -52,6 +52,8 @@ export interface DocumentCollection<D extends { _id: string }> {
   findOne(filter: Filter): Promise<D | null>;
   find(filter: Filter, opts?: FindOptions): Promise<D[]>;
   count(filter: Filter): Promise<number>;
+  /** Documents per value of `field` (documents without it are left out). */
+  countBy(field: string): Promise<Map<unknown, number>>;
   /** Atomic conditional write of at most one document. Throws DuplicateKeyError. */
   updateOne(filter: Filter, update: Update): Promise<UpdateResult>;
   /** Like updateOne, returning the document as written, or null when nothing matched. */

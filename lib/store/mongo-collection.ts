@@ -41,6 +41,10 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       return cursor.toArray() as unknown as Promise<D[]>;
     },
     count: (filter) => col.countDocuments(filter),
+    async countBy(field) {
+      const groups = await col.aggregate<{ _id: unknown; n: number }>([{ $match: { [field]: { $exists: true } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).toArray();
+      return new Map(groups.map((g) => [g._id, g.n]));
+    },
     async updateOne(filter, update: Update) {
       const r = await guarded(() => col.updateOne(filter, update));
       return { matched: r.matchedCount, modified: r.modifiedCount };

@@ -196,6 +196,19 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(err).to.be.instanceOf(DuplicateExternalIdError);
     });
 
+    it("counts articles per status, every status present, for the metrics", async () => {
+      const before = await store.countByStatus!();
+      const a = await store.insert(draft(P));
+      await store.insert(draft(P));
+      await store.insert(draft(Q));
+      await store.markDeleted(P, a.id);
+      const after = await store.countByStatus!();
+      expect(Object.keys(after)).to.include.members(["waiting", "deleted", "ready", "no_money"]);
+      expect(after.waiting - before.waiting).to.equal(2);
+      expect(after.deleted - before.deleted).to.equal(1);
+      expect(after.ready - before.ready).to.equal(0);
+    });
+
     it("prefers a live article over a deleted one sharing the url", async () => {
       const url = "https://example.com/shared";
       const old = await store.insert(draft(P, { url }), at(1_700_000_000));

@@ -48,15 +48,15 @@ export const nedbLayout: ArticleLayout = {
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
   deletedFields: {},
   // The embedded driver indexes the first key of each; names are for MongoDB only.
-  // No projectId index: NeDB keeps one array per key and every write to an
-  // article of a project searched and copied that project's whole array (in a
-  // one-project install, all articles: 40% of a create's CPU at 2,600
-  // articles, growing with each). Listing scans instead, which it nearly did
-  // anyway: the index narrowed a project's articles, then all of them were
-  // sorted in memory.
+  // No projectId or status index: NeDB keeps one array per key, and every
+  // write of an article searched and copied the whole array of its project
+  // and of its status (in a one-project install under load: every article,
+  // and every waiting one; together half a create's CPU at 2,600 articles,
+  // growing with each). Listing and the periodic reconciler, scheduler and
+  // status counts scan instead; listing nearly did anyway (the index only
+  // narrowed to the project, whose articles were all sorted in memory).
   indexes: [
     [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
     [{ name: "url", keys: { url: 1 } }, { sparse: true }],
-    [{ name: "status", keys: { status: 1 } }],
   ],
 };

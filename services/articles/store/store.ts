@@ -193,10 +193,9 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, crawledAt: d.crawledAt, status: d.status }));
     },
 
-    // One indexed count per status, instead of a scan grouping every document.
     async countByStatus() {
-      const counts = await Promise.all(ARTICLE_STATUSES.map((status) => col.count({ status })));
-      return Object.fromEntries(ARTICLE_STATUSES.map((s, i) => [s, counts[i]])) as Record<ArticleStatus, number>;
+      const counts = await col.countBy("status");
+      return Object.fromEntries(ARTICLE_STATUSES.map((s) => [s, counts.get(s) ?? 0])) as Record<ArticleStatus, number>;
     },
 
     close: () => col.close(),
