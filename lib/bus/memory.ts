@@ -4,6 +4,7 @@
 // same on NATS. Jobs live in memory only: a restart loses them and the
 // articles reconciler re-publishes whatever is still waiting.
 import {
+  HandBackError,
   PermanentJobError,
   jobMessageId,
   type AudioJob,
@@ -152,6 +153,11 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
       if (lease.done) return;
       if (error === undefined) return release();
       if (error instanceof PermanentJobError) return release();
+      if (error instanceof HandBackError) {
+        msg.deliveries -= 1;
+        release();
+        return requeue(msg, 0);
+      }
       if (attempt >= c.opts.maxAttempts) {
         // Still "in hand" for drain() until onExhausted has run.
         await exhaust(c, msg, error);

@@ -19,6 +19,7 @@ import {
 } from "nats";
 import type { Logger } from "../log.js";
 import {
+  HandBackError,
   PermanentJobError,
   jobMessageId,
   type AudioJob,
@@ -256,10 +257,13 @@ class NatsSubscription {
   }
 
   private async process(m: JsMsg, keepAlive: () => void): Promise<void> {
-    const attempt = m.info.redeliveryCount;
     let job: AudioJob;
+    let attempt: number;
     try {
-      job = parseJob(codec.decode(m.data));
+      const payload = codec.decode(m.data);
+      job = parseJob(payload);
+      // A job handed back earlier arrives as a new message that knows the attempts already used.
+      attempt = attemptsUsedOf(payload) + m.info.redeliveryCount;
     } catch (err) {
       this.log.error({ err: (err as Error).message, seq: m.seq }, "malformed job dropped");
       m.term();
@@ -274,6 +278,10 @@ class NatsSubscription {
       m.ack();
       return;
     } catch (err) {
+      if (err instanceof HandBackError) {
+        await this.handBack(m, job, attempt - 1, log);
+        return;
+      }
       if (err instanceof PermanentJobError) {
         log.warn({ err: err.message }, "job failed permanently, dropped");
         // No reason text: servers before 2.10.4 (Debian ships 2.9) do not
@@ -298,6 +306,25 @@ class NatsSubscription {
     }
   }
 
+  /**
+   * JetStream counts every delivery of a message, a nak included. An
+   * uncounted hand-back is therefore a new message carrying the attempts used
+   * so far, published before the old one is acknowledged. Its id comes from
+   * the old message's stream sequence, so handing the same message back twice
+   * (after a crash between publish and ack) is deduplicated by the stream.
+   */
+  private async handBack(m: JsMsg, job: AudioJob, used: number, log: Logger): Promise<void> {
+    try {
+      await this.js.publish(m.subject, codec.encode({ ...job, attemptsUsed: used }), { msgID: `${jobMessageId(job)}:handback:${m.seq}` });
+      m.ack();
+      log.info({ attemptsUsed: used }, "job handed back without using up an attempt");
+    } catch (err) {
+      // Better a counted redelivery than none.
+      log.warn({ err: (err as Error).message }, "hand-back publish failed; job redelivered as a normal retry");
+      m.nak();
+    }
+  }
+
   /** Abandons the current pull so the loop issues a fresh one. */
   repull(): void {
     this.fetch?.stop();
@@ -318,6 +345,11 @@ class NatsSubscription {
     this.fetch?.stop();
     await this.loop;
   }
+}
+
+function attemptsUsedOf(v: unknown): number {
+  const n = (v as { attemptsUsed?: unknown } | null)?.attemptsUsed;
+  return Number.isInteger(n) && (n as number) > 0 ? (n as number) : 0;
 }
 
 function parseJob(v: unknown): AudioJob {

@@ -24,7 +24,8 @@ export interface Delivery {
 /**
  * Resolving acknowledges the job. Throwing hands it back for redelivery with
  * backoff, unless the error is a PermanentJobError (then it is dropped) or the
- * attempt limit is reached (then onExhausted runs and it is dropped).
+ * attempt limit is reached (then onExhausted runs and it is dropped). A
+ * HandBackError returns it at once without using up the attempt.
  */
 export type JobHandler = (d: Delivery) => Promise<void>;
 
@@ -32,6 +33,18 @@ export class PermanentJobError extends Error {
   constructor(message: string) {
     super(message);
     this.name = "PermanentJobError";
+  }
+}
+
+/**
+ * The consumer, not the job, cannot go on (e.g. the worker is shutting down):
+ * the job goes back to the queue at once and this delivery does not count
+ * against its attempts, so a job interrupted on its last attempt still runs.
+ */
+export class HandBackError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "HandBackError";
   }
 }
 

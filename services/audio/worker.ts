@@ -3,7 +3,7 @@
 import type { Client } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
-import type { Delivery, JobBus, JobSubscription } from "../../lib/bus/port.js";
+import { HandBackError, type Delivery, type JobBus, type JobSubscription } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
@@ -118,9 +118,9 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       else jlog.info({ ms }, "audio result discarded: revision superseded or article deleted");
     } catch (e) {
       if (shutdown.signal.aborted) {
-        // Not a failure of the job: the bus redelivers it to another worker.
+        // Not a failure of the job: the bus hands it to another worker without counting this attempt.
         jlog.warn({ ms: Date.now() - started }, "render aborted by shutdown; job handed back");
-        throw e;
+        throw new HandBackError(`audio worker shutting down: ${errorMessage(e)}`);
       }
       const message = errorMessage(e);
       if (e instanceof RenderInputError || e instanceof SpeechInputError || e instanceof ChainExhaustedError) {

@@ -1,7 +1,7 @@
 // The behaviour every JobBus adapter must show. Run by bus.test.ts against
 // the in-process bus and NATS JetStream.
 import { expect } from "chai";
-import { PermanentJobError, type AudioJob, type ConsumeOptions, type Delivery, type JobBus, type JobSubscription } from "../../lib/bus/port.js";
+import { HandBackError, PermanentJobError, type AudioJob, type ConsumeOptions, type Delivery, type JobBus, type JobSubscription } from "../../lib/bus/port.js";
 import { sleep, waitFor } from "../support/wait.js";
 
 export interface BusUnderTest {
@@ -127,6 +127,39 @@ export function busContract(name: string, factory: BusFactory): void {
       expect(exhausted[0].job).to.deep.equal(j);
       expect(exhausted[0].attempts).to.equal(3);
       expect((exhausted[0].error as Error).message).to.equal("boom 3");
+    });
+
+    it("takes a handed-back job again without counting that delivery, even on the last attempt", async () => {
+      const seen: Array<[number, string]> = [];
+      let exhaustedCalls = 0;
+      const j = job({ requestId: "req-hand" });
+      await consume(
+        async (d) => {
+          // Attempt 1 fails for real, attempt 2 is interrupted twice (a worker stopping), then succeeds.
+          const handedBack = seen.filter(([a, what]) => a === 2 && what === "handed back").length;
+          if (d.attempt === 1) {
+            seen.push([1, "failed"]);
+            throw new Error("provider down");
+          }
+          expect(d.job).to.deep.equal(j);
+          if (handedBack < 2) {
+            seen.push([d.attempt, "handed back"]);
+            throw new HandBackError("worker stopping");
+          }
+          seen.push([d.attempt, "done"]);
+        },
+        { maxAttempts: 2, backoffMs: [20], onExhausted: async () => void exhaustedCalls++ },
+      );
+      await bus.publish(j);
+      await waitFor(() => seen.some(([, what]) => what === "done"), "the completed delivery");
+      await sleep(ACK_WAIT * 1.5);
+      expect(seen).to.deep.equal([
+        [1, "failed"],
+        [2, "handed back"],
+        [2, "handed back"],
+        [2, "done"],
+      ]);
+      expect(exhaustedCalls).to.equal(0);
     });
 
     it("drops a job whose handler throws PermanentJobError, without onExhausted", async () => {
