@@ -14,7 +14,7 @@ import {
 } from "../../gen/articles/v1/articles_pb.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
-import { createCoalescer, tokenDigest } from "../coalesce.js";
+import { createCoalescer } from "../coalesce.js";
 import { HttpError } from "../errors.js";
 import { articleJson, listItemJson } from "../present.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
@@ -41,7 +41,7 @@ function callOptions(ctx: Context): CallOptions & { headers: { authorization: st
  * another one is answered under the first one's upstream request id.
  */
 async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx: Context, authorization: string, produce: () => Promise<unknown>): Promise<void> {
-  const key = `${tokenDigest(authorization)} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
+  const key = `${authorization} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
   const json = await reads.run(key, async () => JSON.stringify(await produce()));
   ctx.type = "json";
   ctx.body = json;
