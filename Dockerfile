@@ -15,8 +15,8 @@ FROM ${NODE_IMAGE} AS runtime
 ENV NODE_ENV=production
 WORKDIR /app
 # A fixed uid that matches runAsUser in deploy/k8s, so file ownership is predictable.
-# Native eSpeak NG and LAME: the local engine picks them over its WASM build,
-# which measured 2-3.6x slower and ~150 MB more per synthesis thread.
+# Native eSpeak NG and LAME: the local engine picks them when they are on PATH
+# (AUDIO_ENGINE=auto); its WASM build, copied below, needs no system package.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends espeak-ng lame \
  && rm -rf /var/lib/apt/lists/* \
@@ -26,6 +26,8 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \
  && npm cache clean --force
 COPY --from=build /app/dist ./dist
+# The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.
+COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/wasm
 COPY proto ./proto
 # Application files stay root-owned: the process can read but never rewrite its own code.
 USER 10001:10001

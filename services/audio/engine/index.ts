@@ -4,7 +4,6 @@ import { silenceFrames } from "../mp3/index.js";
 import { findNativePrograms, nativeSynthesize, type NativePrograms } from "./native.js";
 import { SynthPool } from "./pool.js";
 import { EngineClosedError, LOCAL_FORMAT, type Mp3Format, type SpeechEngine, type SpeechRequest } from "./types.js";
-import { escapeSsml } from "./text.js";
 import { prepare } from "./voices.js";
 
 export { SpeechInputError, EngineClosedError, LOCAL_FORMAT } from "./types.js";
@@ -45,7 +44,7 @@ function wasmEngine(pool: SynthPool): SpeechEngine {
     concurrency: pool.threads,
     async synthesize(req: SpeechRequest, signal?: AbortSignal) {
       const { text, voice } = prepare(req);
-      return pool.run(escapeSsml(text), voice, signal);
+      return pool.run(text, voice, signal);
     },
     silence,
     close: () => pool.close(),

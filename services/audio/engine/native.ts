@@ -1,7 +1,7 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
-import { shapeEdges, toInt16 } from "./pcm.js";
+import { EdgeShaper } from "./pcm.js";
 import { LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
 
@@ -31,68 +31,141 @@ export async function findNativePrograms(): Promise<NativePrograms | null> {
 }
 
 /**
- * espeak-ng → WAV on stdout → (edges trimmed and faded, as in the WASM path) → raw PCM into lame → MP3 frames.
- * The PCM passes through us rather than a shell pipe so both engines shape audio identically.
+ * espeak-ng → WAV on stdout → edges trimmed and faded (as in the WASM path) → raw PCM into lame →
+ * MP3 frames. Both programs run at once and the PCM streams through us, with backpressure, as
+ * through the shell pipe `espeak-ng | lame`; passing through us lets both engines shape audio
+ * identically.
  */
-export async function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, text: string, signal?: AbortSignal): Promise<Buffer> {
-  const wav = await run(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], Buffer.from(text, "utf8"), signal);
-  const { sampleRate, samples } = readWav(wav);
-  const shaped = shapeEdges(samples, sampleRate);
-  const lameArgs = [
-    "-r", "-s", String(sampleRate / 1000), "--bitwidth", "16", "--signed", "--little-endian",
-    "-m", "m", "-b", String(LOCAL_FORMAT.bitrate), "--cbr", "-q", "7",
-    ...(sampleRate === LOCAL_FORMAT.sampleRate ? [] : ["--resample", String(LOCAL_FORMAT.sampleRate / 1000)]),
-    "-t", "--silent", "-", "-",
-  ];
-  return run(programs.lame, lameArgs, toInt16(shaped), signal);
-}
-
-function run(program: string, args: string[], input: Buffer, signal?: AbortSignal): Promise<Buffer> {
+export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, text: string, signal?: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ["pipe", "pipe", "pipe"], signal });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on("data", (d: Buffer) => out.push(d));
-    child.stderr.on("data", (d: Buffer) => err.push(d));
-    child.on("error", (e) => reject(e.name === "AbortError" ? (signal?.reason ?? e) : e));
-    // EPIPE when the program exits early; the exit code then tells the real story.
-    child.stdin.on("error", () => {});
-    child.on("close", (code) => {
-      if (code === 0) resolve(Buffer.concat(out));
-      else if (!signal?.aborted) {
-        const detail = Buffer.concat(err).toString("utf8").trim().slice(0, 300);
-        reject(new Error(`${path.basename(program)} exited with code ${code}${detail ? `: ${detail}` : ""}`));
-      }
+    let settled = false;
+    const children: ChildProcessWithoutNullStreams[] = [];
+    const fail = (err: unknown) => {
+      if (settled) return;
+      settled = true;
+      for (const child of children) child.kill("SIGKILL");
+      reject(err);
+    };
+    const start = (program: string, args: string[], onExit: (code: number | null, stderr: string) => void) => {
+      const child = spawn(program, args, { stdio: ["pipe", "pipe", "pipe"], signal });
+      children.push(child);
+      let stderr = "";
+      child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString("utf8")).slice(-300)));
+      child.on("error", (e) => fail(e.name === "AbortError" ? (signal?.reason ?? e) : e));
+      // EPIPE when the program exits early; the exit code then tells the real story.
+      child.stdin.on("error", () => {});
+      child.on("close", (code) => {
+        if (!settled && !signal?.aborted) onExit(code, stderr.trim());
+      });
+      return child;
+    };
+    const exitError = (program: string, code: number | null, stderr: string) =>
+      new Error(`${path.basename(program)} exited with code ${code}${stderr ? `: ${stderr}` : ""}`);
+
+    const wav = new WavReader();
+    let lame: ChildProcessWithoutNullStreams | undefined;
+    let shaper: EdgeShaper | undefined;
+    const mp3: Buffer[] = [];
+    const espeak = start(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], (code, stderr) => {
+      if (code !== 0) return fail(exitError(programs.espeak, code, stderr));
+      if (!shaper || !lame) return fail(new Error("espeak-ng did not produce a WAV stream"));
+      shaper.finish();
+      lame.stdin.end();
     });
-    child.stdin.end(input);
+    espeak.stdout.on("data", (bytes: Buffer) => {
+      if (settled) return;
+      let samples: Int16Array | null;
+      try {
+        samples = wav.push(bytes);
+      } catch (err) {
+        return fail(err);
+      }
+      if (!samples) return;
+      if (!shaper) {
+        const encoder = startLame(wav.sampleRate);
+        lame = encoder;
+        shaper = new EdgeShaper(wav.sampleRate, (shaped) => {
+          // Copied: the shaper reuses its buffers. When lame lags, espeak waits (the pipe's backpressure).
+          if (!encoder.stdin.write(Buffer.from(shaped.slice().buffer))) espeak.stdout.pause();
+        });
+        encoder.stdin.on("drain", () => espeak.stdout.resume());
+      }
+      shaper.push(samples);
+    });
+    espeak.stdin.end(Buffer.from(text, "utf8"));
+
+    function startLame(sampleRate: number): ChildProcessWithoutNullStreams {
+      const args = [
+        "-r", "-s", String(sampleRate / 1000), "--bitwidth", "16", "--signed", "--little-endian",
+        "-m", "m", "-b", String(LOCAL_FORMAT.bitrate), "--cbr", "-q", "7",
+        ...(sampleRate === LOCAL_FORMAT.sampleRate ? [] : ["--resample", String(LOCAL_FORMAT.sampleRate / 1000)]),
+        "-t", "--silent", "-", "-",
+      ];
+      const child = start(programs.lame, args, (code, stderr) => {
+        if (code !== 0) return fail(exitError(programs.lame, code, stderr));
+        settled = true;
+        resolve(Buffer.concat(mp3));
+      });
+      child.stdout.on("data", (d: Buffer) => mp3.push(d));
+      return child;
+    }
   });
 }
 
-/** 16-bit PCM WAV as float samples; tolerates the unknown sizes espeak-ng writes when streaming. */
-export function readWav(wav: Buffer): { sampleRate: number; samples: Float32Array } {
-  if (wav.length < 12 || wav.toString("latin1", 0, 4) !== "RIFF" || wav.toString("latin1", 8, 12) !== "WAVE") throw new Error("espeak-ng did not produce a WAV stream");
-  let pos = 12;
-  let sampleRate = 0;
-  while (pos + 8 <= wav.length) {
-    const id = wav.toString("latin1", pos, pos + 4);
-    const size = wav.readUInt32LE(pos + 4);
-    if (id === "fmt ") {
-      const channels = wav.readUInt16LE(pos + 10);
-      sampleRate = wav.readUInt32LE(pos + 12);
-      const bits = wav.readUInt16LE(pos + 22);
-      if (channels !== 1 || bits !== 16) throw new Error(`Unexpected WAV from espeak-ng: ${channels} channels, ${bits} bits`);
-    } else if (id === "data") {
-      if (!sampleRate) break;
-      const end = Math.min(wav.length, size > 0 && size !== 0xffffffff ? pos + 8 + size : wav.length);
-      const count = Math.floor((end - pos - 8) / 2);
-      // A typed view instead of a readInt16LE call per sample: tens of millions for a long article.
-      const pcm = new Int16Array(count);
-      Buffer.from(pcm.buffer).set(wav.subarray(pos + 8, pos + 8 + count * 2));
-      const samples = new Float32Array(count);
-      for (let i = 0; i < count; i++) samples[i] = pcm[i] / 32768;
-      return { sampleRate, samples };
+/**
+ * 16-bit mono PCM from a WAV byte stream, block by block; tolerates the unknown sizes espeak-ng
+ * writes when streaming (the data chunk runs to the end of the stream).
+ */
+export class WavReader {
+  sampleRate = 0;
+  private header: Buffer | null = Buffer.alloc(0);
+  private carry: Buffer | null = null;
+
+  /** Samples in `bytes`, or null while the header is still incomplete. */
+  push(bytes: Buffer): Int16Array | null {
+    if (this.header) {
+      const all = Buffer.concat([this.header, bytes]);
+      const start = this.dataStart(all);
+      if (start < 0) {
+        this.header = all;
+        return null;
+      }
+      this.header = null;
+      bytes = all.subarray(start);
     }
-    pos += 8 + size + (size & 1);
+    if (this.carry) {
+      bytes = Buffer.concat([this.carry, bytes]);
+      this.carry = null;
+    }
+    const count = bytes.length >> 1;
+    if (bytes.length & 1) this.carry = Buffer.from(bytes.subarray(bytes.length - 1));
+    const samples = new Int16Array(count);
+    // A typed copy instead of a readInt16LE call per sample (little-endian, as every platform Node runs on).
+    Buffer.from(samples.buffer).set(bytes.subarray(0, count * 2));
+    return samples;
   }
-  throw new Error("espeak-ng WAV has no audio data");
+
+  /** Offset of the PCM data, or -1 when more header bytes are needed. */
+  private dataStart(wav: Buffer): number {
+    if (wav.length < 12) return -1;
+    if (wav.toString("latin1", 0, 4) !== "RIFF" || wav.toString("latin1", 8, 12) !== "WAVE") throw new Error("espeak-ng did not produce a WAV stream");
+    let pos = 12;
+    while (pos + 8 <= wav.length) {
+      const id = wav.toString("latin1", pos, pos + 4);
+      const size = wav.readUInt32LE(pos + 4);
+      if (id === "data") {
+        if (!this.sampleRate) throw new Error("espeak-ng's WAV has no format chunk before its data");
+        return pos + 8;
+      }
+      if (id === "fmt ") {
+        if (pos + 8 + 16 > wav.length) return -1;
+        const channels = wav.readUInt16LE(pos + 10);
+        const bits = wav.readUInt16LE(pos + 22);
+        if (channels !== 1 || bits !== 16) throw new Error(`Unexpected WAV from espeak-ng: ${channels} channels, ${bits} bits`);
+        this.sampleRate = wav.readUInt32LE(pos + 12);
+      }
+      pos += 8 + size + (size & 1);
+    }
+    return -1;
+  }
 }

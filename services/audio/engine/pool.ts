@@ -1,8 +1,7 @@
-import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { compileWasm, wasmAssetsDir } from "./assets.js";
 import type { JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
 import { EngineClosedError } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
@@ -152,9 +151,21 @@ export class SynthPool {
   }
 }
 
-function spawnSlot(): Promise<Slot> {
+async function spawnSlot(): Promise<Slot> {
   const control = new SharedArrayBuffer(4);
-  const worker = new Worker(workerEntry(), { workerData: { control } satisfies WorkerInit });
+  const entry = await workerEntry();
+  let worker: Worker;
+  try {
+    worker = new Worker(entry, {
+      workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
+      // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
+      // young generation still grows to tens of MB per thread. 4 MB: as fast, peak RSS ~15 MB lower for two.
+      resourceLimits: { maxYoungGenerationSizeMb: 4 },
+    });
+  } catch (err) {
+    // Missing engine files or a failed compile: reported like a worker that failed to start.
+    throw err instanceof Error ? err : new Error(String(err));
+  }
   return new Promise<Slot>((resolve, reject) => {
     const fail = (err: Error) => {
       cleanup();
@@ -179,26 +190,43 @@ function spawnSlot(): Promise<Slot> {
   });
 }
 
-/**
- * Worker threads do not inherit tsx's loader hooks, so when running from TypeScript sources the
- * worker registers tsx itself before importing its entry module.
- */
-function workerEntry(): URL {
-  const entry = new URL(import.meta.url.endsWith(".ts") ? "./worker.ts" : "./worker.js", import.meta.url);
-  if (!entry.pathname.endsWith(".ts")) return entry;
-  const boot = `const { register } = await import(${JSON.stringify(tsxEsmApi())}); register(); await import(${JSON.stringify(entry.href)});`;
-  return new URL(`data:text/javascript,${encodeURIComponent(boot)}`);
-}
+let bundledEntry: Promise<URL> | undefined;
 
 /**
- * URL of tsx's ESM register API. Looked up through tsx's package.json: import.meta.resolve is
- * missing when this module was itself loaded through require (as mocha does), and require.resolve
- * would pick the CommonJS build, which cannot register from a worker's data: URL module.
+ * Compiled output starts worker.js as it is. From TypeScript sources (tsx), a worker thread would
+ * need tsx's loader of its own (about 18 MB per thread); instead the worker and the few modules it
+ * imports are bundled once into plain JavaScript with esbuild, which tsx brings along, and each
+ * thread starts that from a data: URL.
  */
-function tsxEsmApi(): string {
-  const pkgPath = createRequire(import.meta.url).resolve("tsx/package.json");
-  const pkg = JSON.parse(readFileSync(pkgPath, "utf8")) as { exports: Record<string, { import: { default: string } }> };
-  return pathToFileURL(path.join(path.dirname(pkgPath), pkg.exports["./esm/api"].import.default)).href;
+function workerEntry(): Promise<URL> {
+  if (!import.meta.url.endsWith(".ts")) return Promise.resolve(new URL("./worker.js", import.meta.url));
+  if (!bundledEntry) {
+    const pending = bundleWorker(fileURLToPath(new URL("./worker.ts", import.meta.url)));
+    // A failed bundle is not kept: the next worker start tries again.
+    pending.catch(() => {
+      if (bundledEntry === pending) bundledEntry = undefined;
+    });
+    bundledEntry = pending;
+  }
+  return bundledEntry;
+}
+
+interface Esbuild {
+  build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ text: string }> }>;
+  stop(): Promise<void> | void;
+}
+
+async function bundleWorker(entry: string): Promise<URL> {
+  // Resolved from tsx's own package: esbuild is its dependency, not ours.
+  const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json");
+  const esbuild = createRequire(tsxPackage)("esbuild") as Esbuild;
+  try {
+    // The async API, then stop(): esbuild's synchronous one keeps a worker thread (~13 MB) for good.
+    const { outputFiles } = await esbuild.build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", target: "node20", write: false, logLevel: "silent" });
+    return new URL(`data:text/javascript,${encodeURIComponent(outputFiles[0].text)}`);
+  } finally {
+    await esbuild.stop();
+  }
 }
 
 function abortReason(signal: AbortSignal): unknown {

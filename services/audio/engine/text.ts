@@ -1,14 +1,10 @@
 // eSpeak treats some character sequences as markup; article text must always be read as text.
 
-/** "[[...]]" switches eSpeak to raw phoneme input in both builds; a space defuses it. */
+/**
+ * "[[...]]" switches the native espeak-ng program (which reads its input with phoneme mode on) to
+ * raw phoneme input; a space defuses it. The WASM build reads plain text without SSML or phoneme
+ * mode, the same way the program reads everything else, so both engines get the same text.
+ */
 export function defusePhonemes(text: string): string {
   return text.replace(/\[\[/g, "[ [").replace(/\]\]/g, "] ]");
-}
-
-/**
- * The WASM build parses SSML (tags and entities), so "<", ">" and "&" are escaped to be read
- * aloud the way the native CLI, which does not parse SSML, reads them.
- */
-export function escapeSsml(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }

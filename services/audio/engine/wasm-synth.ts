@@ -1,8 +1,9 @@
-import createESpeak from "@echogarden/espeak-ng-emscripten";
-import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
-import { toFloat } from "./pcm.js";
+import { EdgeShaper } from "./pcm.js";
+import type { WasmModules } from "./protocol.js";
 import { ESPEAK_RATE, LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
+import { loadEspeak } from "./wasm-espeak.js";
+import { loadLame } from "./wasm-lame.js";
 
 export interface WasmSynth {
   /**
@@ -12,68 +13,35 @@ export interface WasmSynth {
   synthesize(voice: EspeakVoice, text: string, aborted: () => boolean): Uint8Array<ArrayBuffer> | null;
 }
 
-// Encoding in slices keeps peak WASM memory flat for long texts and gives abort a chance to act.
-const ENCODE_SLICE = ESPEAK_RATE * 10;
+// LAME's quality setting, as the native pipe's `lame -q 7`: the same encoder at the same speed.
+const LAME_QUALITY = 7;
 
-/** Loads eSpeak NG and LAME (both WASM) once; the returned synth is reused for every request. */
-export async function loadWasmSynth(): Promise<WasmSynth> {
-  const [espeak, encoder] = await Promise.all([createESpeak(), createMp3Encoder()]);
-  const worker = new espeak.eSpeakNGWorker();
-  if (worker.get_samplerate() !== ESPEAK_RATE) throw new Error(`eSpeak runs at ${worker.get_samplerate()} Hz, expected ${ESPEAK_RATE}`);
-
-  let chunks: Int16Array[] = [];
-  let shouldStop: () => boolean = () => false;
-  // eSpeak stops synthesis when its callback returns non-zero.
-  const callback = espeak.addFunction((samples, count) => {
-    if (shouldStop()) return 1;
-    if (count > 0) chunks.push(espeak.HEAP16.slice(samples >> 1, (samples >> 1) + count));
-    return 0;
-  }, "iiii");
+/**
+ * Loads eSpeak NG and LAME (both WASM) once; the returned synth is reused for every request.
+ * Samples stream from eSpeak through the edge shaping straight into LAME, so a text of any length
+ * needs only a few blocks of PCM in memory, like the `espeak-ng | lame` pipe.
+ */
+export async function loadWasmSynth(assetsDir: string, modules: WasmModules): Promise<WasmSynth> {
+  const espeak = await loadEspeak(assetsDir, modules.espeak);
+  const lame = loadLame(modules.lame);
+  if (espeak.sampleRate !== ESPEAK_RATE) throw new Error(`eSpeak runs at ${espeak.sampleRate} Hz, expected ${ESPEAK_RATE}`);
 
   return {
     synthesize(voice, text, aborted) {
-      if (worker.set_voice(voice.name) !== 0) throw new Error(`eSpeak has no voice '${voice.name}'`);
-      worker.set_rate(voice.rate);
-      worker.set_pitch(voice.pitch);
-      chunks = [];
-      shouldStop = aborted;
+      const mp3 = lame.open(LOCAL_FORMAT.sampleRate, LOCAL_FORMAT.bitrate, LAME_QUALITY);
       try {
-        worker.synth_(text, callback);
+        const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => mp3.write(samples));
+        const finished = espeak.speak(voice, text, (block) => {
+          if (aborted()) return false;
+          shaper.push(block);
+          return true;
+        });
+        if (!finished || aborted()) return null;
+        shaper.finish();
+        return mp3.end();
       } finally {
-        shouldStop = () => false;
+        mp3.close();
       }
-      if (aborted()) return null;
-      const pcm = toFloat(chunks, ESPEAK_RATE);
-      chunks = [];
-      return encode(encoder, pcm, aborted);
     },
   };
-}
-
-function encode(encoder: WasmMediaEncoder<"audio/mpeg">, pcm: Float32Array, aborted: () => boolean): Uint8Array<ArrayBuffer> | null {
-  encoder.configure({
-    sampleRate: ESPEAK_RATE,
-    channels: 1,
-    bitrate: LOCAL_FORMAT.bitrate as 48,
-    outputSampleRate: LOCAL_FORMAT.sampleRate as 22050,
-  });
-  const out: Uint8Array[] = [];
-  let bytes = 0;
-  const keep = (view: Uint8Array) => {
-    // The encoder's output view points into WASM memory and is overwritten by the next call.
-    out.push(view.slice());
-    bytes += view.length;
-  };
-  for (let at = 0; at < pcm.length; at += ENCODE_SLICE) {
-    if (aborted()) return null;
-    keep(encoder.encode([pcm.subarray(at, at + ENCODE_SLICE)]));
-  }
-  keep(encoder.finalize());
-  const mp3 = new Uint8Array(bytes);
-  let at = 0;
-  for (const piece of out) {
-    mp3.set(piece, at);
-    at += piece.length;
-  }
-  return mp3;
 }

@@ -4,12 +4,12 @@ import { loadWasmSynth } from "./wasm-synth.js";
 import type { JobMessage, WorkerReply, WorkerInit } from "./protocol.js";
 
 const port = parentPort!;
-const { control } = workerData as WorkerInit;
+const { control, assets, modules } = workerData as WorkerInit;
 // control[0] holds the id of a job the parent wants stopped; the synth polls it.
 const abortFlag = new Int32Array(control);
 
 try {
-  const synth = await loadWasmSynth();
+  const synth = await loadWasmSynth(assets, modules);
   port.on("message", (job: JobMessage) => {
     let reply: WorkerReply;
     try {
