@@ -35,16 +35,28 @@ export async function benchProviderPath(chars = 20_000, sentencesPerParagraph?: 
   }
 }
 
+export type ProviderPathFigures = Awaited<ReturnType<typeof benchProviderPath>>;
+
+/** The two article shapes the benchmark measures: long paragraphs, and one sentence per paragraph. */
+export const PROVIDER_PATH_SHAPES = [
+  ["long paragraphs", undefined],
+  ["one-sentence paragraphs", 1],
+] as const;
+
+export function formatProviderPath(r: ProviderPathFigures, shape: string): string {
+  return (
+    `provider path, ${r.chars} chars in ${r.paragraphs} ${shape}, ${r.requests} requests: ready in ${(r.ms / 1000).toFixed(2)} s ` +
+    `(target <= 2.5 s) vs sequential sum ${(r.sequentialMs / 1000).toFixed(1)} s, ` +
+    `${(r.sequentialMs / r.ms).toFixed(1)}x faster ${r.ok ? "OK" : "FAIL"}`
+  );
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   let ok = true;
-  for (const [shape, perParagraph] of [["long paragraphs", undefined], ["one-sentence paragraphs", 1]] as const) {
+  for (const [shape, perParagraph] of PROVIDER_PATH_SHAPES) {
     const r = await benchProviderPath(20_000, perParagraph);
     ok &&= r.ok;
-    console.log(
-      `provider path, ${r.chars} chars in ${r.paragraphs} ${shape}, ${r.requests} requests: ready in ${(r.ms / 1000).toFixed(2)} s ` +
-        `(target <= 2.5 s) vs sequential sum ${(r.sequentialMs / 1000).toFixed(1)} s, ` +
-        `${(r.sequentialMs / r.ms).toFixed(1)}x faster ${r.ok ? "OK" : "FAIL"}`,
-    );
+    console.log(formatProviderPath(r, shape));
   }
   process.exitCode = ok ? 0 : 1;
 }

@@ -1,7 +1,8 @@
 // `npm run bench`: starts each system in its own process, drives it with
 // autocannon from another process, prints req/s, p50/p99 and the ratio to a
-// bare Koa route measured in the same run, and writes the figures to
-// bench/results/. Not part of `npm test`; see bench/README.md.
+// bare Koa route measured in the same run; then the audio figures (local
+// engine against the native pipe, provider path, worker memory). Writes
+// everything to bench/results/. Not part of `npm test`; see bench/README.md.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -29,6 +30,8 @@ const cfg = {
   cases: (process.env.BENCH_CASES ?? "getById,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
+  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4). */
+  suites: (process.env.BENCH_SUITES ?? "api,audio").split(",").filter(Boolean),
 };
 
 const TOKEN = `bench-${randomBytes(18).toString("base64url")}`;
@@ -335,8 +338,46 @@ function table(ref: CaseFigures, systems: Record<string, SystemFigures>): string
   return all.map((r) => r.map((cell, i) => (i === 0 ? (cell ?? "").padEnd(widths[i]) : (cell ?? "").padStart(widths[i]))).join("  ")).join("\n");
 }
 
+/** Issue 4's figures, each against its target or its same-run reference. */
+async function audioSuite(): Promise<Record<string, unknown>> {
+  console.log("\naudio:");
+  // The audio benchmarks run the pipeline in this process; its info lines would bury the figures.
+  process.env.LOG_LEVEL ??= process.env.BENCH_LOG_LEVEL ?? "warn";
+  const { benchLocalEngine, formatLocalEngine } = await import("./local-engine.js");
+  const { benchProviderPath, formatProviderPath, PROVIDER_PATH_SHAPES } = await import("./provider-path.js");
+  const { benchAudioMemory, formatMemory } = await import("./audio-memory.js");
+  const { findNativePrograms } = await import("../services/audio/engine/native.js");
+  const local = await benchLocalEngine();
+  console.log(`  ${formatLocalEngine(local)}`);
+  const providerPath = [];
+  for (const [shape, perParagraph] of PROVIDER_PATH_SHAPES) {
+    const r = await benchProviderPath(20_000, perParagraph);
+    providerPath.push({ shape, ...r });
+    console.log(`  ${formatProviderPath(r, shape)}`);
+  }
+  const memory = [];
+  for (const engine of (await findNativePrograms()) ? (["never", "always"] as const) : (["never"] as const)) {
+    const r = await benchAudioMemory(engine);
+    memory.push(r);
+    console.log(`  ${formatMemory(r)}`);
+  }
+  return { localEngine: local, providerPath, memory };
+}
+
 async function main(): Promise<void> {
   const started = new Date();
+  const dir = join(HERE, "results");
+  const report: Record<string, unknown> = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg } };
+  if (cfg.suites.includes("api")) Object.assign(report, await apiSuite());
+  if (cfg.suites.includes("audio")) report.audio = await audioSuite();
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
+  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(dir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`figures written to ${file}`);
+}
+
+async function apiSuite(): Promise<{ reference: CaseFigures; systems: Record<string, SystemFigures> }> {
   console.log(`bench: ${cfg.runs} × ${cfg.duration} s per case (+${cfg.warmup} s warm-up), ${cfg.connections} connections, ${os.cpus().length} CPUs, Node ${process.version}`);
   const ref = await reference();
   const systems: Record<string, SystemFigures> = {};
@@ -349,14 +390,7 @@ async function main(): Promise<void> {
   console.log(`\n${table(ref, systems)}\n`);
   const bad = Object.entries(systems).flatMap(([m, s]) => Object.entries(s.cases).filter(([, f]) => f.errors || f.fiveXx || f.non2xx).map(([c]) => `${m}/${c}`));
   if (bad.length) console.log(`request errors or non-2xx answers in: ${bad.join(", ")}`);
-
-  const dir = join(HERE, "results");
-  mkdirSync(dir, { recursive: true });
-  const report = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg }, reference: ref, systems };
-  const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
-  writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(dir, "latest.json"), `${JSON.stringify(report, null, 2)}\n`);
-  console.log(`figures written to ${file}`);
+  return { reference: ref, systems };
 }
 
 main().catch((e: unknown) => {
