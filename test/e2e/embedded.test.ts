@@ -1,5 +1,6 @@
 // The public API end to end on the embedded default: the real gateway, the
-// real services over loopback Connect, the embedded stores, the in-process
+// real services (calling each other in-process, and over loopback HTTP/2 after
+// the restart), the embedded stores, the in-process
 // bus and the local synthesizer, exercised only through HTTP.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -7,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { inProcessEndpoint } from "../../lib/rpc/in-process.js";
 import { mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { api, waitFor } from "../support/http.js";
 
@@ -40,8 +42,8 @@ describe("REST API end to end (embedded default)", function () {
   // AUDIO_ENGINE=wasm checks the engine a fresh machine without espeak-ng/lame uses.
   const env = () => ({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(64 * 1024), AUDIO_ENGINE: process.env.AUDIO_ENGINE });
 
-  async function start() {
-    sys = await startEmbedded(env(), sink());
+  async function start(extra: Record<string, string> = {}) {
+    sys = await startEmbedded({ ...env(), ...extra }, sink());
     A = api(sys.url, TOKENS.aFull);
     AR = api(sys.url, TOKENS.aRead);
     B = api(sys.url, TOKENS.bFull);
@@ -304,10 +306,14 @@ describe("REST API end to end (embedded default)", function () {
     expect((await anon("GET", "/healthz")).status).to.equal(200);
   });
 
-  it("keeps articles, tokens and audio across a restart", async () => {
+  it("keeps articles, tokens and audio across a restart, and works the same with services calling over HTTP/2", async () => {
+    const rpcUrls = () => sys.services.filter((s) => s.name !== "gateway").map((s) => s.url);
+    expect(rpcUrls().map((u) => inProcessEndpoint(u) !== undefined), "in-process calls by default").to.deep.equal([true, true, true]);
     const before = await A("GET", "/api/articles_external_id/ext-library-1");
     await sys.close();
-    await start();
+    // The restarted system sends its internal calls over the loopback sockets instead.
+    await start({ RPC_IN_PROCESS: "false" });
+    expect(rpcUrls().map((u) => inProcessEndpoint(u) !== undefined)).to.deep.equal([false, false, false]);
     const after = await A("GET", "/api/articles_external_id/ext-library-1");
     expect(after.status).to.equal(200);
     // Only the port differs: each start picks a free one.
@@ -316,5 +322,9 @@ describe("REST API end to end (embedded default)", function () {
     const audio = await fetch(after.body.article.audio.replace(/localhost:\d+/, new URL(sys.url).host));
     expect(audio.status).to.equal(200);
     expect((await AR("GET", "/api/articles")).status).to.equal(200);
+    const created = await A("POST", "/api/articles", { title: "Over the wire", text: "Every internal call of this one crosses a socket." });
+    expect(created.status).to.equal(200);
+    expect((await ready(A, created.body.id)).audio).to.match(/\.mp3$/);
+    expect((await B("GET", `/api/articles/${created.body.id}`)).status).to.equal(404);
   });
 });
