@@ -99,6 +99,48 @@ class LocalResponse {
   }
 }
 
+type Finish = (err: unknown, res?: AnyUnaryResponse) => void;
+
+/**
+ * One unary call, ended by whichever comes first: its answer (or error), the
+ * caller's signal or the deadline. `start` gets the function that ends it and
+ * a check whether it already has; what it returns runs when the call ends in
+ * an error (e.g. to cancel the HTTP/2 stream).
+ */
+function callWithin(signal: AbortSignal, timeoutMs: number | undefined, start: (finish: Finish, ended: () => boolean) => (() => void) | void): Promise<AnyUnaryResponse> {
+  return new Promise<AnyUnaryResponse>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    let cancel: (() => void) | void;
+    // Method shorthand, not `const f = () =>`: under tsx, every named arrow
+    // made per call also pays for a `name` property definition (keepNames).
+    const { finish, onAbort, ended } = {
+      finish(err: unknown, res?: AnyUnaryResponse): void {
+        if (done) return;
+        done = true;
+        if (timer) clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+        if (err) {
+          cancel?.();
+          reject(ConnectError.from(err));
+        } else resolve(res!);
+      },
+      onAbort(): void {
+        finish(new ConnectError("the operation was aborted", Code.Canceled));
+      },
+      ended(): boolean {
+        return done;
+      },
+    };
+    if (signal !== NEVER) {
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort);
+    }
+    if (timeoutMs !== undefined) timer = setTimeout(() => finish(new ConnectError(`the operation timed out after ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+    cancel = start(finish, ended);
+  });
+}
+
 export function createLeanTransport(opts: LeanTransportOptions): Transport {
   const base = opts.baseUrl.replace(/\/+$/, "");
   const basePath = new URL(base).pathname.replace(/\/+$/, "");
@@ -126,38 +168,13 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
     outgoing["content-length"] = String(body.byteLength);
     const manager = opts.sessions[turn++ % opts.sessions.length];
 
-    return new Promise<AnyUnaryResponse>((resolve, reject) => {
+    return callWithin(req.signal, timeoutMs, (finish, ended) => {
       let stream: http2.ClientHttp2Stream | undefined;
-      let timer: NodeJS.Timeout | undefined;
-      let done = false;
-      // Method shorthand, not `const f = () =>`: under tsx, every named arrow
-      // made per call also pays for a `name` property definition (keepNames).
-      const { finish, onAbort } = {
-        finish(err: unknown, res?: AnyUnaryResponse): void {
-          if (done) return;
-          done = true;
-          if (timer) clearTimeout(timer);
-          req.signal.removeEventListener("abort", onAbort);
-          if (err) {
-            if (stream && !stream.closed) stream.close(8 /* NGHTTP2_CANCEL */);
-            reject(ConnectError.from(err));
-          } else resolve(res!);
-        },
-        onAbort(): void {
-          finish(new ConnectError("the operation was aborted", Code.Canceled));
-        },
-      };
-      if (req.signal !== NEVER) {
-        if (req.signal.aborted) return onAbort();
-        req.signal.addEventListener("abort", onAbort);
-      }
-      if (timeoutMs !== undefined) timer = setTimeout(() => finish(new ConnectError(`the operation timed out after ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
-
       manager.request("POST", path, outgoing, {}).then(
         (s) => {
           stream = s;
-          if (done) {
-            s.close(8);
+          if (ended()) {
+            s.close(8 /* NGHTTP2_CANCEL */);
             return;
           }
           let status = 0;
@@ -202,6 +219,9 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
         },
         (e: unknown) => finish(e instanceof ConnectError ? e : new ConnectError(`connection failed: ${(e as Error).message}`, Code.Unavailable)),
       );
+      return () => {
+        if (stream && !stream.closed) stream.close(8 /* NGHTTP2_CANCEL */);
+      };
     });
   }
 
@@ -215,27 +235,7 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
     const decode = (a: InProcessAnswer): AnyUnaryResponse =>
       new LocalResponse(method.parent, method as AnyUnaryResponse["method"], a.message as AnyUnaryResponse["message"], a.header, a.trailer) as AnyUnaryResponse;
     if (timeoutMs === undefined && req.signal === NEVER) return answer.then(decode);
-    return new Promise<AnyUnaryResponse>((resolve, reject) => {
-      let timer: NodeJS.Timeout | undefined;
-      let done = false;
-      const { finish, onAbort } = {
-        finish(err: unknown, res?: AnyUnaryResponse): void {
-          if (done) return;
-          done = true;
-          if (timer) clearTimeout(timer);
-          req.signal.removeEventListener("abort", onAbort);
-          if (err) reject(ConnectError.from(err));
-          else resolve(res!);
-        },
-        onAbort(): void {
-          finish(new ConnectError("the operation was aborted", Code.Canceled));
-        },
-      };
-      if (req.signal !== NEVER) {
-        if (req.signal.aborted) return onAbort();
-        req.signal.addEventListener("abort", onAbort);
-      }
-      if (timeoutMs !== undefined) timer = setTimeout(() => finish(new ConnectError(`the operation timed out after ${timeoutMs} ms`, Code.DeadlineExceeded)), timeoutMs);
+    return callWithin(req.signal, timeoutMs, (finish) => {
       answer.then(
         (a) => finish(undefined, decode(a)),
         (e: unknown) => finish(e),
