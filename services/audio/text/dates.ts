@@ -1,7 +1,7 @@
 // Calendar dates: 2026-11-22, 11/22/2026, 22.11.2026, "22. November 2026",
 // "November 22, 2026", "22 November 2026". Impossible dates are left alone.
 import { MONTHS } from "./lang.js";
-import { germanOrdinal, ordinal, yearWords, type Key } from "./words.js";
+import { germanOrdinal, ordinal, perLanguage, yearWords, type Key } from "./words.js";
 
 /** Up to this many characters before a match decide German inflection; bounded so long paragraphs stay linear. */
 const CONTEXT = 40;
@@ -29,28 +29,21 @@ interface Rules {
   dayFirst: RegExp;
 }
 
-const cache = new Map<Key, Rules>();
-
-function rules(key: Key): Rules {
-  let r = cache.get(key);
-  if (!r) {
-    const months = MONTHS[key].join("|");
-    r = {
-      iso: /(?<![\d.\-/])(\d{4})-(\d{2})-(\d{2})(?![\d\-/]|[.,]\d)/g,
-      slash: /(?<![\d.\-/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\d/]|[.,]\d)/g,
-      dotted: /(?<![\d.,])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d]|[.,]\d)/g,
-      // "am 3.10." needs a word that announces a date, or "Version 3.4." would become one.
-      dottedNoYear: /((?:^|[\s(])(?:am|vom|zum|bis|ab|seit|bis zum|Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag),?\s+(?:den\s+)?)(\d{1,2})\.(\d{1,2})\.(?!\d)/gi,
-      monthFirst: new RegExp(`\\b(${months})\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?![:.,]\\d)(?:,?\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g"),
-      dayFirst:
-        key === "de"
-          ? new RegExp(`(?<![\\d.,])(\\d{1,2})\\.\\s?(${months})\\b(?:\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g")
-          : new RegExp(`(?<![\\d.,])\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?(${months})\\b(?:,?\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g"),
-    };
-    cache.set(key, r);
-  }
-  return r;
-}
+const rules = perLanguage((key): Rules => {
+  const months = MONTHS[key].join("|");
+  return {
+    iso: /(?<![\d.\-/])(\d{4})-(\d{2})-(\d{2})(?![\d\-/]|[.,]\d)/g,
+    slash: /(?<![\d.\-/])(\d{1,2})\/(\d{1,2})\/(\d{4})(?![\d/]|[.,]\d)/g,
+    dotted: /(?<![\d.,])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\d]|[.,]\d)/g,
+    // "am 3.10." needs a word that announces a date, or "Version 3.4." would become one.
+    dottedNoYear: /((?:^|[\s(])(?:am|vom|zum|bis|ab|seit|bis zum|Montag|Dienstag|Mittwoch|Donnerstag|Freitag|Samstag|Sonntag),?\s+(?:den\s+)?)(\d{1,2})\.(\d{1,2})\.(?!\d)/gi,
+    monthFirst: new RegExp(`\\b(${months})\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?![:.,]\\d)(?:,?\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g"),
+    dayFirst:
+      key === "de"
+        ? new RegExp(`(?<![\\d.,])(\\d{1,2})\\.\\s?(${months})\\b(?:\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g")
+        : new RegExp(`(?<![\\d.,])\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?(${months})\\b(?:,?\\s+(\\d{4})(?![\\d%]|[.,]\\d))?`, "g"),
+  };
+});
 
 export function readDates(text: string, key: Key): string {
   const r = rules(key);

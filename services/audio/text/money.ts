@@ -1,6 +1,6 @@
 // Amounts of money: "$5", "$5.50", "€3,50", "3,50 €", "10 EUR", "£2m",
 // "CHF 12.–", "$1.5 billion". Symbols and codes may stand before or after.
-import { cardinal, countWords, decimalWords, type Gender, type Key } from "./words.js";
+import { cardinal, countWords, decimalWords, numberNotation, perLanguage, type Gender, type Key } from "./words.js";
 
 interface Currency {
   symbols: string[];
@@ -39,24 +39,16 @@ interface Rules {
   before: RegExp;
   after: RegExp;
 }
-const cache = new Map<Key, Rules>();
-
-function rules(key: Key): Rules {
-  let r = cache.get(key);
-  if (!r) {
-    const group = key === "de" ? "\\." : ",";
-    const decimal = key === "de" ? "," : "\\.";
-    // The integer, then decimals or a dash meaning "no cents" ("10,–", "12.-").
-    const amount = `(\\d{1,3}(?:${group}\\d{3})+|\\d+)(?:[.,]([-–])|${decimal}(\\d+))?`;
-    const scale = `(?:\\s?(${SCALES[key]}|k|mn|m|bn|tn)(?![\\p{L}\\d]))?`;
-    r = {
-      before: new RegExp(`(?<![\\p{L}\\d])(${symbolAlt})\\s?${amount}${scale}(?![\\d]|[.,]\\d)`, "gu"),
-      after: new RegExp(`(?<![\\p{L}\\d.,])${amount}(?:\\s(${SCALES[key]}))?\\s?(${symbolAlt})(?![\\p{L}\\d])`, "gu"),
-    };
-    cache.set(key, r);
-  }
-  return r;
-}
+const rules = perLanguage((key): Rules => {
+  const { integer, decimal } = numberNotation(key);
+  // The integer, then decimals or a dash meaning "no cents" ("10,–", "12.-").
+  const amount = `(${integer})(?:[.,]([-–])|${decimal}(\\d+))?`;
+  const scale = `(?:\\s?(${SCALES[key]}|k|mn|m|bn|tn)(?![\\p{L}\\d]))?`;
+  return {
+    before: new RegExp(`(?<![\\p{L}\\d])(${symbolAlt})\\s?${amount}${scale}(?![\\d]|[.,]\\d)`, "gu"),
+    after: new RegExp(`(?<![\\p{L}\\d.,])${amount}(?:\\s(${SCALES[key]}))?\\s?(${symbolAlt})(?![\\p{L}\\d])`, "gu"),
+  };
+});
 
 function amountWords(key: Key, c: Currency, int: string, frac: string | undefined, scale: string | undefined): string {
   const names = c[key];

@@ -9,7 +9,7 @@ import { readMoney } from "./money.js";
 import { readPhoneNumbers } from "./phones.js";
 import { readTimes } from "./times.js";
 import { readMeasures } from "./units.js";
-import { cardinal, countWords, decimalWords, germanOrdinal, MAX_DIGITS, ordinal, yearWords as yearWordsFor, type Key } from "./words.js";
+import { cardinal, countWords, decimalWords, germanOrdinal, MAX_DIGITS, numberNotation, ordinal, perLanguage, yearWords as yearWordsFor, type Key } from "./words.js";
 
 /** Up to this many characters before a match decide German inflection; bounded so long paragraphs stay linear. */
 const CONTEXT = 40;
@@ -36,26 +36,18 @@ interface Rules {
   range: RegExp;
   plain: RegExp;
 }
-const cache = new Map<Key, Rules>();
-
-function rules(key: Key): Rules {
-  let r = cache.get(key);
-  if (!r) {
-    const group = key === "de" ? "\\." : ",";
-    const decimal = key === "de" ? "," : "\\.";
-    const num = `(?:\\d{1,3}(?:${group}\\d{3})+|\\d+)(?:${decimal}\\d+)?`;
-    r = {
-      yearAfterContext: new RegExp(
-        `((?:^|[\\s(])(?:${MONTHS[key].join("|")}|${YEAR_CONTEXT[key]})(?:\\s+\\S+)?,?\\s+)(\\d{4})(?![\\d%]|\\p{L}|[.,]\\d|\\s?(?:%|[-–]\\d))`,
-        "giu",
-      ),
-      range: new RegExp(`(?<![\\p{L}\\d.,\\-–/])(${num})\\s?[–-]\\s?(${num})(?![\\p{L}\\d\\-–]|[.,]\\d)`, "gu"),
-      plain: new RegExp(`(?<![\\p{L}\\d.,:/\\-–−])([-−+]?)(\\d{1,3}(?:${group}\\d{3})+|\\d+)(?:${decimal}(\\d+))?(?![\\p{L}\\d]|[.,:/\\-–]\\d)`, "gu"),
-    };
-    cache.set(key, r);
-  }
-  return r;
-}
+const rules = perLanguage((key): Rules => {
+  const { integer, decimal } = numberNotation(key);
+  const num = `(?:${integer})(?:${decimal}\\d+)?`;
+  return {
+    yearAfterContext: new RegExp(
+      `((?:^|[\\s(])(?:${MONTHS[key].join("|")}|${YEAR_CONTEXT[key]})(?:\\s+\\S+)?,?\\s+)(\\d{4})(?![\\d%]|\\p{L}|[.,]\\d|\\s?(?:%|[-–]\\d))`,
+      "giu",
+    ),
+    range: new RegExp(`(?<![\\p{L}\\d.,\\-–/])(${num})\\s?[–-]\\s?(${num})(?![\\p{L}\\d\\-–]|[.,]\\d)`, "gu"),
+    plain: new RegExp(`(?<![\\p{L}\\d.,:/\\-–−])([-−+]?)(${integer})(?:${decimal}(\\d+))?(?![\\p{L}\\d]|[.,:/\\-–]\\d)`, "gu"),
+  };
+});
 
 /** Value of a number written in the language's notation, for comparing the ends of a range. */
 function valueOf(key: Key, written: string): number {

@@ -2,7 +2,7 @@
 // ruler's title and name ("King Charles III", "Papst Leo XIV.") they are
 // ordinals; after words that number parts ("Chapter IV", "Kapitel IV",
 // "World War II") they are cardinals. A lone "I" or "XL" elsewhere is a word.
-import { cardinal, ordinal, type Key } from "./words.js";
+import { cardinal, ordinal, perLanguage, type Key } from "./words.js";
 
 const ROMAN = "(?=[MDCLXVI])M{0,3}(?:CM|CD|D?C{0,3})(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})";
 const VALUES: Record<string, number> = { M: 1000, D: 500, C: 100, L: 50, X: 10, V: 5, I: 1 };
@@ -25,20 +25,11 @@ const PARTS = {
   de: "Kapitel|Teil|Band|Akt|Phase|Buch|Titel|Artikel|Vatikanum",
 };
 
-const cache = new Map<Key, { ruler: RegExp; part: RegExp }>();
-
-function rules(key: Key) {
-  let r = cache.get(key);
-  if (!r) {
-    r = {
-      // Title, one or two capitalised names, the numeral; German marks it with a period.
-      ruler: new RegExp(`\\b((?:${TITLES[key]})(?:\\s+\\p{Lu}\\p{Ll}+){1,2}\\s+)(${ROMAN})(\\.?)(?![\\p{L}\\d])`, "gu"),
-      part: new RegExp(`\\b((?:${PARTS[key]})\\s+)(${ROMAN})(?![\\p{L}\\d]|\\.\\p{L})`, "gu"),
-    };
-    cache.set(key, r);
-  }
-  return r;
-}
+const rules = perLanguage((key) => ({
+  // Title, one or two capitalised names, the numeral; German marks it with a period.
+  ruler: new RegExp(`\\b((?:${TITLES[key]})(?:\\s+\\p{Lu}\\p{Ll}+){1,2}\\s+)(${ROMAN})(\\.?)(?![\\p{L}\\d])`, "gu"),
+  part: new RegExp(`\\b((?:${PARTS[key]})\\s+)(${ROMAN})(?![\\p{L}\\d]|\\.\\p{L})`, "gu"),
+}));
 
 export function readRomanNumerals(text: string, key: Key): string {
   const r = rules(key);

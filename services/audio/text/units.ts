@@ -1,7 +1,7 @@
 // Measurements: a number followed by a unit symbol ("3.5 km", "20 °C",
 // "50 km/h", "12%", "1 kWh"). Symbols are only read after a number, so a
 // lone "m" or "g" in a sentence is never touched.
-import { countWords, type Gender, type Key } from "./words.js";
+import { countWords, numberNotation, perLanguage, type Gender, type Key } from "./words.js";
 
 interface Unit {
   symbol: string;
@@ -49,23 +49,15 @@ const UNITS: Unit[] = [
 const bySymbol = new Map(UNITS.map((u) => [u.symbol, u]));
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-const cache = new Map<Key, RegExp>();
-
-function pattern(key: Key): RegExp {
-  let re = cache.get(key);
-  if (!re) {
-    const group = key === "de" ? "\\." : ",";
-    const decimal = key === "de" ? "," : "\\.";
-    const symbols = [...UNITS]
-      .sort((a, b) => b.symbol.length - a.symbol.length)
-      .map((u) => (u.spaced ? `\\s${escape(u.symbol)}` : `\\s?${escape(u.symbol)}`))
-      .join("|");
-    // Sign, integer with the language's thousands separator, decimals, unit.
-    re = new RegExp(`(?<![\\p{L}\\d.,])([-−+]?)(\\d{1,3}(?:${group}\\d{3})+|\\d+)(?:${decimal}(\\d+))?(${symbols})(?![\\p{L}\\d²³])`, "gu");
-    cache.set(key, re);
-  }
-  return re;
-}
+const pattern = perLanguage((key): RegExp => {
+  const { integer, decimal } = numberNotation(key);
+  const symbols = [...UNITS]
+    .sort((a, b) => b.symbol.length - a.symbol.length)
+    .map((u) => (u.spaced ? `\\s${escape(u.symbol)}` : `\\s?${escape(u.symbol)}`))
+    .join("|");
+  // Sign, integer with the language's thousands separator, decimals, unit.
+  return new RegExp(`(?<![\\p{L}\\d.,])([-−+]?)(${integer})(?:${decimal}(\\d+))?(${symbols})(?![\\p{L}\\d²³])`, "gu");
+});
 
 export function readMeasures(text: string, key: Key): string {
   return text.replace(pattern(key), (m, sign: string, int: string, frac: string | undefined, sym: string) => {

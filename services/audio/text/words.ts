@@ -5,6 +5,29 @@ import * as de from "n2words/de-DE";
 
 export type Key = "en" | "de";
 
+/** Builds a language's value (compiled patterns, mostly) on first use and keeps it. */
+export function perLanguage<T>(build: (key: Key) => T): (key: Key) => T {
+  const built = new Map<Key, T>();
+  return (key) => {
+    let v = built.get(key);
+    if (v === undefined) {
+      v = build(key);
+      built.set(key, v);
+    }
+    return v;
+  };
+}
+
+/**
+ * How the language writes numbers, as regex sources: `integer` is a whole
+ * number with or without thousands separators ("12,500" / "12.500"), `decimal`
+ * the decimal separator.
+ */
+export function numberNotation(key: Key): { integer: string; decimal: string } {
+  const group = key === "de" ? "\\." : ",";
+  return { integer: `\\d{1,3}(?:${group}\\d{3})+|\\d+`, decimal: key === "de" ? "," : "\\." };
+}
+
 /** German grammatical gender of the noun a count stands before ("ein Euro", "eine Stunde"). */
 export type Gender = "m" | "f" | "n";
 
