@@ -47,7 +47,6 @@ export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
   };
 }
 
-
 function nextTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }

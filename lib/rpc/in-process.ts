@@ -44,18 +44,21 @@ const endpoints = new Map<string, InProcessEndpoint>();
 
 /** Registers a server under its base URL; returns the way to leave. */
 export function joinInProcess(baseUrl: string, endpoint: InProcessEndpoint): () => void {
-  const key = normalise(baseUrl);
+  const key = withoutTrailingSlash(baseUrl);
   endpoints.set(key, endpoint);
   return () => {
     if (endpoints.get(key) === endpoint) endpoints.delete(key);
   };
 }
 
-/** The server behind this base URL when it lives in this process. */
+/**
+ * The server behind this base URL when it lives in this process. Called per
+ * call: the URL is taken as given (clients trim trailing slashes once).
+ */
 export function inProcessEndpoint(baseUrl: string): InProcessEndpoint | undefined {
-  return endpoints.size === 0 ? undefined : endpoints.get(normalise(baseUrl));
+  return endpoints.size === 0 ? undefined : endpoints.get(baseUrl);
 }
 
-function normalise(baseUrl: string): string {
+function withoutTrailingSlash(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, "");
 }

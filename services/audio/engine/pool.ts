@@ -154,18 +154,12 @@ export class SynthPool {
 async function spawnSlot(): Promise<Slot> {
   const control = new SharedArrayBuffer(4);
   const entry = await workerEntry();
-  let worker: Worker;
-  try {
-    worker = new Worker(entry, {
-      workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
-      // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
-      // young generation still grows to tens of MB per thread. 4 MB: as fast, peak RSS ~15 MB lower for two.
-      resourceLimits: { maxYoungGenerationSizeMb: 4 },
-    });
-  } catch (err) {
-    // Missing engine files or a failed compile: reported like a worker that failed to start.
-    throw err instanceof Error ? err : new Error(String(err));
-  }
+  const worker = new Worker(entry, {
+    workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
+    // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
+    // young generation still grows to tens of MB per thread. 4 MB: as fast, peak RSS ~15 MB lower for two.
+    resourceLimits: { maxYoungGenerationSizeMb: 4 },
+  });
   return new Promise<Slot>((resolve, reject) => {
     const fail = (err: Error) => {
       cleanup();
