@@ -32,6 +32,12 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4). */
   suites: (process.env.BENCH_SUITES ?? "api,audio").split(",").filter(Boolean),
+  /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
+  calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n <= 0) throw new Error("BENCH_CALIBRATE_US must be a comma-separated list of positive numbers");
+    return n;
+  }),
 };
 
 const TOKEN = `bench-${randomBytes(18).toString("base64url")}`;
@@ -291,7 +297,19 @@ async function benchSystem(mode: string): Promise<SystemFigures> {
   return figures;
 }
 
-async function reference(): Promise<CaseFigures> {
+interface Calibration extends CaseFigures {
+  workUs: number;
+}
+
+const calibrationLabel = (us: number) => `bare Koa + ${us} µs of work`;
+
+/**
+ * The reference, and the calibration rows: the same route burning a fixed
+ * amount of CPU per request. They show in the same run how much work per
+ * request a ratio leaves room for on this machine (a server slower than its
+ * load generator also pays more per answer for waking it).
+ */
+async function reference(): Promise<{ ref: CaseFigures; calibration: Calibration[] }> {
   // The reference answers with the bytes a real GET by id returns.
   const sys = await startSut("embedded");
   if (typeof sys === "string") throw new Error(`embedded system did not start: ${sys}`);
@@ -302,22 +320,33 @@ async function reference(): Promise<CaseFigures> {
   } finally {
     await sys.stop();
   }
-  const ref = await startSut("reference", { BENCH_REFERENCE_BODY: body });
-  if (typeof ref === "string") throw new Error(`reference did not start: ${ref}`);
   console.log("reference:");
-  try {
-    return await measure(CASE_LABELS.reference, { url: ref.url, kind: "reference", ids: ["ref"] }, ref, "reference");
-  } finally {
-    await ref.stop();
+  const one = async (workUs: number, label: string): Promise<CaseFigures> => {
+    const ref = await startSut("reference", { BENCH_REFERENCE_BODY: body, BENCH_REFERENCE_WORK_US: String(workUs) });
+    if (typeof ref === "string") throw new Error(`reference did not start: ${ref}`);
+    try {
+      return await measure(label, { url: ref.url, kind: "reference", ids: ["ref"] }, ref, "reference");
+    } finally {
+      await ref.stop();
+    }
+  };
+  const ref = await one(0, CASE_LABELS.reference);
+  const calibration: Calibration[] = [];
+  for (const us of cfg.calibrateUs) {
+    const f = await one(us, calibrationLabel(us));
+    calibration.push({ ...f, workUs: us, ratio: f.reqPerSec / ref.reqPerSec });
   }
+  return { ref, calibration };
 }
 
-function table(ref: CaseFigures, systems: Record<string, SystemFigures>): string {
+function table(ref: CaseFigures, calibration: Calibration[], systems: Record<string, SystemFigures>): string {
   const modes = Object.keys(systems);
   const head = ["case", ...modes.flatMap((m) => [`${m} req/s`, "p50 ms", "p99 ms", "× ref", "CPU ms/req", "load"])];
   const cpu = (f: CaseFigures) => (f.cpuMsPerReq === undefined ? "" : f.cpuMsPerReq.toFixed(3));
   const load = (f: CaseFigures) => (f.loadavg === undefined ? "" : f.loadavg.toFixed(1));
-  const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", cpu(ref), load(ref), ...modes.slice(1).flatMap(() => ["", "", "", "", "", ""])]];
+  const pad = modes.slice(1).flatMap(() => ["", "", "", "", "", ""]);
+  const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", cpu(ref), load(ref), ...pad]];
+  for (const c of calibration) rows.push([calibrationLabel(c.workUs), `${c.reqPerSec.toFixed(0)}`, `${c.p50}`, `${c.p99}`, (c.ratio ?? 0).toFixed(2), cpu(c), load(c), ...pad]);
   for (const c of ["getById", "list", "create", "mix"]) {
     if (!cfg.cases.includes(c)) continue;
     rows.push([
@@ -377,9 +406,9 @@ async function main(): Promise<void> {
   console.log(`figures written to ${file}`);
 }
 
-async function apiSuite(): Promise<{ reference: CaseFigures; systems: Record<string, SystemFigures> }> {
+async function apiSuite(): Promise<{ reference: CaseFigures; calibration: Calibration[]; systems: Record<string, SystemFigures> }> {
   console.log(`bench: ${cfg.runs} × ${cfg.duration} s per case (+${cfg.warmup} s warm-up), ${cfg.connections} connections, ${os.cpus().length} CPUs, Node ${process.version}`);
-  const ref = await reference();
+  const { ref, calibration } = await reference();
   const systems: Record<string, SystemFigures> = {};
   for (const mode of cfg.systems) {
     const s = await benchSystem(mode);
@@ -387,10 +416,10 @@ async function apiSuite(): Promise<{ reference: CaseFigures; systems: Record<str
     systems[mode] = s;
     if (s.skipped) console.log(`full stack: skipped (${s.skipped})`);
   }
-  console.log(`\n${table(ref, systems)}\n`);
+  console.log(`\n${table(ref, calibration, systems)}\n`);
   const bad = Object.entries(systems).flatMap(([m, s]) => Object.entries(s.cases).filter(([, f]) => f.errors || f.fiveXx || f.non2xx).map(([c]) => `${m}/${c}`));
   if (bad.length) console.log(`request errors or non-2xx answers in: ${bad.join(", ")}`);
-  return { reference: ref, systems };
+  return { reference: ref, calibration, systems };
 }
 
 main().catch((e: unknown) => {

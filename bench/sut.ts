@@ -1,6 +1,7 @@
 // The system under test, in its own process so the load generator never
 // shares an event loop (or a profile) with it. Modes:
-//   reference  bare Koa + @koa/router answering a fixed JSON body
+//   reference  bare Koa + @koa/router answering a fixed JSON body (optionally
+//              after BENCH_REFERENCE_WORK_US of busy work: the calibration rows)
 //   embedded   launch/embedded.ts, the `npm start` default
 //   stack      launch/stack.ts over a local nats-server and MongoDB stand-in
 // Prints one line `READY {"url":...}` (or `SKIP <why>`) on stdout, and stops
@@ -23,9 +24,16 @@ async function reference(): Promise<{ url: string; stop: Stop }> {
   const { Router } = await import("@koa/router");
   // The harness hands over the real GET answer, so both sides serialise the same bytes.
   const body = JSON.parse(process.env.BENCH_REFERENCE_BODY ?? '{"result":"ok"}') as unknown;
+  // Calibration: the same route spending this much synchronous CPU per request
+  // shows in the same run what a given amount of extra work costs in req/s.
+  const workMs = Number(process.env.BENCH_REFERENCE_WORK_US ?? 0) / 1000;
   const app = new Koa();
   const router = new Router();
   router.get("/api/articles/:articleId", (ctx) => {
+    if (workMs > 0) {
+      const until = performance.now() + workMs;
+      while (performance.now() < until);
+    }
     ctx.body = body;
   });
   app.use(router.routes());
