@@ -59,6 +59,8 @@ interface LoadResult {
   /** Share of one core the system under test used during the run. */
   cpuShare?: number;
   loadavg?: number[];
+  /** req/s of the reference in the run just before this one (paired runs). */
+  refReqPerSec?: number;
 }
 interface CaseFigures {
   reqPerSec: number;
@@ -215,15 +217,25 @@ async function readyTime(url: string): Promise<number> {
   }
 }
 
-async function measure(label: string, job: Record<string, unknown>, sut: Sut, mode: string): Promise<CaseFigures> {
+/**
+ * Measures one case. With `pairWith` (the running reference), every measured
+ * run is preceded by a reference run, and the ratio is the median of the
+ * per-pair ratios: on a shared machine whose speed drifts over minutes, a
+ * reference measured once at the start moved ratios by ±0.1. Unpaired cases
+ * get their ratio against the reference measured at the start.
+ */
+async function measure(label: string, job: Record<string, unknown>, sut: Sut, mode: string, pairWith?: Sut): Promise<CaseFigures> {
   await load({ ...job, duration: cfg.warmup });
   const runs: LoadResult[] = [];
   const profile = cfg.cpuProf && mode !== "reference" ? join(cfg.cpuProf, `${mode}-${job.kind as string}-${Date.now()}.cpuprofile`) : undefined;
+  // A profile spans all measured runs: the reference's runs in between would show as idle time.
+  if (profile) pairWith = undefined;
   if (profile) {
     mkdirSync(cfg.cpuProf!, { recursive: true });
     sut.profileStart();
   }
   for (let i = 0; i < cfg.runs; i++) {
+    const refRun = pairWith ? await load({ url: pairWith.url, kind: "reference", ids: ["ref"], duration: cfg.duration }) : undefined;
     const cpu0 = await sut.cpuMs();
     const t0 = performance.now();
     const r = await load({ ...job, duration: cfg.duration });
@@ -231,6 +243,7 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     r.cpuMsPerReq = r.total > 0 ? cpu / r.total : undefined;
     r.cpuShare = cpu / (performance.now() - t0);
     r.loadavg = os.loadavg();
+    r.refReqPerSec = refRun?.reqPerSec;
     runs.push(r);
   }
   if (profile) {
@@ -244,6 +257,7 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     p99: median(runs.map((r) => r.p99)),
     cpuMsPerReq: median(defined(runs.map((r) => r.cpuMsPerReq))),
     cpuShare: median(defined(runs.map((r) => r.cpuShare))),
+    ratio: pairWith ? median(runs.map((r) => r.reqPerSec / r.refReqPerSec!)) : undefined,
     loadavg: median(runs.map((r) => r.loadavg![0])),
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts, 0),
     fiveXx: runs.reduce((n, r) => n + r.fiveXx, 0),
@@ -253,7 +267,8 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
   console.log(
     `  ${label.padEnd(28)} ${f.reqPerSec.toFixed(0).padStart(7)} req/s  p50 ${f.p50} ms  p99 ${f.p99} ms  ` +
       `CPU ${f.cpuMsPerReq!.toFixed(3)} ms/req (${(100 * f.cpuShare!).toFixed(0)}% of a core)  load ${f.loadavg!.toFixed(1)}  ` +
-      `errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}`,
+      `errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}` +
+      (f.ratio === undefined ? "" : `  × ref ${f.ratio.toFixed(2)} (paired)`),
   );
   return f;
 }
@@ -266,7 +281,9 @@ const CASE_LABELS: Record<string, string> = {
   mix: "90/10 read/write mix",
 };
 
-async function benchSystem(mode: string): Promise<SystemFigures> {
+const PAIRED_CASES = new Set(["getById", "list"]);
+
+async function benchSystem(mode: string, ref: Sut): Promise<SystemFigures> {
   console.log(`\n${mode}:`);
   const figures: SystemFigures = { cases: {} };
   const want = (c: string) => cfg.cases.includes(c);
@@ -289,7 +306,8 @@ async function benchSystem(mode: string): Promise<SystemFigures> {
       if (loadPhase.length === 0) continue;
       const ids = await seed(sut.url, cfg.seed);
       await settle(sut.url, ids);
-      for (const c of loadPhase) figures.cases[c] = await measure(CASE_LABELS[c], { url: sut.url, kind: c, ids }, sut, mode);
+      // Only reads are paired: a write run leaves a synthesis backlog that would slow the reference run after it.
+      for (const c of loadPhase) figures.cases[c] = await measure(CASE_LABELS[c], { url: sut.url, kind: c, ids }, sut, mode, PAIRED_CASES.has(c) ? ref : undefined);
     } finally {
       await sut.stop();
     }
@@ -309,7 +327,7 @@ const calibrationLabel = (us: number) => `bare Koa + ${us} µs of work`;
  * request a ratio leaves room for on this machine (a server slower than its
  * load generator also pays more per answer for waking it).
  */
-async function reference(): Promise<{ ref: CaseFigures; calibration: Calibration[] }> {
+async function reference(): Promise<{ ref: CaseFigures; calibration: Calibration[]; sut: Sut }> {
   // The reference answers with the bytes a real GET by id returns.
   const sys = await startSut("embedded");
   if (typeof sys === "string") throw new Error(`embedded system did not start: ${sys}`);
@@ -321,22 +339,29 @@ async function reference(): Promise<{ ref: CaseFigures; calibration: Calibration
     await sys.stop();
   }
   console.log("reference:");
-  const one = async (workUs: number, label: string): Promise<CaseFigures> => {
-    const ref = await startSut("reference", { BENCH_REFERENCE_BODY: body, BENCH_REFERENCE_WORK_US: String(workUs) });
-    if (typeof ref === "string") throw new Error(`reference did not start: ${ref}`);
-    try {
-      return await measure(label, { url: ref.url, kind: "reference", ids: ["ref"] }, ref, "reference");
-    } finally {
-      await ref.stop();
-    }
+  const start = async (workUs: number): Promise<Sut> => {
+    const s = await startSut("reference", { BENCH_REFERENCE_BODY: body, BENCH_REFERENCE_WORK_US: String(workUs) });
+    if (typeof s === "string") throw new Error(`reference did not start: ${s}`);
+    return s;
   };
-  const ref = await one(0, CASE_LABELS.reference);
-  const calibration: Calibration[] = [];
-  for (const us of cfg.calibrateUs) {
-    const f = await one(us, calibrationLabel(us));
-    calibration.push({ ...f, workUs: us, ratio: f.reqPerSec / ref.reqPerSec });
+  // It stays up (idle between its runs) so every later case can pair its runs with it.
+  const sut = await start(0);
+  try {
+    const ref = await measure(CASE_LABELS.reference, { url: sut.url, kind: "reference", ids: ["ref"] }, sut, "reference");
+    const calibration: Calibration[] = [];
+    for (const us of cfg.calibrateUs) {
+      const cal = await start(us);
+      try {
+        calibration.push({ ...(await measure(calibrationLabel(us), { url: cal.url, kind: "reference", ids: ["ref"] }, cal, "reference", sut)), workUs: us });
+      } finally {
+        await cal.stop();
+      }
+    }
+    return { ref, calibration, sut };
+  } catch (e) {
+    await sut.stop();
+    throw e;
   }
-  return { ref, calibration };
 }
 
 function table(ref: CaseFigures, calibration: Calibration[], systems: Record<string, SystemFigures>): string {
@@ -408,15 +433,21 @@ async function main(): Promise<void> {
 
 async function apiSuite(): Promise<{ reference: CaseFigures; calibration: Calibration[]; systems: Record<string, SystemFigures> }> {
   console.log(`bench: ${cfg.runs} × ${cfg.duration} s per case (+${cfg.warmup} s warm-up), ${cfg.connections} connections, ${os.cpus().length} CPUs, Node ${process.version}`);
-  const { ref, calibration } = await reference();
+  const { ref, calibration, sut: refSut } = await reference();
   const systems: Record<string, SystemFigures> = {};
-  for (const mode of cfg.systems) {
-    const s = await benchSystem(mode);
-    for (const f of Object.values(s.cases)) f.ratio = f.reqPerSec / ref.reqPerSec;
-    systems[mode] = s;
-    if (s.skipped) console.log(`full stack: skipped (${s.skipped})`);
+  try {
+    for (const mode of cfg.systems) {
+      const s = await benchSystem(mode, refSut);
+      // Unpaired (profiling) cases fall back to the reference measured at the start.
+      for (const f of Object.values(s.cases)) f.ratio ??= f.reqPerSec / ref.reqPerSec;
+      systems[mode] = s;
+      if (s.skipped) console.log(`full stack: skipped (${s.skipped})`);
+    }
+  } finally {
+    await refSut.stop();
   }
   console.log(`\n${table(ref, calibration, systems)}\n`);
+  console.log("× ref: reads and calibration rows, median of paired runs (a reference run right before each run); writes, against the reference run at the start.\n");
   const bad = Object.entries(systems).flatMap(([m, s]) => Object.entries(s.cases).filter(([, f]) => f.errors || f.fiveXx || f.non2xx).map(([c]) => `${m}/${c}`));
   if (bad.length) console.log(`request errors or non-2xx answers in: ${bad.join(", ")}`);
   return { reference: ref, calibration, systems };
