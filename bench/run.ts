@@ -61,6 +61,8 @@ interface LoadResult {
   loadavg?: number[];
   /** req/s of the reference in the run just before this one (paired runs). */
   refReqPerSec?: number;
+  /** Share of a core the system under test used during that reference run. */
+  sutCpuShareDuringRef?: number;
 }
 interface CaseFigures {
   reqPerSec: number;
@@ -235,7 +237,11 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     sut.profileStart();
   }
   for (let i = 0; i < cfg.runs; i++) {
+    const idle0 = pairWith ? await sut.cpuMs() : 0;
+    const tIdle = performance.now();
     const refRun = pairWith ? await load({ url: pairWith.url, kind: "reference", ids: ["ref"], duration: cfg.duration }) : undefined;
+    // What the system under test used while the reference ran: it should be idle then, or the pair is unfair.
+    const idleShare = pairWith ? ((await sut.cpuMs()) - idle0) / (performance.now() - tIdle) : undefined;
     const cpu0 = await sut.cpuMs();
     const t0 = performance.now();
     const r = await load({ ...job, duration: cfg.duration });
@@ -244,6 +250,7 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     r.cpuShare = cpu / (performance.now() - t0);
     r.loadavg = os.loadavg();
     r.refReqPerSec = refRun?.reqPerSec;
+    r.sutCpuShareDuringRef = idleShare;
     runs.push(r);
   }
   if (profile) {
