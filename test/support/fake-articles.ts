@@ -35,6 +35,14 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
     return a && BigInt(a.revision) === rev && a.status !== ArticleStatus.DELETED ? a : undefined;
   };
   const pushError = (a: FakeArticle, error: string) => a.errors.push({ error, date: new Date().toISOString() });
+  /** The three result reports: applied only to the current revision, as the real service does. */
+  const report = (req: { articleId: string; revision: bigint }, ctx: HandlerContext, change: (a: FakeArticle) => void) => {
+    internalOnly(ctx);
+    const a = current(req.articleId, req.revision);
+    if (!a) return { applied: false };
+    change(a);
+    return { applied: true };
+  };
   return startRpcServer({
     name: "articles-fake",
     services: [ArticlesService.typeName],
@@ -49,34 +57,25 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
           const article = { id: a.id, title: a.title, text: a.text, parse: a.parse ?? false, voice: a.voice ?? "alloy", lang: a.lang ?? "en-US", revision: BigInt(a.revision) };
           return { stale: false, article };
         },
-        reportAudioStatus(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = req.status;
-          a.statuses.push(req.status);
-          if (req.error) pushError(a, req.error);
-          return { applied: true };
-        },
-        completeAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = ArticleStatus.READY;
-          a.audio = { key: req.audio!.key, duration: req.audio!.duration };
-          a.preview = req.audioPreview ? { key: req.audioPreview.key, duration: req.audioPreview.duration } : undefined;
-          a.provider = req.provider;
-          return { applied: true };
-        },
-        failAudioJob(req, ctx) {
-          internalOnly(ctx);
-          const a = current(req.articleId, req.revision);
-          if (!a) return { applied: false };
-          a.status = ArticleStatus.ERRORED;
-          a.error = req.error;
-          pushError(a, req.error);
-          return { applied: true };
-        },
+        reportAudioStatus: (req, ctx) =>
+          report(req, ctx, (a) => {
+            a.status = req.status;
+            a.statuses.push(req.status);
+            if (req.error) pushError(a, req.error);
+          }),
+        completeAudioJob: (req, ctx) =>
+          report(req, ctx, (a) => {
+            a.status = ArticleStatus.READY;
+            a.audio = { key: req.audio!.key, duration: req.audio!.duration };
+            a.preview = req.audioPreview ? { key: req.audioPreview.key, duration: req.audioPreview.duration } : undefined;
+            a.provider = req.provider;
+          }),
+        failAudioJob: (req, ctx) =>
+          report(req, ctx, (a) => {
+            a.status = ArticleStatus.ERRORED;
+            a.error = req.error;
+            pushError(a, req.error);
+          }),
       });
     },
   });
