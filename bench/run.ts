@@ -220,6 +220,17 @@ async function readyTime(url: string): Promise<number> {
 }
 
 /**
+ * One reference run, and what the system under test used meanwhile: it should
+ * be idle then, or the pair is unfair.
+ */
+async function referenceRun(ref: Sut, sut: Sut): Promise<{ reqPerSec: number; sutCpuShare: number }> {
+  const cpu0 = await sut.cpuMs();
+  const t0 = performance.now();
+  const r = await load({ url: ref.url, kind: "reference", ids: ["ref"], duration: cfg.duration });
+  return { reqPerSec: r.reqPerSec, sutCpuShare: ((await sut.cpuMs()) - cpu0) / (performance.now() - t0) };
+}
+
+/**
  * Measures one case. With `pairWith` (the running reference), every measured
  * run is preceded by a reference run, and the ratio is the median of the
  * per-pair ratios: on a shared machine whose speed drifts over minutes, a
@@ -230,18 +241,14 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
   await load({ ...job, duration: cfg.warmup });
   const runs: LoadResult[] = [];
   const profile = cfg.cpuProf && mode !== "reference" ? join(cfg.cpuProf, `${mode}-${job.kind as string}-${Date.now()}.cpuprofile`) : undefined;
-  // A profile spans all measured runs: the reference's runs in between would show as idle time.
-  if (profile) pairWith = undefined;
   if (profile) {
+    // A profile spans all measured runs: the reference's runs in between would show as idle time.
+    pairWith = undefined;
     mkdirSync(cfg.cpuProf!, { recursive: true });
     sut.profileStart();
   }
   for (let i = 0; i < cfg.runs; i++) {
-    const idle0 = pairWith ? await sut.cpuMs() : 0;
-    const tIdle = performance.now();
-    const refRun = pairWith ? await load({ url: pairWith.url, kind: "reference", ids: ["ref"], duration: cfg.duration }) : undefined;
-    // What the system under test used while the reference ran: it should be idle then, or the pair is unfair.
-    const idleShare = pairWith ? ((await sut.cpuMs()) - idle0) / (performance.now() - tIdle) : undefined;
+    const pair = pairWith ? await referenceRun(pairWith, sut) : undefined;
     const cpu0 = await sut.cpuMs();
     const t0 = performance.now();
     const r = await load({ ...job, duration: cfg.duration });
@@ -249,8 +256,8 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     r.cpuMsPerReq = r.total > 0 ? cpu / r.total : undefined;
     r.cpuShare = cpu / (performance.now() - t0);
     r.loadavg = os.loadavg();
-    r.refReqPerSec = refRun?.reqPerSec;
-    r.sutCpuShareDuringRef = idleShare;
+    r.refReqPerSec = pair?.reqPerSec;
+    r.sutCpuShareDuringRef = pair?.sutCpuShare;
     runs.push(r);
   }
   if (profile) {
