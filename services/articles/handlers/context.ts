@@ -1,0 +1,122 @@
+// What every group of ArticlesService handlers shares: the caller checks,
+// publishing and admission, refunds and status announcements. Built once per
+// service; the handler modules take it instead of each rebuilding it.
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { JobBus } from "../../../lib/bus/port.js";
+import type { Logger } from "../../../lib/log.js";
+import type { SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
+import { requireInternal, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
+import { requestIdFields } from "../../../lib/rpc/request-id.js";
+import { createAdmission, type Admission } from "../admission/admit.js";
+import { unboundedSettings, type ProjectSettingsSource } from "../admission/settings.js";
+import { toProtoArticle } from "../convert.js";
+import type { StatusEmitter } from "../events/publish.js";
+import type { ArticleStore, StoredArticle } from "../store/port.js";
+import * as v from "../validate.js";
+
+export interface ArticlesServiceDeps {
+  store: ArticleStore;
+  bus: JobBus;
+  resolveCaller: CallerResolver;
+  /** `{audio_url}`: where the gateway serves audio keys. */
+  audioBaseUrl: string;
+  log: Logger;
+  /** A publish slower than this is abandoned to the reconciler; default 5 s. */
+  publishTimeoutMs?: number;
+  /** Limits, credit, rules and defaults per project; default: unbounded, no rules. */
+  settings?: ProjectSettingsSource;
+  /** Status-change events; default: none. */
+  emit?: StatusEmitter;
+  /** Receives the admission built here, for the reconciler and the deferred sweep. */
+  onAdmission?: (admission: Admission, publish: (a: StoredArticle, requestId?: string) => Promise<void>) => void;
+  /** Recrawl fetch overrides (tests allow loopback). */
+  recrawlFetch?: SafeFetchOptions;
+}
+
+/** Statuses in which a reservation was made but no synthesis has started; superseding them gives the characters back. */
+const UNSTARTED = new Set(["waiting", "parsed"]);
+
+export const notFound = (what: string) => new ConnectError(`Article ${what} not found`, Code.NotFound);
+export const duplicate = (externalId: string) => new ConnectError(`externalId '${externalId}' is already used`, Code.AlreadyExists);
+
+export type HandlerShared = ReturnType<typeof createHandlerShared>;
+
+export function createHandlerShared(deps: ArticlesServiceDeps) {
+  const { store, bus, log, audioBaseUrl } = deps;
+  const publishTimeoutMs = deps.publishTimeoutMs ?? 5_000;
+  const settings = deps.settings ?? unboundedSettings();
+  const emit: StatusEmitter = deps.emit ?? (() => {});
+  const toProto = (a: StoredArticle) => toProtoArticle(a, audioBaseUrl);
+
+  const publisher = async (ctx: HandlerContext, scope: "read" | "full") => requirePublisher(await deps.resolveCaller(ctx.requestHeader), scope);
+  const internal = async (ctx: HandlerContext) => requireInternal(await deps.resolveCaller(ctx.requestHeader));
+
+  /** The article is stored either way; a lost publish is the reconciler's job, not the publisher's problem. */
+  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
+    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        bus.publish(job),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`publish timed out after ${publishTimeoutMs} ms`)), publishTimeoutMs);
+        }),
+      ]);
+    } catch (err) {
+      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; the reconciler will re-queue it");
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const admission = createAdmission({ store, settings, publish: publishJob, emit, log });
+  deps.onAdmission?.(admission, publishJob);
+
+  /** Admission failures (auth unreachable, …) leave the article pending; the reconciler admits it later. */
+  async function admitNow(a: StoredArticle, requestId: string | undefined): Promise<void> {
+    try {
+      await admission.admit(a.id, a.revision, requestId);
+    } catch (err) {
+      log.warn({ err, articleId: a.id, revision: a.revision, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
+    }
+  }
+
+  /**
+   * Gives back the characters reserved for a revision that will now never be
+   * synthesized. The reservation is cleared first (once, conditionally), so a
+   * concurrent FailAudioJob or second edit cannot refund it again.
+   */
+  async function refundUnused(a: StoredArticle): Promise<void> {
+    if (!a.reservedChars || !UNSTARTED.has(a.status)) return;
+    try {
+      if (await store.takeReservation(a.id, a.revision, a.reservedChars)) await settings.refund(a.projectId, a.reservedChars);
+    } catch (err) {
+      log.error({ err, articleId: a.id, chars: a.reservedChars }, "refund failed");
+    }
+  }
+
+  /** Worker-side transitions are keyed by id: look the article up once to announce its new status. */
+  async function announce(id: string): Promise<StoredArticle | null> {
+    const a = await store.getById(id).catch(() => null);
+    if (a) emit(a);
+    return a;
+  }
+
+  /** The project's default voice when the publisher sent none; the platform default otherwise. */
+  async function projectDefaultVoice(projectId: string): Promise<{ voice: string; lang: string }> {
+    try {
+      const s = await settings.get(projectId);
+      if (s.defaultVoice && s.defaultLang) return { voice: s.defaultVoice, lang: s.defaultLang };
+    } catch (err) {
+      log.warn({ err, projectId }, "project settings unavailable; using the default voice");
+    }
+    return v.defaultVoice();
+  }
+
+  const found = (a: StoredArticle | null, what: string) => {
+    if (!a) throw notFound(what);
+    return { article: toProto(a) };
+  };
+
+  return { deps, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
+}

@@ -1,0 +1,108 @@
+// Publisher writes: create, update and delete, each followed by admission.
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import type { ArticlesService } from "../../../gen/articles/v1/articles_pb.js";
+import { requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
+import { newArticleId } from "../ids.js";
+import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from "../store/port.js";
+import * as v from "../validate.js";
+import { duplicate, notFound, type HandlerShared } from "./context.js";
+
+type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "updateArticle" | "deleteArticle">;
+
+export function publisherWriteHandlers(s: HandlerShared): Writes {
+  const { store, log, emit, publisher, admitNow, refundUnused, projectDefaultVoice } = s;
+  return {
+    async createArticle(req, ctx) {
+      const caller = await publisher(ctx, "full");
+      const title = v.requiredText("title", req.title, v.LIMITS.title);
+      const text = v.requiredText("text", req.text, v.LIMITS.text);
+      const url = v.optionalUrl(req.url);
+      const externalId = v.optionalExternalId("externalId", req.externalId);
+      const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(caller.projectId));
+      const labels = v.labelList(req.labels);
+      const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
+
+      const requestId = requestIdOf(ctx);
+      const draft = { projectId: caller.projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const };
+      // A clash of the random suffix is astronomically rare; a second draw settles it.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          const a = await store.insert({ ...draft, id: newArticleId(title) });
+          log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
+          emit(a);
+          await admitNow(a, requestId);
+          return { id: a.id };
+        } catch (e) {
+          if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
+          if (e instanceof DuplicateIdError && attempt < 3) continue;
+          throw e;
+        }
+      }
+    },
+
+    async updateArticle(req, ctx) {
+      const caller = await publisher(ctx, "full");
+      const target = req.target;
+      if (target.case === undefined || target.value === "") throw v.invalid("id or externalId of the article to update is required");
+
+      const patch: ArticlePatch = {
+        title: v.requiredText("title", req.title, v.LIMITS.title),
+        text: v.requiredText("text", req.text, v.LIMITS.text),
+        url: v.optionalUrl(req.url),
+        externalId: v.optionalExternalId("externalId", req.newExternalId),
+        ...v.voiceAndLang(req.voice, req.lang),
+        parse: req.parse,
+        isRaw: req.isRaw,
+        labels: req.labels ? v.labelList(req.labels.values) : undefined,
+        prompt: req.prompt ? (req.prompt.clear ? null : v.promptValue(req.prompt.value)) : undefined,
+        admission: "pending",
+      };
+
+      const what = target.case === "id" ? `'${target.value}'` : `with externalId '${target.value}'`;
+      const lookup = () => (target.case === "id" ? store.get(caller.projectId, target.value) : store.getByExternalId(caller.projectId, target.value));
+      // Concurrent edits of one article: each retry re-reads the revision, so the last writer wins cleanly.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const current = await lookup();
+        if (!current) throw notFound(what);
+        if (current.status === "deleted") throw v.invalid(`Article ${what} is deleted and cannot be updated`);
+        if (patch.externalId !== undefined && patch.externalId !== current.externalId) {
+          const holder = await store.getByExternalId(caller.projectId, patch.externalId);
+          if (holder && holder.id !== current.id) throw duplicate(patch.externalId);
+        }
+        // Before the update: the new revision drops the old reservation, which then could not be found to refund.
+        await refundUnused(current);
+        let outcome;
+        try {
+          outcome = await store.update(caller.projectId, current.id, current.revision, patch);
+        } catch (e) {
+          if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
+          throw e;
+        }
+        if (outcome.ok) {
+          const requestId = requestIdOf(ctx);
+          log.info({ articleId: current.id, projectId: caller.projectId, revision: outcome.article.revision, ...requestIdFields(requestId) }, "article updated");
+          emit(outcome.article);
+          await admitNow(outcome.article, requestId);
+          return { id: current.id };
+        }
+        if (outcome.reason === "deleted") throw v.invalid(`Article ${what} is deleted and cannot be updated`);
+        if (outcome.reason === "not_found") throw notFound(what);
+      }
+      throw new ConnectError(`Article ${what} is being changed concurrently; try again`, Code.Aborted);
+    },
+
+    async deleteArticle(req, ctx) {
+      const caller = await publisher(ctx, "full");
+      const id = v.requiredId("id", req.id);
+      const before = await store.get(caller.projectId, id);
+      const a = await store.markDeleted(caller.projectId, id);
+      if (!a) throw notFound(`'${id}'`);
+      if (before && before.status !== "deleted") {
+        emit(a);
+        await refundUnused(before);
+      }
+      log.info({ articleId: id, projectId: caller.projectId, ...requestIdFields(requestIdOf(ctx)) }, "article deleted");
+      return {};
+    },
+  };
+}

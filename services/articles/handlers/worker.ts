@@ -1,0 +1,91 @@
+// The audio worker's calls (internal credential only): claim, progress,
+// result and failure, each applied only to the revision it names.
+import type { ServiceImpl } from "@connectrpc/connect";
+import { ArticleStatus as ProtoStatus, type ArticlesService } from "../../../gen/articles/v1/articles_pb.js";
+import { requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
+import { statusFromProto } from "../convert.js";
+import type { StoredAudio } from "../store/port.js";
+import * as v from "../validate.js";
+import type { HandlerShared } from "./context.js";
+
+type WorkerCalls = Pick<ServiceImpl<typeof ArticlesService>, "claimAudioJob" | "reportAudioStatus" | "completeAudioJob" | "failAudioJob">;
+
+const MAX_ERROR_CHARS = 2_000;
+const WORKER_STATUSES = new Set(["processing", "retry", "fallback"] as const);
+
+const trimError = (e: string) => (e.length > MAX_ERROR_CHARS ? `${e.slice(0, MAX_ERROR_CHARS)}…` : e);
+
+export const revisionOf = (r: bigint) => {
+  if (r < 1n || r > BigInt(Number.MAX_SAFE_INTEGER)) throw v.invalid("revision must be 1 or more");
+  return Number(r);
+};
+
+function readAudio(field: string, f: { key: string; duration: number } | undefined, required: boolean): StoredAudio | undefined {
+  if (!f) {
+    if (required) throw v.invalid(`${field} is required`);
+    return undefined;
+  }
+  if (!f.key) throw v.invalid(`${field}.key is required`);
+  if (!Number.isFinite(f.duration) || f.duration < 0) throw v.invalid(`${field}.duration must be a non-negative number of seconds`);
+  return { key: f.key, duration: f.duration };
+}
+
+export function workerHandlers(s: HandlerShared): WorkerCalls {
+  const { store, log, emit, settings, internal, announce, toProto } = s;
+  return {
+    async claimAudioJob(req, ctx) {
+      await internal(ctx);
+      const id = v.requiredId("articleId", req.articleId);
+      const a = await store.claim(id, revisionOf(req.revision));
+      if (!a) return { stale: true };
+      emit(a);
+      // The worker reads what admission decided to speak (parsed or recrawled text), already plain text.
+      const article = toProto(a);
+      if (a.spokenText !== undefined) {
+        article.text = a.spokenText;
+        article.parse = false;
+      }
+      return { stale: false, article };
+    },
+
+    async reportAudioStatus(req, ctx) {
+      await internal(ctx);
+      const id = v.requiredId("articleId", req.articleId);
+      const status = statusFromProto(req.status);
+      if (!status || !WORKER_STATUSES.has(status as never)) {
+        throw v.invalid(`status must be one of ${[ProtoStatus.PROCESSING, ProtoStatus.RETRY, ProtoStatus.FALLBACK].map((s) => ProtoStatus[s]).join(", ")}`);
+      }
+      const applied = await store.reportStatus(id, revisionOf(req.revision), status as "processing" | "retry" | "fallback", req.error ? trimError(req.error) : undefined);
+      if (applied) await announce(id);
+      return { applied };
+    },
+
+    async completeAudioJob(req, ctx) {
+      await internal(ctx);
+      const id = v.requiredId("articleId", req.articleId);
+      const revision = revisionOf(req.revision);
+      const audio = readAudio("audio", req.audio, true)!;
+      const preview = readAudio("audioPreview", req.audioPreview, false);
+      const applied = await store.complete(id, revision, audio, preview);
+      if (applied) await announce(id);
+      log.info({ articleId: id, revision, applied, provider: req.provider || undefined, ...requestIdFields(requestIdOf(ctx)) }, applied ? "audio ready" : "late audio result discarded");
+      return { applied };
+    },
+
+    async failAudioJob(req, ctx) {
+      await internal(ctx);
+      const id = v.requiredId("articleId", req.articleId);
+      const revision = revisionOf(req.revision);
+      const applied = await store.fail(id, revision, trimError(req.error || "Audio generation failed"));
+      if (applied) {
+        const a = await announce(id);
+        // A synthesis that ended errored gives its characters back, once.
+        if (a?.reservedChars && (await store.takeReservation(id, revision, a.reservedChars))) {
+          await settings.refund(a.projectId, a.reservedChars).catch((err: unknown) => log.error({ err, articleId: id, chars: a.reservedChars }, "refund failed"));
+        }
+      }
+      log.info({ articleId: id, revision, applied, ...requestIdFields(requestIdOf(ctx)) }, applied ? "audio failed" : "late failure discarded");
+      return { applied };
+    },
+  };
+}
