@@ -57,7 +57,13 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       } catch (e) {
         if (!(e instanceof DuplicateKeyError)) throw e;
         if (e.field === "externalId") throw new DuplicateExternalIdError(a.externalId ?? "");
-        throw new DuplicateIdError(a.id);
+        if (e.field === "_id") throw new DuplicateIdError(a.id);
+        // Some MongoDB look-alikes do not say which index refused the write:
+        // ask the data. The externalId first (unique across projects): it is
+        // what a publisher reuses; a clash of random ids is all but impossible.
+        if (a.externalId !== undefined && (await col.findOne({ externalId: a.externalId }))) throw new DuplicateExternalIdError(a.externalId);
+        if (await col.findOne({ _id: a.id })) throw new DuplicateIdError(a.id);
+        throw e;
       }
       return article;
     },
