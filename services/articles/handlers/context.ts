@@ -10,6 +10,7 @@ import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { createAdmission, type Admission } from "../admission/admit.js";
 import { unboundedSettings, type ProjectSettingsSource } from "../admission/settings.js";
 import { toProtoArticle } from "../convert.js";
+import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
 import type { ArticleStore, StoredArticle } from "../store/port.js";
 import * as v from "../validate.js";
@@ -31,6 +32,8 @@ export interface ArticlesServiceDeps {
   onAdmission?: (admission: Admission, publish: (a: StoredArticle, requestId?: string) => Promise<void>) => void;
   /** Recrawl fetch overrides (tests allow loopback). */
   recrawlFetch?: SafeFetchOptions;
+  /** Removes audio files of deleted articles and superseded revisions; default: files are kept. */
+  audioFiles?: AudioFiles;
 }
 
 /** Statuses in which a reservation was made but no synthesis has started; superseding them gives the characters back. */
@@ -118,5 +121,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
     return { article: toProto(a) };
   };
 
-  return { deps, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
+  const audioFiles = deps.audioFiles;
+
+  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
 }
