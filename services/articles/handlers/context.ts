@@ -2,7 +2,7 @@
 // publishing and admission, refunds and status announcements. Built once per
 // service; the handler modules take it instead of each rebuilding it.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import type { JobBus } from "../../../lib/bus/port.js";
+import type { AudioJob, JobBus } from "../../../lib/bus/port.js";
 import type { Logger } from "../../../lib/log.js";
 import type { SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 import { requireInternal, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
@@ -12,6 +12,7 @@ import { unboundedSettings, type ProjectSettingsSource } from "../admission/sett
 import { toProtoArticle } from "../convert.js";
 import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
+import { createRepublisher } from "../republish.js";
 import type { ArticleStore, StoredArticle } from "../store/port.js";
 import * as v from "../validate.js";
 
@@ -54,9 +55,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
   const publisher = async (ctx: HandlerContext, scope: "read" | "full") => requirePublisher(await deps.resolveCaller(ctx.requestHeader), scope);
   const internal = async (ctx: HandlerContext) => requireInternal(await deps.resolveCaller(ctx.requestHeader));
 
-  /** The article is stored either way; a lost publish is the reconciler's job, not the publisher's problem. */
-  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
-    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+  async function publishWithTimeout(job: AudioJob): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -65,10 +64,22 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
           timer = setTimeout(() => reject(new Error(`publish timed out after ${publishTimeoutMs} ms`)), publishTimeoutMs);
         }),
       ]);
-    } catch (err) {
-      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; the reconciler will re-queue it");
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  const republisher = createRepublisher({ bus, log, publish: publishWithTimeout });
+
+  /** The article is stored either way; a lost publish is re-sent when the bus is back (the reconciler is the safety net), not the publisher's problem. */
+  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
+    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+    try {
+      await publishWithTimeout(job);
+      republisher.published(job);
+    } catch (err) {
+      republisher.failed(job);
+      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; it is re-sent when the bus is back");
     }
   }
 
