@@ -68,6 +68,8 @@ function takedownScenario(setup: () => { A: Call }) {
     const after = await A("GET", `/api/articles/${id}`);
     expect(after.status).to.equal(200);
     expect(after.body.article.status).to.equal("deleted");
+    // No link to a file that is gone.
+    expect(after.body.article).to.not.have.any.keys("audio", "audio_preview");
   });
 }
 

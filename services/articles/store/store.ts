@@ -106,7 +106,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     },
 
     async markDeleted(projectId, id, now = new Date()) {
-      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) } });
+      // The files are taken down (audio-files.ts): no URL to them is handed out any more.
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) }, $unset: { audio: true, audioPreview: true } });
       return changed ?? one({ projectId, _id: id });
     },
 
