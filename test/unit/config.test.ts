@@ -41,3 +41,17 @@ describe("configuration: empty values", () => {
     expect(parseFallback(loadConfig(PROVIDER_VARS, { AUDIO_FALLBACK: " local " }).AUDIO_FALLBACK)).to.deep.equal(["local"]);
   });
 });
+
+describe("configuration: LOG_LEVEL= (empty)", () => {
+  it("logs at the default level instead of failing to start", async function () {
+    this.timeout(30_000);
+    const { execFile } = await import("node:child_process");
+    const { promisify } = await import("node:util");
+    const logUrl = new URL("../../lib/log.ts", import.meta.url).href;
+    const script = `const { logger } = await import(${JSON.stringify(logUrl)}); logger("t").info("hello");`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: { ...process.env, LOG_LEVEL: "", NODE_ENV: "" },
+    });
+    expect(stdout).to.include('"msg":"hello"');
+  });
+});
