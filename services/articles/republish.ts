@@ -32,7 +32,7 @@ export function createRepublisher(o: RepublisherOptions): Republisher {
   const waiting = new Map<string, AudioJob>();
   const maxWaiting = o.maxWaiting ?? 10_000;
   const retryForMs = o.retryForMs ?? 20_000;
-  const retryEveryMs = o.retryEveryMs ?? 500;
+  const retryEveryMs = o.retryEveryMs ?? 200;
   let flushing: Promise<void> | undefined;
   let closed = false;
 
