@@ -18,6 +18,7 @@ import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { openArticleStore } from "../services/articles/store/open.js";
+import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
 import { speechRouterFromEnv } from "../services/audio/providers/config.js";
@@ -49,6 +50,7 @@ export const EMBEDDED_VARS = {
   // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
+  ...AUDIO_FILES_VARS,
 } as const;
 
 export type EmbeddedEnv = Record<string, string | undefined>;
@@ -101,6 +103,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       host: cfg.RPC_HOST,
       port: cfg.ARTICLES_PORT,
       inProcess: cfg.RPC_IN_PROCESS,
+      blobs,
+      supersededGraceMs: cfg.SUPERSEDED_AUDIO_GRACE_MS,
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);

@@ -237,6 +237,7 @@ class ManagedProcess implements StackProcess {
     await this.exitedP;
     clearTimeout(timer);
     child.stdin?.destroy();
+    this.report(`${this.name} stopped (${child.signalCode ?? `code ${child.exitCode}`})`);
   }
 
   async restart(): Promise<void> {
@@ -367,19 +368,27 @@ function defaultPrinter(): (name: string, line: string) => void {
   return (name, line) => process.stdout.write(`${name.padEnd(width)}| ${line}\n`);
 }
 
+/** Signals this close to the first are echoes of it (see below). */
+const REPEAT_WINDOW_MS = 2_000;
+
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/stack.ts");
 if (isMain) {
   const say = (line: string) => process.stdout.write(`${"stack".padEnd(10)}| ${line}\n`);
   startStack().then(
     (stack) => {
-      let signalled = false;
+      // A terminal's Ctrl-C goes to the whole process group, so the launcher
+      // hears it directly and again from whatever started it (npm, tsx) as
+      // that relays it. A repeat that close is the same request; only a
+      // deliberate second signal later means "kill everything now".
+      let signalledAt: number | undefined;
       const shutdown = (signal: string) => {
-        if (signalled) {
+        if (signalledAt !== undefined) {
+          if (Date.now() - signalledAt < REPEAT_WINDOW_MS) return;
           say(`${signal} again: killing every process now`);
           for (const p of stack.processes) p.kill("SIGKILL");
           process.exit(1);
         }
-        signalled = true;
+        signalledAt = Date.now();
         say(`${signal} received: stopping gateway, audio workers, articles, auth`);
         stack.stop().then(
           () => process.exit(0),

@@ -19,6 +19,13 @@ export interface VarSpec {
   maximum?: number;
   pattern?: string;
   format?: "uri" | "json";
+  /**
+   * Set when an empty value has a meaning of its own (e.g. AUDIO_FALLBACK=""
+   * is "no fallback"): the empty string is then kept and validated like any
+   * value. Otherwise an empty value means the same as an unset one, so
+   * `VAR=` in a compose file or shell cannot smuggle in "".
+   */
+  emptyIsValue?: true;
 }
 
 export type ConfigSchema = Record<string, VarSpec>;
@@ -46,10 +53,10 @@ export function loadConfig<S extends ConfigSchema>(
   const properties: Record<string, object> = {};
   const input: Record<string, unknown> = {};
   for (const [name, spec] of Object.entries(schema)) {
-    const { description, format, ...rest } = spec;
+    const { description, format, emptyIsValue, ...rest } = spec;
     properties[name] = { ...rest, description };
     const raw = env[name];
-    if (raw !== undefined && raw !== "") input[name] = raw;
+    if (raw !== undefined && (raw !== "" || emptyIsValue)) input[name] = raw;
     if (format === "uri" && input[name] !== undefined) {
       try {
         const u = new URL(String(input[name]));

@@ -11,7 +11,8 @@ export type { Logger };
 const destination = pino.destination({ dest: 1, sync: false });
 
 const root = pino({
-  level: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === "test" ? "silent" : "info"),
+  // LOG_LEVEL= (empty) means unset, as for every other variable (lib/config.ts).
+  level: process.env.LOG_LEVEL || (process.env.NODE_ENV === "test" ? "silent" : "info"),
   base: { pid: process.pid },
   timestamp: pino.stdTimeFunctions.isoTime,
   // Credentials must never reach a log line, whatever a caller passes in.

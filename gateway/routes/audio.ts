@@ -1,6 +1,7 @@
 // {audio_url}: MP3 files streamed from the blob store. No token on purpose:
 // keys are unguessable and files immutable, so a URL works as a capability
 // in <audio> tags, podcast apps and CDNs. Byte ranges let players seek.
+// Every request asks the store, so a removed file answers 404 at once.
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "../../lib/blob/port.js";
@@ -51,7 +52,9 @@ function keyOf(ctx: Context): string {
 function setValidators(ctx: Context, info: BlobInfo, etag: string): void {
   ctx.set("ETag", etag);
   ctx.set("Last-Modified", info.modified.toUTCString());
-  ctx.set("Cache-Control", "public, max-age=31536000, immutable");
+  // A file never changes, but it can be taken down (DELETE, superseded
+  // revision): caches may keep it only as long as a superseded revision stays.
+  ctx.set("Cache-Control", "public, max-age=600, immutable");
   ctx.set("Accept-Ranges", "bytes");
   ctx.set("Access-Control-Allow-Origin", "*");
 }

@@ -107,6 +107,11 @@ export function createFsBlobStore(dir: string): BlobStore {
       await pruneEmpty(metaDir, folder);
     },
 
+    async list(prefix) {
+      const slash = prefix.lastIndexOf("/");
+      return (await listKeys(dir, slash >= 0 ? prefix.slice(0, slash) : "")).filter((k) => k.startsWith(prefix));
+    },
+
     async close() {},
   };
 }

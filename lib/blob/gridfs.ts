@@ -94,6 +94,13 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
       await removeAll(hits.map((f) => f._id));
     },
 
+    async list(prefix) {
+      const escaped = prefix.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+      const filter = prefix ? { filename: { $regex: `^${escaped}` } } : {};
+      const hits = await files.find(filter, { projection: { filename: 1 } }).toArray();
+      return [...new Set(hits.map((f) => f.filename))];
+    },
+
     // The Db belongs to the caller's shared client (lib/mongo.ts). Versions
     // still waiting for removal stay until the next put of their key.
     async close() {

@@ -17,6 +17,12 @@ export interface BlobStore {
   /** Inclusive byte range, as in HTTP. */
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   deletePrefix(prefix: string): Promise<void>;
+  /**
+   * Keys starting with `prefix` ("" for all), in no particular order; for
+   * clean-up sweeps. Both real adapters have it; a store without it gets no
+   * start-up sweep (services/articles/audio-files.ts).
+   */
+  list?(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

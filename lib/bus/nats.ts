@@ -66,6 +66,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 
   let connected = true;
   const subscriptions = new Set<NatsSubscription>();
+  const reconnectListeners: Array<() => void> = [];
   void (async () => {
     for await (const s of nc.status()) {
       if (s.type === Events.Disconnect) {
@@ -76,6 +77,13 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
         log.info({ server: s.data }, "NATS reconnected");
         // A pull request made to the old connection may never be answered.
         for (const sub of subscriptions) sub.repull();
+        for (const listener of reconnectListeners) {
+          try {
+            listener();
+          } catch (err) {
+            log.error({ err }, "NATS reconnect listener failed");
+          }
+        }
       } else if (s.type === Events.Error) {
         log.error({ err: s.data }, "NATS error");
       }
@@ -115,6 +123,10 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
           subscriptions.delete(sub);
         },
       };
+    },
+
+    onReconnect(listener) {
+      reconnectListeners.push(listener);
     },
 
     async publishEvent(subj, data) {

@@ -72,5 +72,11 @@ export interface JobBus {
   publishEvent(subject: string, data: unknown): Promise<void>;
   /** Jobs waiting for a worker and jobs delivered but not yet acknowledged (queue-lag metric). */
   backlog?(): Promise<{ pending: number; unacked: number }>;
+  /**
+   * Calls `listener` each time the bus is reachable again after an outage, so
+   * a publisher can re-send what failed meanwhile. Buses that cannot lose
+   * their connection (the in-process one) need not offer it.
+   */
+  onReconnect?(listener: () => void): void;
   close(): Promise<void>;
 }

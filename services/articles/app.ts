@@ -2,6 +2,7 @@
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import type { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import type { BlobStore } from "../../lib/blob/port.js";
 import type { JobBus } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
@@ -9,6 +10,7 @@ import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import type { SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 import type { Admission } from "./admission/admit.js";
+import { createAudioFiles } from "./audio-files.js";
 import { startAdmissionScheduler } from "./admission/scheduler.js";
 import { authSettingsSource, unboundedSettings } from "./admission/settings.js";
 import { createStatusEmitter } from "./events/publish.js";
@@ -44,6 +46,12 @@ export interface ArticlesServiceOptions {
   fetchOptions?: SafeFetchOptions;
   /** Webhook retry policy; defaults in events/webhook.ts. */
   webhook?: { retries?: number; backoffMs?: number[] };
+  /**
+   * The audio storage: deleted articles' files are removed at once, superseded
+   * revisions' after `supersededGraceMs` (default 10 minutes). Absent: files are kept.
+   */
+  blobs?: BlobStore;
+  supersededGraceMs?: number;
 }
 
 /** Unexpected failures (a store outage, a bug) reach the caller as a plain Internal error; details stay in the log. */
@@ -75,7 +83,9 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     : undefined;
   const emit = createStatusEmitter({ bus: opts.bus, settings, webhooks, log: opts.log });
   let admission: Admission | undefined;
+  const audioFiles = opts.blobs ? createAudioFiles({ blobs: opts.blobs, store: opts.store, log: opts.log, graceMs: opts.supersededGraceMs }) : undefined;
   const handlers = createArticlesHandlers({
+    audioFiles,
     store: opts.store,
     bus: opts.bus,
     resolveCaller,
@@ -98,6 +108,9 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     interceptors: [hideInternalErrors(opts.log)],
   });
 
+  // Removals still due from before a restart (deleted articles, superseded revisions); in the background, start-up does not wait.
+  audioFiles?.sweep().catch((err: unknown) => opts.log.warn({ err }, "audio sweep failed; it runs again at the next start"));
+
   const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
   const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, ...opts.reconcile });
   const scheduler =
@@ -119,6 +132,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       server.setServing(false);
       await reconciler?.stop();
       await scheduler?.stop();
+      audioFiles?.close();
       await webhooks?.close();
       await server.close();
     },

@@ -1,6 +1,6 @@
 // Process entry point of the articles service (one process per service).
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
-import { BUS_VARS, DATA_VARS, openJobBus } from "../../lib/adapters.js";
+import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../../lib/adapters.js";
 import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import { closeMongo } from "../../lib/mongo.js";
@@ -8,6 +8,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "../../lib/metrics.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
+import { AUDIO_FILES_VARS } from "./audio-files.js";
 import { openArticleStore } from "./store/open.js";
 
 const schema = {
@@ -16,6 +17,7 @@ const schema = {
   AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service" },
   ...DATA_VARS,
   ...BUS_VARS,
+  ...AUDIO_FILES_VARS,
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
   INTERNAL_TOKEN: { type: "string", description: "service-to-service bearer token" },
@@ -39,6 +41,8 @@ async function main(): Promise<void> {
   log.info({ store: config.MONGODB_URL ? "mongodb" : "nedb" }, "article store open");
 
   const bus = await openJobBus(config, log);
+  // The same storage the audio workers write and the gateway reads: takedowns and clean-up happen here.
+  const blobs = await openBlobStore(config);
 
   const svc = await startArticlesService({
     store,
@@ -52,6 +56,8 @@ async function main(): Promise<void> {
     host: config.RPC_HOST,
     port: config.ARTICLES_PORT,
     reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, staleMs: config.RECONCILE_STALE_MS },
+    blobs,
+    supersededGraceMs: config.SUPERSEDED_AUDIO_GRACE_MS,
   });
   const metrics = await maybeStartMetricsServer(config, log);
   const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);
@@ -61,6 +67,7 @@ async function main(): Promise<void> {
     statusSampler?.stop();
     await svc.close();
     await bus.close();
+    await blobs.close();
     await store.close();
     closeRpcClients();
     await closeMongo();

@@ -3,7 +3,7 @@ import { execFile, spawn } from "node:child_process";
 import os from "node:os";
 import { promisify } from "node:util";
 import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngine } from "../../services/audio/engine/index.js";
-import { findNativePrograms } from "../../services/audio/engine/native.js";
+import { requireNativeEngine } from "../support/native-engine.js";
 import { SynthPool } from "../../services/audio/engine/pool.js";
 import { espeakVoice } from "../../services/audio/engine/voices.js";
 import { joinMp3, mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
@@ -30,19 +30,21 @@ function longText(chars: number): string {
   return text.slice(0, chars);
 }
 
-describe("local speech engine (WASM)", function () {
+// Every behaviour on both engines: WASM (a fresh machine) and native (the container image).
+for (const kind of ["wasm", "native"] as const) describe(`local speech engine (${kind === "wasm" ? "WASM" : "native espeak-ng + lame"}): shared behaviour`, function () {
   this.timeout(60000);
   let engine: SpeechEngine;
 
-  before(async () => {
-    engine = await createLocalEngine({ native: "never", threads: 2 });
+  before(async function () {
+    if (kind === "native") await requireNativeEngine(this);
+    engine = await createLocalEngine({ native: kind === "wasm" ? "never" : "always", threads: 2 });
   });
   after(async () => {
     await engine?.close();
   });
 
-  it("is the WASM engine producing 22.05 kHz mono 48 kbps, the native pipe's format", () => {
-    expect(engine.name).to.equal("local-wasm");
+  it("is the chosen engine producing 22.05 kHz mono 48 kbps, the format both engines share", () => {
+    expect(engine.name).to.equal(`local-${kind}`);
     expect(engine.format).to.deep.equal({ sampleRate: 22050, channels: 1, bitrate: 48 });
   });
 
@@ -166,7 +168,7 @@ describe("local speech engine (WASM)", function () {
   });
 
   it("defaults the pool to one thread per core", async () => {
-    const engineDefault = await createLocalEngine({ native: "never" });
+    const engineDefault = await createLocalEngine({ native: kind === "wasm" ? "never" : "always" });
     try {
       const mp3 = await engineDefault.synthesize({ text: "Default pool.", voice: "onyx", lang: "en-US" });
       expect(mp3Duration(mp3)).to.be.greaterThan(0.5);
@@ -257,7 +259,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
   let engine: SpeechEngine | undefined;
 
   before(async function () {
-    if (!(await findNativePrograms())) this.skip();
+    await requireNativeEngine(this);
     engine = await createLocalEngine({ native: "always", threads: 2 });
   });
   after(async () => {

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { createLocalEngine, type SpeechEngine, type SpeechRequest } from "../../services/audio/engine/index.js";
+import { requireNativeEngine } from "../support/native-engine.js";
 import { LOCAL_FORMAT } from "../../services/audio/engine/types.js";
 import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
 import { renderArticle } from "../../services/audio/pipeline.js";
@@ -55,10 +56,11 @@ function longArticle(chars: number): string {
 }
 
 describe("audio pipeline", () => {
-  describe("with the local engine", () => {
+  for (const kind of ["wasm", "native"] as const) describe(`with the local ${kind} engine`, () => {
     let engine: SpeechEngine;
-    before(async () => {
-      engine = await createLocalEngine({ threads: 2 });
+    before(async function () {
+      if (kind === "native") await requireNativeEngine(this);
+      engine = await createLocalEngine({ threads: 2, native: kind === "wasm" ? "never" : "always" });
     });
     after(async () => {
       await engine?.close();

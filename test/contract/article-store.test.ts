@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { MongoServerError, type Db } from "mongodb";
 import { closeMongo, mongoDb } from "../../lib/mongo.js";
 import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
 import { requireMongo } from "../support/servers.js";
@@ -72,5 +73,66 @@ describe("MongoDB article store", function () {
     await openMongoArticleStore(db, "idx_check");
     const names = (await db.collection("idx_check").indexes()).map((i) => i.name);
     expect(names).to.include.members(["project_listing", "externalId_unique", "project_url", "status_updatedAt"]);
+  });
+});
+
+describe("MongoDB article store: a duplicate key the server does not attribute", function () {
+  let url: string;
+  const dbName = `articles_dupkey_${process.pid}_${Date.now().toString(36)}`;
+  before(async function () {
+    url = await requireMongo(this);
+  });
+  after(async () => {
+    if (url) {
+      await (await mongoDb(url, dbName)).dropDatabase();
+      await closeMongo();
+    }
+  });
+
+  /** The real database, but its duplicate-key errors stripped of keyPattern, keyValue and index name, as some look-alikes send them. */
+  async function anonymousDuplicates(): Promise<Db> {
+    const db = await mongoDb(url, dbName);
+    const strip = (e: unknown) =>
+      e instanceof MongoServerError && e.code === 11000 ? new MongoServerError({ code: 11000, errmsg: "E11000 duplicate key error" }) : e;
+    return new Proxy(db, {
+      get(target, prop, receiver) {
+        if (prop !== "collection") return Reflect.get(target, prop, receiver);
+        return (name: string) => {
+          const col = target.collection(name);
+          return new Proxy(col, {
+            get(c, p, r) {
+              const v = Reflect.get(c, p, r) as unknown;
+              if (typeof v !== "function") return v;
+              if (p !== "insertOne" && p !== "findOneAndUpdate" && p !== "updateOne") return (v as (...a: unknown[]) => unknown).bind(c);
+              return async (...args: unknown[]) => {
+                try {
+                  return await (v as (...a: unknown[]) => Promise<unknown>).apply(c, args);
+                } catch (e) {
+                  throw strip(e);
+                }
+              };
+            },
+          });
+        };
+      },
+    });
+  }
+
+  const base = { title: "T", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: [] };
+
+  it("attributes it to the externalId by looking it up (in the project or another one)", async () => {
+    const store = await openMongoArticleStore(await anonymousDuplicates(), "anon_ext");
+    await store.insert({ ...base, projectId: "p", id: "one", externalId: "e1" });
+    for (const projectId of ["p", "q"]) {
+      const err = await store.insert({ ...base, projectId, id: `two-${projectId}`, externalId: "e1" }).then(() => undefined, (e: Error) => e);
+      expect(err?.name).to.equal("DuplicateExternalIdError");
+    }
+  });
+
+  it("still tells a clash of ids apart", async () => {
+    const store = await openMongoArticleStore(await anonymousDuplicates(), "anon_id");
+    await store.insert({ ...base, projectId: "p", id: "same" });
+    const err = await store.insert({ ...base, projectId: "p", id: "same", externalId: "fresh" }).then(() => undefined, (e: Error) => e);
+    expect(err?.name).to.equal("DuplicateIdError");
   });
 });

@@ -119,6 +119,16 @@ export function blobContract(name: string, factory: BlobFactory): void {
       await store.deletePrefix("missing/"); // nothing there: no error
     });
 
+    it("lists the keys under a prefix, or all of them, each once", async () => {
+      await store.put("art3/1/full.mp3", Buffer.from("a"), "audio/mpeg");
+      await store.put("art3/1/full.mp3", Buffer.from("a2"), "audio/mpeg"); // a second version of one key
+      await store.put("art3/2/preview.mp3", Buffer.from("b"), "audio/mpeg");
+      await store.put("art30/1/full.mp3", Buffer.from("c"), "audio/mpeg");
+      expect((await store.list!("art3/")).sort()).to.deep.equal(["art3/1/full.mp3", "art3/2/preview.mp3"]);
+      expect((await store.list!("")).sort()).to.deep.equal(["art3/1/full.mp3", "art3/2/preview.mp3", "art30/1/full.mp3"]);
+      expect(await store.list!("none/")).to.deep.equal([]);
+    });
+
     it("refuses unsafe keys and an empty prefix, changing nothing", async () => {
       await store.put("keep/1/full.mp3", Buffer.from("k"), "audio/mpeg");
       for (const key of ["../etc/passwd", "a/../../b.mp3", "/abs.mp3", "a//b.mp3", ".meta/x.json", ""]) {

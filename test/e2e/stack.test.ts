@@ -264,7 +264,11 @@ describe("npm run stack (launcher process)", function () {
 
   afterEach(async () => {
     if (launcher && launcher.exitCode === null && launcher.signalCode === null) {
-      launcher.kill("SIGKILL");
+      try {
+        process.kill(-launcher.pid!, "SIGKILL");
+      } catch {
+        launcher.kill("SIGKILL");
+      }
       await once(launcher, "exit");
     }
     launcher = undefined;
@@ -278,12 +282,15 @@ describe("npm run stack (launcher process)", function () {
   });
 
   /** Starts the launcher as a user would and resolves with its output so far once it says ready. */
-  async function launch(): Promise<{ out: string[]; pids: Map<string, number> }> {
-    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "launch/stack.ts")], {
-      cwd: ROOT,
-      env: env as NodeJS.ProcessEnv,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+  async function launch(how: "node" | "npm" = "node"): Promise<{ out: string[]; pids: Map<string, number> }> {
+    // "npm": exactly what a user types, in a process group of its own as in a terminal.
+    const child = how === "npm"
+      ? spawn("npm", ["run", "-s", "stack"], { cwd: ROOT, env: env as NodeJS.ProcessEnv, stdio: ["ignore", "pipe", "pipe"], detached: true })
+      : spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "launch/stack.ts")], {
+          cwd: ROOT,
+          env: env as NodeJS.ProcessEnv,
+          stdio: ["ignore", "pipe", "pipe"],
+        });
     launcher = child;
     const out: string[] = [];
     const pids = new Map<string, number>();
@@ -340,6 +347,23 @@ describe("npm run stack (launcher process)", function () {
     expect(order[0]).to.be.lessThan(Math.min(order[1], order[2]));
     expect(Math.max(order[1], order[2])).to.be.lessThan(order[3]);
     expect(order[3]).to.be.lessThan(order[4]);
+    for (const pid of pids.values()) expect(alive(pid)).to.equal(false);
+  });
+
+  it("shuts every service down gracefully when Ctrl-C reaches the whole process group of npm run stack", async () => {
+    const { out, pids } = await launch("npm");
+    // What a terminal does on Ctrl-C: SIGINT to every process of the foreground group
+    // (npm, the shell, tsx and the launcher), several of which relay it to their child.
+    process.kill(-launcher!.pid!, "SIGINT");
+    const [code, signal] = await once(launcher!, "exit");
+    const log = out.slice(-30).join("\n");
+    expect(out.some((l) => l.includes("killing every process now")), log).to.equal(false);
+    // npm, itself interrupted, ends by the same signal once its script has exited.
+    expect([0, "SIGINT"], log).to.include(code ?? signal);
+    for (const name of ["gateway", "audio-1", "audio-2", "articles", "auth"]) {
+      expect(out.some((l) => l.startsWith(`${name} `) && l.includes("received, shutting down")), `${name} began a graceful shutdown\n${log}`).to.equal(true);
+      expect(out.some((l) => l.startsWith("stack ") && l.includes(`${name} stopped (code 0)`)), `${name} exited 0\n${log}`).to.equal(true);
+    }
     for (const pid of pids.values()) expect(alive(pid)).to.equal(false);
   });
 

@@ -37,7 +37,7 @@ describe("gateway: audio files", function () {
     expect(res.headers.get("content-type")).to.equal("audio/mpeg");
     expect(res.headers.get("content-length")).to.equal(String(data.length));
     expect(res.headers.get("accept-ranges")).to.equal("bytes");
-    expect(res.headers.get("cache-control")).to.equal("public, max-age=31536000, immutable");
+    expect(res.headers.get("cache-control")).to.equal("public, max-age=600, immutable");
     etag = res.headers.get("etag")!;
     expect(etag).to.match(/^"[^"]+"$/);
     expect(Buffer.from(await res.arrayBuffer()).equals(data)).to.equal(true);

@@ -177,6 +177,9 @@ export class MemoryBlobs implements BlobStore {
   async deletePrefix(prefix: string): Promise<void> {
     for (const k of this.files.keys()) if (k.startsWith(prefix)) this.files.delete(k);
   }
+  async list(prefix: string): Promise<string[]> {
+    return [...this.files.keys()].filter((k) => k.startsWith(prefix));
+  }
   async close(): Promise<void> {}
 }
 

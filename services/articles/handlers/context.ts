@@ -2,7 +2,7 @@
 // publishing and admission, refunds and status announcements. Built once per
 // service; the handler modules take it instead of each rebuilding it.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import type { JobBus } from "../../../lib/bus/port.js";
+import type { AudioJob, JobBus } from "../../../lib/bus/port.js";
 import type { Logger } from "../../../lib/log.js";
 import type { SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 import { requireInternal, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
@@ -10,7 +10,9 @@ import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { createAdmission, type Admission } from "../admission/admit.js";
 import { unboundedSettings, type ProjectSettingsSource } from "../admission/settings.js";
 import { toProtoArticle } from "../convert.js";
+import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
+import { createRepublisher } from "../republish.js";
 import type { ArticleStore, StoredArticle } from "../store/port.js";
 import * as v from "../validate.js";
 
@@ -31,6 +33,8 @@ export interface ArticlesServiceDeps {
   onAdmission?: (admission: Admission, publish: (a: StoredArticle, requestId?: string) => Promise<void>) => void;
   /** Recrawl fetch overrides (tests allow loopback). */
   recrawlFetch?: SafeFetchOptions;
+  /** Removes audio files of deleted articles and superseded revisions; default: files are kept. */
+  audioFiles?: AudioFiles;
 }
 
 /** Statuses in which a reservation was made but no synthesis has started; superseding them gives the characters back. */
@@ -51,9 +55,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
   const publisher = async (ctx: HandlerContext, scope: "read" | "full") => requirePublisher(await deps.resolveCaller(ctx.requestHeader), scope);
   const internal = async (ctx: HandlerContext) => requireInternal(await deps.resolveCaller(ctx.requestHeader));
 
-  /** The article is stored either way; a lost publish is the reconciler's job, not the publisher's problem. */
-  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
-    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+  async function publishWithTimeout(job: AudioJob): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -62,10 +64,22 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
           timer = setTimeout(() => reject(new Error(`publish timed out after ${publishTimeoutMs} ms`)), publishTimeoutMs);
         }),
       ]);
-    } catch (err) {
-      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; the reconciler will re-queue it");
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  const republisher = createRepublisher({ bus, log, publish: publishWithTimeout });
+
+  /** The article is stored either way; a lost publish is re-sent when the bus is back (the reconciler is the safety net), not the publisher's problem. */
+  async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
+    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+    try {
+      await publishWithTimeout(job);
+      republisher.published(job);
+    } catch (err) {
+      republisher.failed(job);
+      log.warn({ err, job, ...requestIdFields(requestId) }, "audio job publish failed; it is re-sent when the bus is back");
     }
   }
 
@@ -118,5 +132,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
     return { article: toProto(a) };
   };
 
-  return { deps, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
+  const audioFiles = deps.audioFiles;
+
+  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
 }

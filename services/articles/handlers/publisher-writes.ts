@@ -10,7 +10,7 @@ import { duplicate, notFound, type HandlerShared } from "./context.js";
 type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "updateArticle" | "deleteArticle">;
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
-  const { store, log, emit, publisher, admitNow, refundUnused, projectDefaultVoice } = s;
+  const { store, log, emit, publisher, admitNow, refundUnused, projectDefaultVoice, audioFiles } = s;
   return {
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
@@ -82,6 +82,8 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
           const requestId = requestIdOf(ctx);
           log.info({ articleId: current.id, projectId: caller.projectId, revision: outcome.article.revision, ...requestIdFields(requestId) }, "article updated");
           emit(outcome.article);
+          // The old revision's URLs are no longer handed out; listeners already on them get the grace period.
+          audioFiles?.supersede(current.id, outcome.article.revision);
           await admitNow(outcome.article, requestId);
           return { id: current.id };
         }
@@ -101,6 +103,8 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
         emit(a);
         await refundUnused(before);
       }
+      // Also when it was deleted before: a repeated DELETE retries a takedown that failed.
+      await audioFiles?.removeAll(id);
       log.info({ articleId: id, projectId: caller.projectId, ...requestIdFields(requestIdOf(ctx)) }, "article deleted");
       return {};
     },

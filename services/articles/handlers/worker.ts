@@ -31,7 +31,7 @@ function readAudio(field: string, f: { key: string; duration: number } | undefin
 }
 
 export function workerHandlers(s: HandlerShared): WorkerCalls {
-  const { store, log, emit, settings, internal, announce, toProto } = s;
+  const { store, log, emit, settings, internal, announce, toProto, audioFiles } = s;
   return {
     async claimAudioJob(req, ctx) {
       await internal(ctx);
@@ -68,6 +68,12 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       const preview = readAudio("audioPreview", req.audioPreview, false);
       const applied = await store.complete(id, revision, audio, preview);
       if (applied) await announce(id);
+      else if (audioFiles) {
+        // The files were written for a deleted article or a superseded revision: garbage.
+        const now = await store.getById(id).catch(() => null);
+        if (now?.status === "deleted") await audioFiles.removeAll(id);
+        else if (now && now.revision > revision) audioFiles.supersede(id, now.revision);
+      }
       log.info({ articleId: id, revision, applied, provider: req.provider || undefined, ...requestIdFields(requestIdOf(ctx)) }, applied ? "audio ready" : "late audio result discarded");
       return { applied };
     },

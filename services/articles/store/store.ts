@@ -57,7 +57,13 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       } catch (e) {
         if (!(e instanceof DuplicateKeyError)) throw e;
         if (e.field === "externalId") throw new DuplicateExternalIdError(a.externalId ?? "");
-        throw new DuplicateIdError(a.id);
+        if (e.field === "_id") throw new DuplicateIdError(a.id);
+        // Some MongoDB look-alikes do not say which index refused the write:
+        // ask the data. The externalId first (unique across projects): it is
+        // what a publisher reuses; a clash of random ids is all but impossible.
+        if (a.externalId !== undefined && (await col.findOne({ externalId: a.externalId }))) throw new DuplicateExternalIdError(a.externalId);
+        if (await col.findOne({ _id: a.id })) throw new DuplicateIdError(a.id);
+        throw e;
       }
       return article;
     },
@@ -100,7 +106,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     },
 
     async markDeleted(projectId, id, now = new Date()) {
-      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) } });
+      // The files are taken down (audio-files.ts): no URL to them is handed out any more.
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) }, $unset: { audio: true, audioPreview: true } });
       return changed ?? one({ projectId, _id: id });
     },
 

@@ -62,6 +62,8 @@ function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
     async synthesize(req: SpeechRequest, signal?: AbortSignal) {
       if (closed) throw new EngineClosedError();
       const { text, voice } = prepare(req);
+      // An already aborted signal fires no "abort" event to forward: refuse here, as the WASM pool does.
+      if (signal?.aborted) throw signal.reason ?? new DOMException("The operation was aborted", "AbortError");
       // Our own controller lets close() stop child processes as well as the caller's signal.
       const controller = new AbortController();
       const forward = () => controller.abort(signal?.reason);

@@ -17,7 +17,7 @@ export const PROVIDER_VARS = {
   AZURE_SPEECH_KEY: { type: "string", description: "Azure Speech subscription key; enables the Azure voices" },
   AZURE_SPEECH_REGION: { type: "string", pattern: "^[A-Za-z0-9-]+$", description: "Azure region, e.g. westeurope" },
   AZURE_SPEECH_ENDPOINT: { type: "string", format: "uri", description: "full Azure TTS endpoint URL (instead of the region)" },
-  AUDIO_FALLBACK: { type: "string", pattern: "^\\s*((openai|azure|local)\\s*(,\\s*(openai|azure|local)\\s*)*)?$", default: "openai,azure,local", description: "fallback chain after the voice's own provider" },
+  AUDIO_FALLBACK: { type: "string", pattern: "^\\s*((openai|azure|local)\\s*(,\\s*(openai|azure|local)\\s*)*)?$", default: "openai,azure,local", emptyIsValue: true, description: "fallback chain after the voice's own provider (empty: none)" },
   AUDIO_PROVIDER_ATTEMPTS: { type: "integer", minimum: 1, maximum: 10, default: 3, description: "tries per provider before falling back" },
   AUDIO_RETRY_BASE_MS: { type: "integer", minimum: 0, maximum: 60000, default: 500, description: "first backoff window (doubles per retry, full jitter)" },
   AUDIO_RETRY_MAX_MS: { type: "integer", minimum: 0, maximum: 600000, default: 20000, description: "largest backoff window" },

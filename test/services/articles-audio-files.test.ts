@@ -1,0 +1,122 @@
+// The articles service's side of takedowns and of the NATS-return re-publish,
+// over real Connect with a stand-in auth, the directory blob store and a bus
+// that can be switched down and "reconnected".
+import { expect } from "chai";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { createFsBlobStore } from "../../lib/blob/fs.js";
+import type { BlobStore } from "../../lib/blob/port.js";
+import { logger } from "../../lib/log.js";
+import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RunningService } from "../../lib/service.js";
+import { startArticlesService } from "../../services/articles/app.js";
+import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import type { ArticleStore } from "../../services/articles/store/port.js";
+import { waitFor } from "../support/http.js";
+import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
+
+const INTERNAL = "internal-token-for-tests-0123456789";
+
+describe("articles service: audio takedown and re-publish after a bus outage", function () {
+  this.timeout(30_000);
+  let auth: RpcServer;
+  let svc: RunningService;
+  let store: ArticleStore;
+  let blobs: BlobStore;
+  let dir: string;
+  let bus: RecordingBus & { reconnect(): void };
+  let publisher: ReturnType<typeof rpcClient<typeof ArticlesService>>;
+  let worker: ReturnType<typeof rpcClient<typeof ArticlesService>>;
+
+  before(async () => {
+    auth = await startRpcServer({
+      name: "auth-fake",
+      services: [AuthService.typeName],
+      log: logger("auth-fake"),
+      routes: (router) =>
+        router.service(AuthService, {
+          authenticate(req) {
+            if (req.token !== "full-token") throw new ConnectError("unknown token", Code.Unauthenticated);
+            return { projectId: "p", scope: Scope.FULL, tokenId: "t" };
+          },
+        }),
+    });
+    dir = await mkdtemp(path.join(tmpdir(), "articles-audio-"));
+    blobs = createFsBlobStore(dir);
+    store = await openNedbArticleStore();
+    const listeners: Array<() => void> = [];
+    bus = Object.assign(recordingBus(), {
+      onReconnect: (l: () => void) => void listeners.push(l),
+      reconnect: () => listeners.forEach((l) => l()),
+    });
+    svc = await startArticlesService({
+      store,
+      bus,
+      auth: rpcClient(AuthService, auth.url),
+      internalToken: INTERNAL,
+      audioBaseUrl: "https://cdn.example.test/audio",
+      log: logger("articles-test"),
+      reconcile: false,
+      blobs,
+      supersededGraceMs: 300,
+    });
+    publisher = rpcClient(ArticlesService, svc.url, { token: "full-token" });
+    worker = rpcClient(ArticlesService, svc.url, { token: INTERNAL });
+  });
+  after(async () => {
+    await svc?.close();
+    await auth?.close();
+    closeRpcClients();
+    await store?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const put = (key: string) => blobs.put(key, Buffer.from("mp3"), "audio/mpeg");
+  const exists = async (key: string) => (await blobs.stat(key)) !== null;
+
+  it("removes the files a worker stored for an article deleted while it was rendering", async () => {
+    const { id } = await publisher.createArticle({ title: "Late", text: "Rendered after the delete." });
+    expect((await worker.claimAudioJob({ articleId: id, revision: 1n })).stale).to.equal(false);
+    await publisher.deleteArticle({ id });
+    // The worker finishes anyway and stores its files before it learns the result is not wanted.
+    await put(`${id}/1/full.mp3`);
+    await put(`${id}/1/preview.mp3`);
+    const done = await worker.completeAudioJob({ articleId: id, revision: 1n, audio: { key: `${id}/1/full.mp3`, duration: 1 }, audioPreview: { key: `${id}/1/preview.mp3`, duration: 1 } });
+    expect(done.applied).to.equal(false);
+    expect(await exists(`${id}/1/full.mp3`)).to.equal(false);
+    expect(await exists(`${id}/1/preview.mp3`)).to.equal(false);
+  });
+
+  it("removes a superseded revision's files after the grace period, keeping the current ones", async () => {
+    const { id } = await publisher.createArticle({ title: "Twice", text: "First words." });
+    await worker.claimAudioJob({ articleId: id, revision: 1n });
+    await put(`${id}/1/full.mp3`);
+    await worker.completeAudioJob({ articleId: id, revision: 1n, audio: { key: `${id}/1/full.mp3`, duration: 1 } });
+    await publisher.updateArticle({ target: { case: "id", value: id }, title: "Twice", text: "Second words." });
+    await put(`${id}/2/full.mp3`);
+    expect(await exists(`${id}/1/full.mp3`)).to.equal(true);
+    await waitFor("revision 1 to go", async () => ((await exists(`${id}/1/full.mp3`)) ? undefined : true), 5_000, 50);
+    expect(await exists(`${id}/2/full.mp3`)).to.equal(true);
+  });
+
+  it("publishes the jobs that failed during an outage as soon as the bus reports it is back", async () => {
+    bus.published.length = 0;
+    bus.down = true;
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push((await publisher.createArticle({ title: `Outage ${i}`, text: "Words." })).id);
+    expect(bus.published).to.deep.equal([]);
+    bus.down = false;
+    bus.reconnect();
+    await waitFor("the jobs to be published", async () => (bus.published.length === 3 ? true : undefined), 5_000, 20);
+    expect(bus.published.map((j) => j.articleId).sort()).to.deep.equal([...ids].sort());
+    // Settled: a second reconnect publishes nothing again.
+    bus.reconnect();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(bus.published).to.have.length(3);
+  });
+});
