@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { connect } from "nats";
 import { createMemoryBus } from "../../lib/bus/memory.js";
-import { createNatsBus } from "../../lib/bus/nats.js";
+import { createNatsBus, laneToken } from "../../lib/bus/nats.js";
 import { logger } from "../../lib/log.js";
 import type { Delivery } from "../../lib/bus/port.js";
 import { requireNats, startNatsServer, type LocalNatsServer } from "../support/servers.js";
@@ -144,5 +144,48 @@ describe("NATS bus under broker faults", function () {
     expect(got.b.length).to.be.greaterThan(0);
     await a.close();
     await b.close();
+  });
+});
+
+describe("NATS bus lanes", function () {
+  this.timeout(30_000);
+
+  it("still delivers jobs queued on the bare subject by an older version", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const bus = await createNatsBus({ url, log, ...nm });
+    const nc = await connect({ servers: url });
+    try {
+      await nc.jetstream().publish(nm.subject, new TextEncoder().encode(JSON.stringify({ articleId: "old", projectId: "p", revision: 1 })), { msgID: "old:1" });
+      const seen: string[] = [];
+      await bus.consume(async (d) => void seen.push(d.job.articleId), { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined });
+      await bus.publish({ articleId: "new", projectId: "p", revision: 1 });
+      await waitFor(() => seen.length === 2, "both jobs", 10_000);
+      expect(seen.sort()).to.deep.equal(["new", "old"]);
+      expect(await bus.backlog!()).to.deep.equal({ pending: 0, unacked: 0 });
+    } finally {
+      await bus.close();
+      await nc.close();
+      await deleteStream(url, nm.stream);
+    }
+  });
+
+  it("gives projects whose ids are not subject tokens lanes of their own", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const bus = await createNatsBus({ url, log, ...nm });
+    try {
+      const seen: string[] = [];
+      await bus.consume(async (d) => void seen.push(d.job.projectId), { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined });
+      await bus.publish({ articleId: "x", projectId: "odd.project *>", revision: 1 });
+      await bus.publish({ articleId: "y", projectId: "plain", revision: 1 });
+      await waitFor(() => seen.length === 2, "both jobs", 10_000);
+      expect(seen.sort()).to.deep.equal(["odd.project *>", "plain"]);
+      expect(laneToken("odd.project *>")).to.match(/^h_[0-9a-f]{32}$/);
+      expect(laneToken("plain")).to.equal("plain");
+    } finally {
+      await bus.close();
+      await deleteStream(url, nm.stream);
+    }
   });
 });
