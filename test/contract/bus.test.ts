@@ -170,6 +170,41 @@ describe("NATS bus lanes", function () {
     }
   });
 
+  it("keeps turns fair with two worker replicas sharing the per-project consumers", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const a = await createNatsBus({ url, log, ...nm });
+    const b = await createNatsBus({ url, log, ...nm });
+    try {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const handler = async (d: Delivery) => {
+        order.push(`${d.job.projectId}/${d.job.articleId}`);
+        if (order.length <= 2) await gate;
+      };
+      const o = { concurrency: 1, maxAttempts: 3, ackWaitMs: 5000, backoffMs: [100], onExhausted: async () => undefined };
+      await a.consume(handler, o);
+      await b.consume(handler, o);
+      await a.publish({ articleId: "f0", projectId: "flood", revision: 1 });
+      await a.publish({ articleId: "f1", projectId: "flood", revision: 1 });
+      await waitFor(() => order.length === 2, "both replicas busy with the flood");
+      for (let i = 2; i < 40; i++) await b.publish({ articleId: `f${i}`, projectId: "flood", revision: 1 });
+      await a.publish({ articleId: "q", projectId: "quiet", revision: 1 });
+      await sleep(300);
+      release();
+      await waitFor(() => order.length >= 4, "the next deliveries", 10_000);
+      // One job per replica was in hand; the quiet project's job is among the next two (one per replica).
+      expect(order.slice(2, 4), order.slice(0, 6).join(", ")).to.include("quiet/q");
+      await waitFor(() => order.length === 41, "every job", 20_000);
+      expect(new Set(order).size).to.equal(41);
+    } finally {
+      await a.close();
+      await b.close();
+      await deleteStream(url, nm.stream);
+    }
+  });
+
   it("gives projects whose ids are not subject tokens lanes of their own", async function () {
     const url = await requireNats(this);
     const nm = names();
