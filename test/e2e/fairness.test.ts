@@ -1,7 +1,8 @@
 // Fair audio scheduling end to end (issue 12, point 3): one project floods
 // the queue with articles, another project's single article still becomes
-// ready within seconds. Runs on the embedded default (in-process bus) and,
-// with the same launcher, on NATS JetStream.
+// ready within seconds. Runs on the embedded default (in-process bus), with
+// the same launcher on NATS JetStream, and on the full stack (one process per
+// service, two audio workers, MongoDB, NATS).
 import { expect } from "chai";
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -11,7 +12,8 @@ import { Writable } from "node:stream";
 import { connect } from "nats";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
-import { requireNats } from "../support/servers.js";
+import { requireMongo, requireNats } from "../support/servers.js";
+import { startTestStack, TOKENS } from "./stack-harness.js";
 
 const FLOOD_TOKEN = "fair-flood-full-0123456789";
 const QUIET_TOKEN = "fair-quiet-full-0123456789";
@@ -31,29 +33,29 @@ const QUIET_TEXT = (
 
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
-function fairnessCase(name: string, extraEnv: (ctx: Mocha.Context) => Promise<{ env: Record<string, string>; cleanup(): Promise<void> }>) {
+interface System {
+  url: string;
+  floodToken: string;
+  quietToken: string;
+  stop(): Promise<void>;
+}
+
+function fairnessCase(name: string, start: (ctx: Mocha.Context) => Promise<System>) {
   describe(`fair audio scheduling end to end (${name})`, function () {
-    this.timeout(240_000);
-    let dataDir: string;
-    let sys: Embedded | undefined;
-    let cleanup: (() => Promise<void>) | undefined;
+    this.timeout(300_000);
+    let sys: System | undefined;
 
     before(async function () {
-      dataDir = await mkdtemp(path.join(tmpdir(), "e2e-fair-"));
-      const extra = await extraEnv(this);
-      cleanup = extra.cleanup;
-      sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...extra.env } as never, sink());
+      sys = await start(this);
     });
 
     after(async () => {
-      await sys?.close();
-      await cleanup?.();
-      await rm(dataDir, { recursive: true, force: true });
+      await sys?.stop();
     });
 
     it(`readies another project's 300-character article quickly behind ${FLOOD_ARTICLES} queued articles of one project`, async () => {
-      const flood = api(sys!.url, FLOOD_TOKEN);
-      const quiet = api(sys!.url, QUIET_TOKEN);
+      const flood = api(sys!.url, sys!.floodToken);
+      const quiet = api(sys!.url, sys!.quietToken);
       const started = Date.now();
       let created = 0;
       let next = 0;
@@ -101,21 +103,49 @@ function fairnessCase(name: string, extraEnv: (ctx: Mocha.Context) => Promise<{ 
   });
 }
 
-fairnessCase("embedded default, in-process bus", async () => ({ env: {}, cleanup: async () => undefined }));
+/** The embedded launcher; extra env selects the NATS bus. */
+async function embedded(extraEnv: Record<string, string> = {}, cleanup: () => Promise<void> = async () => undefined): Promise<System> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "e2e-fair-"));
+  let sys: Embedded;
+  try {
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...extraEnv } as never, sink());
+  } catch (err) {
+    await cleanup();
+    await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    url: sys.url,
+    floodToken: FLOOD_TOKEN,
+    quietToken: QUIET_TOKEN,
+    async stop() {
+      await sys.close();
+      await cleanup();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
 
-fairnessCase("NATS JetStream bus", async (ctx) => {
+fairnessCase("embedded default, in-process bus", () => embedded());
+
+fairnessCase("embedded launcher, NATS JetStream bus", async (ctx) => {
   const url = await requireNats(ctx);
   const run = randomBytes(3).toString("hex");
   const names = { NATS_STREAM: `FAIR_${run}`, NATS_SUBJECT: `fair.${run}.jobs`, NATS_DURABLE: `fair_${run}` };
-  return {
-    env: { NATS_URL: url, ...names },
-    async cleanup() {
-      const nc = await connect({ servers: url });
-      try {
-        await (await nc.jetstreamManager()).streams.delete(names.NATS_STREAM).catch(() => undefined);
-      } finally {
-        await nc.close();
-      }
-    },
-  };
+  return embedded({ NATS_URL: url, ...names }, async () => {
+    const nc = await connect({ servers: url });
+    try {
+      await (await nc.jetstreamManager()).streams.delete(names.NATS_STREAM).catch(() => undefined);
+    } finally {
+      await nc.close();
+    }
+  });
+});
+
+fairnessCase("full stack: MongoDB, NATS, two audio workers", async (ctx) => {
+  const mongoUrl = await requireMongo(ctx);
+  const natsUrl = await requireNats(ctx);
+  // Warnings only: two thousand jobs of info lines would be kept in memory for nothing.
+  const t = await startTestStack({ mongoUrl, natsUrl, env: { LOG_LEVEL: "warn" } });
+  return { url: t.stack.url, floodToken: TOKENS.aFull, quietToken: TOKENS.bFull, stop: () => t.cleanup() };
 });
