@@ -46,7 +46,7 @@ export const EMBEDDED_VARS = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
-  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private (e.g. an intranet CMS)" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
@@ -86,7 +86,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const authStore = await openAuthStore(cfg);
     closers.push(() => authStore.close());
     await provisionTokens(authStore, cfg.SEED_TOKENS, out, `http://localhost:${publicPort}`, logger("auth"));
-    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS });
+    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS, webhookTargets: privateAllowList(cfg.FETCH_ALLOW_PRIVATE) });
     closers.push(() => auth.close());
 
     const articleStore = await openArticleStore(cfg);

@@ -25,8 +25,8 @@ export const BUS_VARS = {
   NATS_URL: { type: "string", format: "uri", description: "NATS JetStream; selects the NATS job bus" },
   // Separate names let several stacks (e.g. test runs) share one NATS server.
   NATS_STREAM: { type: "string", pattern: "^[A-Za-z0-9_-]+$", description: "JetStream stream of audio jobs (default AUDIO_JOBS)" },
-  NATS_SUBJECT: { type: "string", pattern: "^[A-Za-z0-9_.-]+$", description: "subject of audio jobs (default audio.jobs)" },
-  NATS_DURABLE: { type: "string", pattern: "^[A-Za-z0-9_-]+$", description: "durable consumer shared by the audio workers (default audio-workers)" },
+  NATS_SUBJECT: { type: "string", pattern: "^[A-Za-z0-9_.-]+$", description: "subject prefix of audio jobs: project p publishes to <subject>.<p> (default audio.jobs)" },
+  NATS_DURABLE: { type: "string", pattern: "^[A-Za-z0-9_-]+$", description: "name prefix of the per-project durable consumers the audio workers share, <durable>_<project> (default audio-workers)" },
 } as const;
 
 export async function openBlobStore(cfg: DataConfig): Promise<BlobStore> {

@@ -1,8 +1,9 @@
 // In-process job bus: the embedded mode's queue and the fast test double.
 // It keeps JetStream's delivery semantics (dedup window, leases, redelivery
-// with backoff, attempt limit) so code that passes against it behaves the
-// same on NATS. Jobs live in memory only: a restart loses them and the
+// with backoff, attempt limit, round-robin across projects) so code that
+// passes against it behaves the same on NATS. Jobs live in memory only: a restart loses them and the
 // articles reconciler re-publishes whatever is still waiting.
+import { FairRing } from "./fair-ring.js";
 import {
   HandBackError,
   PermanentJobError,
@@ -55,7 +56,10 @@ interface Consumer {
 export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
   const windowMs = options.duplicateWindowMs ?? 120_000;
   const seen = new Map<string, number>();
-  const ready: Message[] = [];
+  // One FIFO per project, served in turn so one project's backlog cannot starve another's.
+  const lanes = new Map<string, Message[]>();
+  const turns = new FairRing();
+  let readyCount = 0;
   const delayed = new Set<NodeJS.Timeout>();
   const consumers: Consumer[] = [];
   const listeners = new Set<{ pattern: string[]; fn: EventListener }>();
@@ -84,24 +88,52 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
     return undefined;
   }
 
+  function enqueue(msg: Message): void {
+    const lane = msg.job.projectId;
+    let q = lanes.get(lane);
+    if (!q) lanes.set(lane, (q = []));
+    q.push(msg);
+    readyCount += 1;
+    turns.activate(lane);
+  }
+
+  function takeNext(): Message | undefined {
+    for (const lane of turns.candidates()) {
+      const msg = lanes.get(lane)?.shift();
+      if (!msg) {
+        // Found empty on its turn, not when its last job left: jobs it gets
+        // meanwhile wait for its turn instead of counting as a first job.
+        lanes.delete(lane);
+        turns.idle(lane);
+        continue;
+      }
+      readyCount -= 1;
+      turns.served(lane);
+      return msg;
+    }
+    return undefined;
+  }
+
   function pump(): void {
-    while (!closed && ready.length > 0) {
+    while (!closed && readyCount > 0) {
       const c = pickConsumer();
       if (!c) return;
-      deliver(c, ready.shift()!);
+      const msg = takeNext();
+      if (!msg) return;
+      deliver(c, msg);
     }
   }
 
   function requeue(msg: Message, delayMs: number): void {
     if (closed) return;
     if (delayMs <= 0) {
-      ready.push(msg);
+      enqueue(msg);
       queueMicrotask(pump);
       return;
     }
     const t = setTimeout(() => {
       delayed.delete(t);
-      ready.push(msg);
+      enqueue(msg);
       pump();
     }, delayMs);
     delayed.add(t);
@@ -192,7 +224,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
       if (closed) throw new Error("job bus is closed");
       const id = jobMessageId(job);
       if (isDuplicate(id)) return;
-      ready.push({ id, job: { ...job }, deliveries: 0, exhausted: false });
+      enqueue({ id, job: { ...job }, deliveries: 0, exhausted: false });
       queueMicrotask(pump);
     },
 
@@ -230,7 +262,7 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
     async backlog() {
       let unacked = 0;
       for (const c of consumers) unacked += c.leases.size;
-      return { pending: ready.length + delayed.size, unacked };
+      return { pending: readyCount + delayed.size, unacked };
     },
 
     subscribeEvents(pattern, fn) {
@@ -248,7 +280,9 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
         for (const l of [...c.leases]) l.release();
       }
       consumers.length = 0;
-      ready.length = 0;
+      lanes.clear();
+      turns.clear();
+      readyCount = 0;
       listeners.clear();
     },
   };

@@ -1,23 +1,31 @@
 // NATS JetStream job bus (full stack). Jobs go to a work-queue stream with
-// file storage; workers share one durable pull consumer with explicit acks.
-// JetStream does the bookkeeping that survives crashes: deduplication by
-// message id, ack-wait leases, delivery counts and the delivery limit.
+// file storage, one subject per project (<subject>.<project>), and each
+// project has its own durable pull consumer with explicit acks, shared by all
+// workers. Each worker asks the projects for one job at a time in round-robin
+// order (lib/bus/fair-ring.ts), so a project's backlog cannot starve another
+// project (docs/limits.md, "Fair scheduling"). JetStream does the bookkeeping
+// that survives crashes: deduplication by message id, ack-wait leases,
+// delivery counts and the delivery limit.
+import { createHash } from "node:crypto";
 import {
   AckPolicy,
   DeliverPolicy,
+  ErrorCode,
   Events,
   JSONCodec,
   RetentionPolicy,
   StorageType,
   connect,
   nanos,
-  type ConsumerMessages,
   type JetStreamClient,
   type JetStreamManager,
   type JsMsg,
   type NatsConnection,
+  type NatsError,
+  type Subscription,
 } from "nats";
 import type { Logger } from "../log.js";
+import { FairRing } from "./fair-ring.js";
 import {
   HandBackError,
   PermanentJobError,
@@ -41,7 +49,31 @@ export interface NatsBusOptions {
 }
 
 const codec = JSONCodec<unknown>();
-const FETCH_EXPIRES_MS = 5000;
+/** How often an idle worker re-reads which projects have jobs (redeliveries, missed doorbells). */
+const REFRESH_MS = 1000;
+/** Per-project consumers nobody pulled from for this long are removed by the server. */
+const LANE_INACTIVE_MS = 60 * 60_000;
+const SAFE_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** A project's subject token and consumer-name suffix; ids outside the auth service's pattern are hashed. */
+export function laneToken(projectId: string): string {
+  return SAFE_TOKEN.test(projectId) ? projectId : `h_${createHash("sha256").update(projectId).digest("hex").slice(0, 32)}`;
+}
+
+/** What a subscription needs to find lanes and pull from them. */
+interface Lanes {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  nc: NatsConnection;
+  stream: string;
+  /** Jobs of project p are published to `${subject}.${laneToken(p)}`; `subject` itself is the lane of jobs queued before per-project subjects. */
+  subject: string;
+  /** Consumer (durable name) of a lane subject, or undefined for a subject that is no lane. */
+  consumerOf(laneSubject: string): string | undefined;
+  /** Creates or updates the lane's consumer once per bus (again after forget). */
+  ensure(laneSubject: string, opts: ConsumeOptions): Promise<void>;
+  forget(laneSubject: string): void;
+}
 
 export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
   const stream = o.stream ?? "AUDIO_JOBS";
@@ -94,6 +126,34 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
   await ensureStream(jsm, stream, subject, o.duplicateWindowMs ?? 120_000);
   const js = nc.jetstream();
 
+  const ensured = new Map<string, Promise<void>>();
+  const consumerOf = (laneSubject: string): string | undefined => {
+    if (laneSubject === subject) return durable;
+    if (!laneSubject.startsWith(`${subject}.`)) return undefined;
+    const token = laneSubject.slice(subject.length + 1);
+    return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}` : undefined;
+  };
+  const lanes: Lanes = {
+    js,
+    jsm,
+    nc,
+    stream,
+    subject,
+    consumerOf,
+    ensure(laneSubject, opts) {
+      let p = ensured.get(laneSubject);
+      if (!p) {
+        p = ensureConsumer(jsm, stream, laneSubject, consumerOf(laneSubject)!, opts);
+        ensured.set(laneSubject, p);
+        p.catch(() => ensured.delete(laneSubject));
+      }
+      return p;
+    },
+    forget(laneSubject) {
+      ensured.delete(laneSubject);
+    },
+  };
+
   return {
     async publish(job) {
       if (nc.isClosed()) throw new Error("job bus is closed");
@@ -102,7 +162,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
       if (!connected) throw new Error("NATS is unreachable: job not published");
       const msgID = jobMessageId(job);
       try {
-        const ack = await js.publish(subject, codec.encode(job), { msgID, timeout: publishTimeoutMs });
+        const ack = await js.publish(`${subject}.${laneToken(job.projectId)}`, codec.encode(job), { msgID, timeout: publishTimeoutMs });
         if (ack.duplicate) log.debug({ msgID }, "duplicate job dropped by the stream");
       } catch (err) {
         throw new Error(`NATS publish of ${msgID} failed: ${(err as Error).message}`);
@@ -113,8 +173,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
       if (!(opts.concurrency >= 1) || !(opts.maxAttempts >= 1) || !(opts.ackWaitMs > 0)) {
         throw new Error("consume: concurrency and maxAttempts must be >= 1 and ackWaitMs > 0");
       }
-      await ensureConsumer(jsm, stream, subject, durable, opts);
-      const sub = new NatsSubscription(js, stream, durable, handler, opts, log);
+      const sub = new NatsSubscription(lanes, handler, opts, log);
       subscriptions.add(sub);
       sub.start();
       return {
@@ -135,8 +194,11 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     },
 
     async backlog() {
-      const info = await jsm.consumers.info(stream, durable);
-      return { pending: info.num_pending, unacked: info.num_ack_pending };
+      // Work-queue retention: the stream holds exactly the jobs not yet acknowledged.
+      const info = await jsm.streams.info(stream);
+      let unacked = 0;
+      for await (const c of jsm.consumers.list(stream)) unacked += c.num_ack_pending;
+      return { pending: Math.max(0, info.state.messages - unacked), unacked };
     },
 
     async close() {
@@ -150,7 +212,8 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 async function ensureStream(jsm: JetStreamManager, name: string, subject: string, dupMs: number): Promise<void> {
   const config = {
     name,
-    subjects: [subject],
+    // The bare subject stays so jobs queued by an older version still drain.
+    subjects: [subject, `${subject}.*`],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     duplicate_window: nanos(dupMs),
@@ -174,6 +237,8 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, subject: st
     ack_wait: nanos(opts.ackWaitMs),
     max_deliver: opts.maxAttempts,
     max_ack_pending: Math.max(1000, opts.concurrency * 4),
+    // One consumer per project: the server removes those of projects gone quiet.
+    inactive_threshold: nanos(LANE_INACTIVE_MS),
   };
   try {
     await jsm.consumers.info(stream, durable);
@@ -189,60 +254,124 @@ async function ensureConsumer(jsm: JetStreamManager, stream: string, subject: st
 }
 
 /**
- * Pulls only as many messages as there are free handler slots, so no job sits
- * in a client buffer while its ack-wait lease runs out.
+ * Takes one job at a time, only while a handler slot is free (so no job sits
+ * in a client buffer while its lease runs out), from the projects in turn.
+ * A project is in the rotation once a publish to its subject was seen (the
+ * doorbell, a plain subscription on the job subjects) or the stream holds
+ * messages for it; it leaves when a pull finds nothing to deliver.
  */
 class NatsSubscription {
   /** Each running handler and a promise that resolves once its lease lapsed. */
   private inHand = new Map<Promise<void>, Promise<void>>();
   private slotFreed: (() => void) | undefined;
-  private fetch: ConsumerMessages | undefined;
+  private woken: (() => void) | undefined;
+  private turns = new FairRing();
+  private doorbell: Subscription | undefined;
+  private lastRefresh = 0;
   private stopping = false;
   private loop: Promise<void> | undefined;
 
   constructor(
-    private js: JetStreamClient,
-    private stream: string,
-    private durable: string,
+    private lanes: Lanes,
     private handler: JobHandler,
     private opts: ConsumeOptions,
     private log: Logger,
   ) {}
 
   start(): void {
+    this.doorbell = this.lanes.nc.subscribe(`${this.lanes.subject}.*`, {
+      callback: (_err, m) => {
+        if (this.lanes.consumerOf(m.subject) === undefined) return;
+        this.turns.activate(m.subject);
+        this.wake();
+      },
+    });
     this.loop = this.run().catch((err) => this.log.error({ err }, "job consumer loop stopped"));
   }
 
+  private wake(): void {
+    const w = this.woken;
+    this.woken = undefined;
+    w?.();
+  }
+
   private async run(): Promise<void> {
-    const consumer = await this.js.consumers.get(this.stream, this.durable);
     while (!this.stopping) {
       const free = this.opts.concurrency - this.inHand.size;
       if (free <= 0) {
         await new Promise<void>((r) => (this.slotFreed = r));
         continue;
       }
-      let guard: NodeJS.Timeout | undefined;
       try {
-        const batch = await consumer.fetch({ max_messages: free, expires: FETCH_EXPIRES_MS });
-        this.fetch = batch;
-        // Backstop for a pull the server forgot (restart, lost response).
-        guard = setTimeout(() => batch.stop(), FETCH_EXPIRES_MS + 3000);
-        for await (const m of batch) {
-          if (this.stopping) {
-            // Pulled after drain began: hand it straight back to the others.
-            m.nak();
-            continue;
-          }
+        if (Date.now() - this.lastRefresh >= REFRESH_MS) await this.refresh();
+        const m = await this.next();
+        if (m) {
           this.handle(m);
+          continue;
         }
       } catch (err) {
         if (this.stopping) break;
         this.log.warn({ err: (err as Error).message }, "job fetch failed, retrying");
         await new Promise((r) => setTimeout(r, 1000));
-      } finally {
-        clearTimeout(guard);
-        this.fetch = undefined;
+        continue;
       }
+      // Nothing to deliver: sleep until a publish rings or the next refresh is due.
+      const wait = Math.max(10, REFRESH_MS - (Date.now() - this.lastRefresh));
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, wait);
+        this.woken = () => {
+          clearTimeout(t);
+          r();
+        };
+      });
+      this.woken = undefined;
+    }
+  }
+
+  /** Brings every project that has messages in the stream (due or not) into the rotation. */
+  private async refresh(): Promise<void> {
+    this.lastRefresh = Date.now();
+    const info = await this.lanes.jsm.streams.info(this.lanes.stream, { subjects_filter: ">" });
+    for (const [subj, count] of Object.entries(info.state.subjects ?? {})) {
+      if (count > 0 && this.lanes.consumerOf(subj) !== undefined) this.turns.activate(subj);
+    }
+  }
+
+  /** One job from the first project in turn that has one ready. */
+  private async next(): Promise<JsMsg | undefined> {
+    for (const lane of this.turns.candidates()) {
+      if (this.stopping) return undefined;
+      const m = await this.pull(lane);
+      if (!m) {
+        this.turns.idle(lane);
+        continue;
+      }
+      this.turns.served(lane);
+      if (this.stopping) {
+        // Pulled as drain began: hand it straight back to the others.
+        m.nak();
+        return undefined;
+      }
+      return m;
+    }
+    return undefined;
+  }
+
+  /** Asks the lane's consumer for one message without waiting (no_wait pull). */
+  private async pull(lane: string, again = true): Promise<JsMsg | undefined> {
+    await this.lanes.ensure(lane, this.opts);
+    try {
+      return await this.lanes.js.pull(this.lanes.stream, this.lanes.consumerOf(lane)!);
+    } catch (err) {
+      const code = (err as NatsError).code;
+      // Nothing ready, or the consumer is at its ack-pending limit.
+      if (code === ErrorCode.JetStream404NoMessages || code === ErrorCode.JetStream408RequestTimeout || code === ErrorCode.JetStream409) return undefined;
+      if (code === ErrorCode.NoResponders && again) {
+        // The consumer is gone (removed after inactivity, or by an operator): make it again.
+        this.lanes.forget(lane);
+        return this.pull(lane, false);
+      }
+      throw err;
     }
   }
 
@@ -315,6 +444,12 @@ class NatsSubscription {
       const delay = b.length ? b[Math.min(attempt - 1, b.length - 1)] : 0;
       log.warn({ err: (err as Error)?.message, retryInMs: delay }, "job failed, will be redelivered");
       m.nak(delay);
+      // Its project may have left the rotation meanwhile; look again when the retry is due.
+      const due = setTimeout(() => {
+        this.turns.activate(m.subject);
+        this.wake();
+      }, delay + 5);
+      due.unref();
     }
   }
 
@@ -327,7 +462,7 @@ class NatsSubscription {
    */
   private async handBack(m: JsMsg, job: AudioJob, used: number, log: Logger): Promise<void> {
     try {
-      await this.js.publish(m.subject, codec.encode({ ...job, attemptsUsed: used }), { msgID: `${jobMessageId(job)}:handback:${m.seq}` });
+      await this.lanes.js.publish(m.subject, codec.encode({ ...job, attemptsUsed: used }), { msgID: `${jobMessageId(job)}:handback:${m.seq}` });
       m.ack();
       log.info({ attemptsUsed: used }, "job handed back without using up an attempt");
     } catch (err) {
@@ -337,16 +472,14 @@ class NatsSubscription {
     }
   }
 
-  /** Abandons the current pull so the loop issues a fresh one. */
+  /** After a reconnect: re-read the stream at once rather than at the next refresh. */
   repull(): void {
-    this.fetch?.stop();
+    this.lastRefresh = 0;
+    this.wake();
   }
 
   async drain(): Promise<void> {
-    this.stopping = true;
-    this.slotFreed?.();
-    this.fetch?.stop();
-    await this.loop;
+    await this.stop();
     await Promise.all([...this.inHand].map(([done, lapsed]) => Promise.race([done, lapsed])));
   }
 
@@ -354,7 +487,8 @@ class NatsSubscription {
   async stop(): Promise<void> {
     this.stopping = true;
     this.slotFreed?.();
-    this.fetch?.stop();
+    this.wake();
+    this.doorbell?.unsubscribe();
     await this.loop;
   }
 }

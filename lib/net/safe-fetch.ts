@@ -8,6 +8,7 @@ import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
 import zlib from "node:zlib";
 import { blockedReason } from "./address.js";
+import { portOf, type AllowPrivate } from "./allow-list.js";
 
 export type UnsafeUrlCode = "bad_url" | "scheme" | "credentials" | "blocked_address";
 export type FetchLimitCode = "timeout" | "too_large" | "too_many_redirects" | "content_type" | "dns";
@@ -53,8 +54,8 @@ export interface SafeFetchOptions {
   maxRedirects?: number;
   /** Allowed media types of a 2xx response ("text/html"); unset accepts any. */
   accept?: string[];
-  /** Lets tests (and only tests) reach loopback servers. */
-  allowPrivate?: (host: string, address: string) => boolean;
+  /** Private targets that may be reached anyway (FETCH_ALLOW_PRIVATE, tests' loopback servers); see allow-list.ts. */
+  allowPrivate?: AllowPrivate;
   /** Replaces DNS resolution; tests use it to show the checked address is the one connected to. */
   resolve?: (host: string) => Promise<ResolvedAddress[]>;
   signal?: AbortSignal;
@@ -155,12 +156,43 @@ async function checkedAddress(u: URL, opts: SafeFetchOptions, signal: AbortSigna
     }
     if (addresses.length === 0) throw new FetchLimitError(`cannot resolve ${host}`, "dns");
   }
+  refuseBlocked(host, addresses, portOf(u), opts);
+  return addresses[0];
+}
+
+function refuseBlocked(host: string, addresses: ResolvedAddress[], port: number, opts: SafeFetchOptions): void {
   // One bad answer is enough to refuse: we would not know which one a retry would get.
   for (const a of addresses) {
     const why = blockedReason(a.address);
-    if (why && !opts.allowPrivate?.(host, a.address)) throw new UnsafeUrlError(`${host} resolves to a ${why} address`, "blocked_address");
+    if (why && !opts.allowPrivate?.(host, a.address, port)) throw new UnsafeUrlError(`${host} resolves to a ${why} address`, "blocked_address");
   }
-  return addresses[0];
+}
+
+/**
+ * Checks a URL before it is stored for later use (a webhook URL at
+ * settings:set): the same scheme and address rules as safeFetch, without
+ * contacting it. A name that does not resolve now is accepted (DNS may not be
+ * set up yet, and delivery checks again); one that resolves to a private
+ * address is refused unless allowed. Throws UnsafeUrlError.
+ */
+export async function checkTarget(url: string, opts: Pick<SafeFetchOptions, "allowPrivate" | "resolve"> & { dnsTimeoutMs?: number } = {}): Promise<void> {
+  const u = parseTarget(url);
+  const host = hostOf(u);
+  const literal = isIP(host);
+  let addresses: ResolvedAddress[] = [];
+  if (literal) addresses = [{ address: host, family: literal }];
+  else {
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new Error("DNS timeout")), opts.dnsTimeoutMs ?? 3000);
+    try {
+      addresses = await raceAbort(opts.resolve ? opts.resolve(host) : dnsLookup(host, { all: true, verbatim: true }), deadline.signal);
+    } catch {
+      return;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  refuseBlocked(host, addresses, portOf(u), opts);
 }
 
 function pinnedLookup(pinned: ResolvedAddress): LookupFunction {

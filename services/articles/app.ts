@@ -15,6 +15,7 @@ import { startAdmissionScheduler } from "./admission/scheduler.js";
 import { authSettingsSource, unboundedSettings } from "./admission/settings.js";
 import { createStatusEmitter } from "./events/publish.js";
 import { createWebhookDispatcher } from "./events/webhook.js";
+import { allowPrivateFrom } from "../../lib/net/allow-list.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
 import type { ArticleStore } from "./store/port.js";
@@ -67,11 +68,10 @@ function hideInternalErrors(log: Logger): Interceptor {
   };
 }
 
-/** FETCH_ALLOW_PRIVATE → safeFetch options: only the listed hosts or addresses may be private. */
+/** FETCH_ALLOW_PRIVATE → safeFetch options: only the listed hosts or addresses (on the listed port, if one is given) may be private. */
 export function privateAllowList(list: string | undefined): SafeFetchOptions | undefined {
-  const allowed = new Set((list ?? "").split(",").map((h) => h.trim().toLowerCase()).filter(Boolean));
-  if (allowed.size === 0) return undefined;
-  return { allowPrivate: (host, address) => allowed.has(host.toLowerCase()) || allowed.has(address) };
+  const allowPrivate = allowPrivateFrom(list);
+  return allowPrivate ? { allowPrivate } : undefined;
 }
 
 export async function startArticlesService(opts: ArticlesServiceOptions): Promise<RunningService> {

@@ -23,7 +23,7 @@ const schema = {
   INTERNAL_TOKEN: { type: "string", description: "service-to-service bearer token" },
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public gateway port, for the default AUDIO_BASE_URL" },
   AUDIO_BASE_URL: { type: "string", format: "uri", description: "public base URL of audio files ({audio_url})" },
-  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private; with a port, only that port" },
   RECONCILE_INTERVAL_MS: { type: "integer", minimum: 1000, default: 30_000, description: "reconciler period" },
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
 } as const;

@@ -4,6 +4,7 @@ import type { Logger } from "../../lib/log.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { createAuthServiceImpl } from "./service.js";
+import type { WebhookTargetOptions } from "./settings.js";
 import type { AuthStore } from "./store/port.js";
 
 export interface AuthServiceStartOptions {
@@ -18,11 +19,13 @@ export interface AuthServiceStartOptions {
   port?: number;
   /** Callers in this process skip the socket (the embedded default; see lib/rpc/in-process.ts). */
   inProcess?: boolean;
+  /** Private webhook receivers settings:set accepts (FETCH_ALLOW_PRIVATE). */
+  webhookTargets?: WebhookTargetOptions;
 }
 
 /** The store stays open after close(); its owner closes it. */
 export async function startAuthService(opts: AuthServiceStartOptions): Promise<RunningService> {
-  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log });
+  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log, webhookTargets: opts.webhookTargets });
   const server = await startRpcServer({
     name: "auth",
     services: [AuthService.typeName],

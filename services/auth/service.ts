@@ -16,7 +16,7 @@ import {
   type TokenInfo,
 } from "../../gen/auth/v1/auth_pb.js";
 import type { Logger } from "../../lib/log.js";
-import { applySettingsPatch, normalizeStored, redacted, SettingsError } from "./settings.js";
+import { applySettingsPatch, checkWebhookTarget, normalizeStored, redacted, SettingsError, type WebhookTargetOptions } from "./settings.js";
 import { DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord, type TokenScope } from "./store/port.js";
 import { hashToken, newPlainToken, newProjectId, PROJECT_ID_PATTERN, sameHash, tokenRecord } from "./tokens.js";
 
@@ -32,6 +32,8 @@ export interface AuthServiceOptions {
   /** Service-to-service token: unlocks the settings read (with secrets) and reservations. Unset disables them. */
   internalToken?: string;
   log: Logger;
+  /** Private webhook receivers settings:set accepts (FETCH_ALLOW_PRIVATE). */
+  webhookTargets?: WebhookTargetOptions;
 }
 
 /** Characters per call: far beyond any article, small enough to stay exact in a double. */
@@ -206,7 +208,9 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
       const current = await stateOf(req.projectId);
       let next;
       try {
-        next = applySettingsPatch(normalizeStored(current.settings, current.creditChars), req.patchJson);
+        const before = normalizeStored(current.settings, current.creditChars);
+        next = applySettingsPatch(before, req.patchJson);
+        await checkWebhookTarget(next, before, opts.webhookTargets);
       } catch (e) {
         if (e instanceof SettingsError) throw new ConnectError(e.message, Code.InvalidArgument);
         throw e;

@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject } from "ajv";
 import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold } from "../../lib/project-settings.js";
 import { LANGS, VOICE_NAMES, checkVoiceLang } from "../../lib/voices.js";
+import { checkTarget, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 
 export { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold };
 
@@ -154,6 +155,27 @@ function checkSemantics(s: ProjectSettings): ProjectSettings {
     }
   }
   return s;
+}
+
+/** Which private webhook targets settings:set accepts: FETCH_ALLOW_PRIVATE, as delivery uses it. */
+export type WebhookTargetOptions = Pick<SafeFetchOptions, "allowPrivate" | "resolve">;
+
+/**
+ * A webhook URL that changes is checked the way delivery will check it, so a
+ * private, loopback or metadata address is refused when it is set rather than
+ * failing every delivery later. Unchanged URLs are not re-checked: an
+ * unrelated change must not fail because of one stored earlier.
+ */
+export async function checkWebhookTarget(next: ProjectSettings, previous: ProjectSettings | undefined, opts: WebhookTargetOptions = {}): Promise<void> {
+  const url = next.webhook?.url;
+  if (!url || url === previous?.webhook?.url) return;
+  try {
+    await checkTarget(url, opts);
+  } catch (e) {
+    if (!(e instanceof UnsafeUrlError)) throw e;
+    const hint = e.code === "blocked_address" ? " (an operator can allow a private receiver with FETCH_ALLOW_PRIVATE=host[:port])" : "";
+    throw new SettingsError(`webhook.url: refused, ${e.message}${hint}`);
+  }
 }
 
 /** Whatever was stored (possibly by an older version) read as a complete settings document. */

@@ -228,6 +228,54 @@ export function busContract(name: string, factory: BusFactory): void {
       expect(peak).to.equal(3);
     });
 
+    it("serves another project's first job right after the job in hand, however long one project's backlog", async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await consume(
+        async (d) => {
+          order.push(`${d.job.projectId}/${d.job.articleId}`);
+          if (order.length === 1) await gate;
+        },
+        { concurrency: 1 },
+      );
+      const flood = Array.from({ length: 30 }, () => job({ projectId: "flood" }));
+      await bus.publish(flood[0]);
+      await waitFor(() => order.length === 1, "the first flood job in hand");
+      for (const j of flood.slice(1)) await bus.publish(j);
+      const other = job({ projectId: "quiet" });
+      await bus.publish(other);
+      // Long enough for every adapter to have seen both publishes.
+      await sleep(300);
+      release();
+      await waitFor(() => order.length >= 3, "the next deliveries", 8000);
+      expect(order[1], `delivery order ${order.slice(0, 4).join(", ")}`).to.equal(`quiet/${other.articleId}`);
+      await waitFor(() => order.length === 31, "the rest of the flood", 15_000);
+    });
+
+    it("takes turns between projects that both have a backlog", async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await consume(
+        async (d) => {
+          order.push(d.job.projectId);
+          if (order.length === 1) await gate;
+        },
+        { concurrency: 1 },
+      );
+      await bus.publish(job({ projectId: "a" }));
+      await waitFor(() => order.length === 1, "the first job in hand");
+      for (let i = 0; i < 9; i++) await bus.publish(job({ projectId: "a" }));
+      for (let i = 0; i < 5; i++) await bus.publish(job({ projectId: "b" }));
+      await sleep(300);
+      release();
+      await waitFor(() => order.length === 15, "all jobs", 15_000);
+      // While both have jobs waiting they alternate: b's five come within the next ten.
+      expect(order.slice(1, 11).filter((p) => p === "b"), order.join(",")).to.have.length(5);
+      expect(order.slice(1, 11).join(","), "no project twice in a row while both wait").to.not.match(/(^|,)(a,a|b,b)(,|$)/);
+    });
+
     it("drain() waits for the job in hand and takes no new ones", async () => {
       const started: string[] = [];
       let finished = 0;

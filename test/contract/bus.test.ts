@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { connect } from "nats";
 import { createMemoryBus } from "../../lib/bus/memory.js";
-import { createNatsBus } from "../../lib/bus/nats.js";
+import { createNatsBus, laneToken } from "../../lib/bus/nats.js";
 import { logger } from "../../lib/log.js";
 import type { Delivery } from "../../lib/bus/port.js";
 import { requireNats, startNatsServer, type LocalNatsServer } from "../support/servers.js";
@@ -144,5 +144,83 @@ describe("NATS bus under broker faults", function () {
     expect(got.b.length).to.be.greaterThan(0);
     await a.close();
     await b.close();
+  });
+});
+
+describe("NATS bus lanes", function () {
+  this.timeout(30_000);
+
+  it("still delivers jobs queued on the bare subject by an older version", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const bus = await createNatsBus({ url, log, ...nm });
+    const nc = await connect({ servers: url });
+    try {
+      await nc.jetstream().publish(nm.subject, new TextEncoder().encode(JSON.stringify({ articleId: "old", projectId: "p", revision: 1 })), { msgID: "old:1" });
+      const seen: string[] = [];
+      await bus.consume(async (d) => void seen.push(d.job.articleId), { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined });
+      await bus.publish({ articleId: "new", projectId: "p", revision: 1 });
+      await waitFor(() => seen.length === 2, "both jobs", 10_000);
+      expect(seen.sort()).to.deep.equal(["new", "old"]);
+      expect(await bus.backlog!()).to.deep.equal({ pending: 0, unacked: 0 });
+    } finally {
+      await bus.close();
+      await nc.close();
+      await deleteStream(url, nm.stream);
+    }
+  });
+
+  it("keeps turns fair with two worker replicas sharing the per-project consumers", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const a = await createNatsBus({ url, log, ...nm });
+    const b = await createNatsBus({ url, log, ...nm });
+    try {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const handler = async (d: Delivery) => {
+        order.push(`${d.job.projectId}/${d.job.articleId}`);
+        if (order.length <= 2) await gate;
+      };
+      const o = { concurrency: 1, maxAttempts: 3, ackWaitMs: 5000, backoffMs: [100], onExhausted: async () => undefined };
+      await a.consume(handler, o);
+      await b.consume(handler, o);
+      await a.publish({ articleId: "f0", projectId: "flood", revision: 1 });
+      await a.publish({ articleId: "f1", projectId: "flood", revision: 1 });
+      await waitFor(() => order.length === 2, "both replicas busy with the flood");
+      for (let i = 2; i < 40; i++) await b.publish({ articleId: `f${i}`, projectId: "flood", revision: 1 });
+      await a.publish({ articleId: "q", projectId: "quiet", revision: 1 });
+      await sleep(300);
+      release();
+      await waitFor(() => order.length >= 4, "the next deliveries", 10_000);
+      // One job per replica was in hand; the quiet project's job is among the next two (one per replica).
+      expect(order.slice(2, 4), order.slice(0, 6).join(", ")).to.include("quiet/q");
+      await waitFor(() => order.length === 41, "every job", 20_000);
+      expect(new Set(order).size).to.equal(41);
+    } finally {
+      await a.close();
+      await b.close();
+      await deleteStream(url, nm.stream);
+    }
+  });
+
+  it("gives projects whose ids are not subject tokens lanes of their own", async function () {
+    const url = await requireNats(this);
+    const nm = names();
+    const bus = await createNatsBus({ url, log, ...nm });
+    try {
+      const seen: string[] = [];
+      await bus.consume(async (d) => void seen.push(d.job.projectId), { concurrency: 1, maxAttempts: 3, ackWaitMs: 2000, backoffMs: [100], onExhausted: async () => undefined });
+      await bus.publish({ articleId: "x", projectId: "odd.project *>", revision: 1 });
+      await bus.publish({ articleId: "y", projectId: "plain", revision: 1 });
+      await waitFor(() => seen.length === 2, "both jobs", 10_000);
+      expect(seen.sort()).to.deep.equal(["odd.project *>", "plain"]);
+      expect(laneToken("odd.project *>")).to.match(/^h_[0-9a-f]{32}$/);
+      expect(laneToken("plain")).to.equal("plain");
+    } finally {
+      await bus.close();
+      await deleteStream(url, nm.stream);
+    }
   });
 });

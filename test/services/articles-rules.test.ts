@@ -131,7 +131,7 @@ describe("articles admission (settings, limits, credit, rules, events)", functio
     dir = await mkdtemp(join(tmpdir(), "articles-rules-"));
     authStore = await openNedbAuthStore(dir);
     articleStore = await openNedbArticleStore();
-    auth = await startAuthService({ store: authStore, adminToken: ADMIN, internalToken: INTERNAL, log: logger("auth"), host: "127.0.0.1", port: 0 });
+    auth = await startAuthService({ store: authStore, adminToken: ADMIN, internalToken: INTERNAL, log: logger("auth"), host: "127.0.0.1", port: 0, webhookTargets: { allowPrivate: (_h, address) => address === "127.0.0.1" } });
     bus = eventBus();
     pages = http.createServer((req, res) => {
       let body = "";

@@ -3,7 +3,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { blockedReason, isPublicAddress } from "../../lib/net/address.js";
-import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
+import { allowPrivateFrom, parseAllowList } from "../../lib/net/allow-list.js";
+import { checkTarget, FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
@@ -301,5 +302,85 @@ describe("safeFetch", () => {
     setTimeout(() => ac.abort(new Error("shutting down")), 50);
     const err = await rejection(safeFetch(s.url, { signal: ac.signal, allowPrivate: onlyLoopbackIp }));
     expect(err.message).to.equal("shutting down");
+  });
+});
+
+describe("FETCH_ALLOW_PRIVATE entries (host[:port])", () => {
+  it("parses hosts, addresses and ports, and refuses bad entries naming the variable", () => {
+    expect(parseAllowList(" cms.intranet , 10.0.0.5:8080,[FD00::0:1]:443, fd00::2 ,Hooks.Local.:9000")).to.deep.equal([
+      { host: "cms.intranet" },
+      { host: "10.0.0.5", port: 8080 },
+      { host: "fd00::1", port: 443 },
+      { host: "fd00::2" },
+      { host: "hooks.local", port: 9000 },
+    ]);
+    expect(parseAllowList(undefined)).to.deep.equal([]);
+    for (const bad of ["host:0", "host:70000", "host:http", "a b", "http://x/y", "[::1]:x", "::1:80x"]) {
+      expect(() => parseAllowList(bad), bad).to.throw(/FETCH_ALLOW_PRIVATE/);
+    }
+  });
+
+  it("matches the host as written or the address it resolved to, and a port only when listed", () => {
+    const allow = allowPrivateFrom("cms.intranet:8080,10.0.0.9,[::1]:3000")!;
+    expect(allow("cms.intranet", "10.0.0.1", 8080)).to.equal(true);
+    expect(allow("CMS.intranet", "10.0.0.1", 8080)).to.equal(true);
+    expect(allow("cms.intranet", "10.0.0.1", 8081)).to.equal(false);
+    expect(allow("other.intranet", "10.0.0.9", 22)).to.equal(true);
+    expect(allow("::1", "::1", 3000)).to.equal(true);
+    expect(allow("0:0:0:0:0:0:0:1", "0:0:0:0:0:0:0:1", 3000)).to.equal(true);
+    expect(allow("::1", "::1", 3001)).to.equal(false);
+    expect(allowPrivateFrom(" , ")).to.equal(undefined);
+  });
+
+  it("reaches an allow-listed host:port but refuses the same host on another port, before connecting", async () => {
+    const allowed = await serve((_req, res) => res.end("allowed"));
+    const other = await serve((_req, res) => res.end("other"));
+    try {
+      const opts = { allowPrivate: allowPrivateFrom(`127.0.0.1:${allowed.port}`) };
+      const ok = await safeFetch(`${allowed.url}/x`, opts);
+      expect(ok.body.toString()).to.equal("allowed");
+      const err = await rejection(safeFetch(`${other.url}/x`, opts));
+      expect(err).to.be.instanceOf(UnsafeUrlError);
+      expect(err.message).to.match(/loopback/);
+      expect(other.seen).to.have.length(0);
+      // A bare host entry allows every port.
+      const any = await safeFetch(`${other.url}/x`, { allowPrivate: allowPrivateFrom("127.0.0.1") });
+      expect(any.body.toString()).to.equal("other");
+    } finally {
+      await allowed.close();
+      await other.close();
+    }
+  });
+
+  it("applies the port rule to redirects too", async () => {
+    const target = await serve((_req, res) => res.end("secret"));
+    const start = await serve((_req, res) => {
+      res.writeHead(302, { location: `${target.url}/internal` });
+      res.end();
+    });
+    try {
+      const err = await rejection(safeFetch(`${start.url}/`, { allowPrivate: allowPrivateFrom(`127.0.0.1:${start.port}`) }));
+      expect(err).to.be.instanceOf(UnsafeUrlError);
+      expect(target.seen).to.have.length(0);
+    } finally {
+      await target.close();
+      await start.close();
+    }
+  });
+
+  it("checkTarget refuses a private URL without contacting it, and accepts a public or unresolvable one", async () => {
+    const rx = await serve((_req, res) => res.end());
+    try {
+      const err = await rejection(checkTarget(`${rx.url}/hook`));
+      expect(err).to.be.instanceOf(UnsafeUrlError);
+      expect(rx.seen).to.have.length(0);
+      await checkTarget(`${rx.url}/hook`, { allowPrivate: allowPrivateFrom(`127.0.0.1:${rx.port}`) });
+      await checkTarget("https://8.8.8.8/hook");
+      await checkTarget("https://nowhere.invalid/hook", { resolve: async () => Promise.reject(new Error("ENOTFOUND")) });
+      expect((await rejection(checkTarget("ftp://8.8.8.8/"))).message).to.match(/scheme/);
+      expect((await rejection(checkTarget("https://x/", { resolve: async () => [{ address: "10.0.0.1", family: 4 }] }))).message).to.match(/private/);
+    } finally {
+      await rx.close();
+    }
   });
 });

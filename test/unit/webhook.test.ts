@@ -198,6 +198,67 @@ describe("webhooks", () => {
     expect(results.filter((r) => !r.ok).length).to.be.at.least(3);
   });
 
+  it("isolates projects: a receiver that answers in 9.5 s does not delay another project's delivery", async () => {
+    let slowOnWire = 0;
+    let slowPeak = 0;
+    const slowArrived: number[] = [];
+    const slow = http.createServer((req, res) => {
+      slowOnWire++;
+      slowPeak = Math.max(slowPeak, slowOnWire);
+      slowArrived.push(Date.now());
+      req.resume();
+      const t = setTimeout(() => {
+        slowOnWire--;
+        res.end();
+      }, 9_500);
+      res.on("close", () => clearTimeout(t));
+    });
+    await new Promise<void>((r) => slow.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise<void>((r) => (slow.closeAllConnections(), slow.close(() => r()))));
+    const fast = await receiver(() => 204);
+    cleanups.push(fast.close);
+    const { d } = dispatcher({ fetchOptions: { allowPrivate: (host) => host === "127.0.0.1", timeoutMs: 12_000 }, closeGraceMs: 50 });
+
+    // The slow project has far more deliveries than the old shared pool had slots (8).
+    for (let i = 0; i < 30; i++) d.deliver(`http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`, SECRET, { n: i }, "slow-project");
+    await new Promise((r) => setTimeout(r, 200));
+    const sent = Date.now();
+    d.deliver(fast.url, SECRET, { n: "fast" }, "fast-project");
+    await new Promise<void>((resolve, reject) => {
+      const until = Date.now() + 5_000;
+      const poll = setInterval(() => {
+        if (fast.received.length > 0 || Date.now() > until) {
+          clearInterval(poll);
+          if (fast.received.length > 0) resolve();
+          else reject(new Error("the other project's webhook did not arrive within 5 s"));
+        }
+      }, 5);
+    });
+    const delay = fast.received[0].at - sent;
+    // eslint-disable-next-line no-console
+    console.log(`      [webhook isolation] other project's delivery arrived ${delay} ms after the event, with 30 deliveries to a 9.5 s receiver queued`);
+    expect(delay).to.be.below(1000);
+    // The slow project holds only its own slots.
+    expect(slowPeak).to.equal(2);
+    expect(slowArrived).to.have.length(2);
+  });
+
+  it("bounds one project's queue without refusing other projects", async () => {
+    const hang = http.createServer(() => undefined);
+    await new Promise<void>((r) => hang.listen(0, "127.0.0.1", r));
+    cleanups.push(() => new Promise<void>((r) => (hang.closeAllConnections(), hang.close(() => r()))));
+    const ok = await receiver(() => 200);
+    cleanups.push(ok.close);
+    const { d, results } = dispatcher({ maxQueuedPerProject: 5, closeGraceMs: 50 });
+    const dead = `http://127.0.0.1:${(hang.address() as AddressInfo).port}/`;
+    for (let i = 0; i < 10; i++) d.deliver(dead, SECRET, { i }, "dead");
+    // 2 on the wire, 5 waiting, 3 dropped at once.
+    expect(results.filter((r) => r.error === "queue full")).to.have.length(3);
+    d.deliver(ok.url, SECRET, { i: "ok" }, "alive");
+    await new Promise((r) => setTimeout(r, 300));
+    expect(ok.received).to.have.length(1);
+  });
+
   it("close() waits briefly for a delivery on the wire and drops pending retries", async () => {
     let release: () => void = () => {};
     const received: string[] = [];

@@ -38,7 +38,7 @@ export function createStatusEmitter(opts: { bus: JobBus; settings: ProjectSettin
     if (!webhooks) return;
     settings.get(a.projectId).then(
       (s) => {
-        if (s.webhook) webhooks.deliver(s.webhook.url, s.webhook.secret, event);
+        if (s.webhook) webhooks.deliver(s.webhook.url, s.webhook.secret, event, a.projectId);
       },
       (err: unknown) => log.warn({ err, articleId: a.id }, "webhook skipped: project settings unavailable"),
     );

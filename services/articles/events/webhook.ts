@@ -1,8 +1,12 @@
 // Signed webhook delivery to publishers. Delivery is fire-and-forget for the
 // caller: a slow or broken receiver must never fail or delay an article
 // status change, so everything here is logged, retried a bounded number of
-// times, and then dropped. The scheme is documented in docs/webhooks.md.
+// times, and then dropped. Each project has its own few delivery slots and
+// its own queue, served in turn, so one project's slow or dead receiver only
+// ever delays that project's own deliveries. The scheme is documented in
+// docs/webhooks.md, the isolation in docs/limits.md.
 import { createHmac, randomUUID, timingSafeEqual } from "node:crypto";
+import { FairRing } from "../../../lib/bus/fair-ring.js";
 import type { Logger } from "../../../lib/log.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 
@@ -61,10 +65,14 @@ export interface WebhookDispatcherOptions {
   retries?: number;
   /** Wait before retry n is backoffMs[min(n, last)]; default 1 s, 5 s, 30 s, 2 min, 10 min. */
   backoffMs?: number[];
-  /** Deliveries running at once; further ones queue. Default 8. */
+  /** Deliveries running at once across all projects; further ones queue. Default 64. */
   concurrency?: number;
+  /** Deliveries of one project running at once: what a slow receiver can hold. Default 2. */
+  perProjectConcurrency?: number;
   /** Deliveries allowed to wait for a slot; beyond that new ones are dropped and logged. Default 10 000. */
   maxQueued?: number;
+  /** Deliveries of one project allowed to wait; a dead receiver's backlog stops there. Default 1 000. */
+  maxQueuedPerProject?: number;
   /** How long close() waits for requests already on the wire; default 2 s. */
   closeGraceMs?: number;
   /** Called once per delivery with its final outcome. */
@@ -72,7 +80,8 @@ export interface WebhookDispatcherOptions {
 }
 
 export interface WebhookDispatcher {
-  deliver(url: string, secret: string, event: object): void;
+  /** `project` keys the slots and queue; without it the receiver's origin does. */
+  deliver(url: string, secret: string, event: object, project?: string): void;
   close(): Promise<void>;
 }
 
@@ -82,8 +91,10 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
   const { log } = opts;
   const retries = opts.retries ?? 5;
   const backoff = opts.backoffMs?.length ? opts.backoffMs : DEFAULT_BACKOFF_MS;
-  const concurrency = opts.concurrency ?? 8;
+  const concurrency = opts.concurrency ?? 64;
+  const perProject = opts.perProjectConcurrency ?? 2;
   const maxQueued = opts.maxQueued ?? 10_000;
+  const maxQueuedPerProject = opts.maxQueuedPerProject ?? 1_000;
   const closeGraceMs = opts.closeGraceMs ?? 2_000;
   // Redirects would turn a POST into a GET or move it to another host; a
   // webhook URL must point at its receiver directly.
@@ -91,7 +102,10 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
 
   let closed = false;
   let active = 0;
-  const waiting: Array<() => void> = [];
+  let queued = 0;
+  /** Per project: deliveries on the wire and attempts waiting for a slot. */
+  const lanes = new Map<string, { active: number; waiting: Array<() => void> }>();
+  const turns = new FairRing();
   const timers = new Set<NodeJS.Timeout>();
   const inFlight = new Set<Promise<void>>();
   const abort = new AbortController();
@@ -104,24 +118,57 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
     }
   };
 
-  const runSlot = (fn: () => Promise<void>) => {
+  const laneOf = (key: string) => {
+    let lane = lanes.get(key);
+    if (!lane) lanes.set(key, (lane = { active: 0, waiting: [] }));
+    return lane;
+  };
+
+  /** Starts waiting attempts while slots are free, one project at a time in turn. */
+  const pump = () => {
+    while (active < concurrency && queued > 0) {
+      let started = false;
+      for (const key of turns.candidates()) {
+        const lane = lanes.get(key);
+        if (!lane || lane.waiting.length === 0) {
+          turns.idle(key);
+          continue;
+        }
+        if (lane.active >= perProject) continue;
+        queued--;
+        turns.served(key);
+        lane.waiting.shift()!();
+        started = true;
+        break;
+      }
+      if (!started) return;
+    }
+  };
+
+  const runSlot = (key: string, fn: () => Promise<void>) => {
+    const lane = laneOf(key);
     const start = () => {
       active++;
+      lane.active++;
       const p = fn()
         .catch((err) => log.error({ err }, "webhook attempt failed unexpectedly"))
         .finally(() => {
           active--;
+          lane.active--;
+          if (lane.active === 0 && lane.waiting.length === 0 && lanes.get(key) === lane) lanes.delete(key);
           inFlight.delete(p);
-          waiting.shift()?.();
+          pump();
         });
       inFlight.add(p);
     };
-    if (active < concurrency) start();
-    else waiting.push(start);
+    lane.waiting.push(start);
+    queued++;
+    turns.activate(key);
+    pump();
   };
 
-  function attempt(d: { id: string; url: string; target: string; secret: string; body: string }, n: number): void {
-    runSlot(async () => {
+  function attempt(d: { id: string; key: string; url: string; target: string; secret: string; body: string }, n: number): void {
+    runSlot(d.key, async () => {
       if (closed) return;
       const timestamp = Math.floor(Date.now() / 1000);
       let status: number | undefined;
@@ -176,7 +223,7 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
   }
 
   return {
-    deliver(url, secret, event) {
+    deliver(url, secret, event, project) {
       const id = randomUUID();
       try {
         const target = describe(url);
@@ -184,14 +231,15 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
           log.warn({ webhookId: id, target }, "webhook dropped: dispatcher closed");
           return report({ id, target, ok: false, attempts: 0, error: "dispatcher closed" });
         }
-        if (waiting.length >= maxQueued) {
-          log.error({ webhookId: id, target }, "webhook dropped: delivery queue full");
+        const key = project ?? `origin:${target.replace(/^(\w+:\/\/[^/]*).*$/, "$1")}`;
+        if (queued >= maxQueued || (lanes.get(key)?.waiting.length ?? 0) >= maxQueuedPerProject) {
+          log.error({ webhookId: id, target, project }, "webhook dropped: delivery queue full");
           return report({ id, target, ok: false, attempts: 0, error: "queue full" });
         }
         if (!secret) throw new Error("webhook secret is empty");
         const body = JSON.stringify(event);
         if (body === undefined) throw new Error("event is not serialisable");
-        attempt({ id, url, target, secret, body }, 0);
+        attempt({ id, key, url, target, secret, body }, 0);
       } catch (err) {
         const error = (err as Error).message;
         log.error({ webhookId: id, error }, "webhook not sent");
@@ -205,7 +253,9 @@ export function createWebhookDispatcher(opts: WebhookDispatcherOptions): Webhook
       for (const t of timers) clearTimeout(t);
       if (timers.size) log.warn({ pending: timers.size }, "webhook retries abandoned at shutdown");
       timers.clear();
-      waiting.length = 0;
+      for (const lane of lanes.values()) lane.waiting.length = 0;
+      queued = 0;
+      turns.clear();
       const grace = new Promise<void>((r) => setTimeout(r, closeGraceMs).unref());
       await Promise.race([Promise.allSettled([...inFlight]), grace]);
       abort.abort(new Error("dispatcher closed"));
