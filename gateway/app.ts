@@ -14,6 +14,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { errorMiddleware } from "./errors.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
+import { writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
@@ -34,6 +35,12 @@ export interface GatewayOptions {
   rpcTimeoutMs?: number;
   /** How long close() lets in-flight requests finish before cutting them. */
   drainMs?: number;
+  /** Auth service: writes are refused with 401/403 before their body is read. */
+  authUrl?: string;
+  /** Credential the gateway presents to the auth service. */
+  internalToken?: string;
+  /** Also serve /metrics on the public port (off by default: use a METRICS_PORT listener). */
+  metricsOnPublicPort?: boolean;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -44,17 +51,19 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   app.on("error", (err: Error) => opts.log.warn({ err: { message: err.message } }, "response stream failed"));
 
   const router = new Router();
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   docsRoutes(router);
   articleRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
-    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
+    checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
   });
   audioRoutes(router, opts.blobs);
   healthRoutes(router, opts.healthTargets, () => serving);
 
-  app.use(gatewayMetrics());
+  app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
-  app.use(errorMiddleware());
+  app.use(errorMiddleware({ allowedMethods: (path) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))], drainBytes: maxBodyBytes }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -46,8 +46,9 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private (e.g. an intranet CMS)" },
-  // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
+  // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
+  METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
   ...SHUTDOWN_VARS,
 } as const;
 
@@ -143,6 +144,9 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       host: cfg.HOST,
       port: publicPort,
       maxBodyBytes: cfg.MAX_BODY_BYTES,
+      authUrl: auth.url,
+      internalToken,
+      metricsOnPublicPort: cfg.METRICS_ON_PUBLIC_PORT,
       drainMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 3_000),
     });
     closers.push(() => gateway.close());
