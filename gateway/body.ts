@@ -48,8 +48,19 @@ export function drainBody(req: IncomingMessage, maxBytes: number, maxMs = DRAIN_
   };
   const timer = setTimeout(cut, maxMs);
   timer.unref();
-  req.once("end", () => clearTimeout(timer));
   req.once("close", () => clearTimeout(timer));
+  // Lingering close: when this answer ends the connection (the client sent
+  // "Connection: close"), Node would close the socket right after the answer
+  // and the client's next write would meet a reset, losing the answer. The
+  // socket only half-closes then, and closes for good once the body is in.
+  const socket = req.socket;
+  socket.destroySoon = () => {
+    socket.end();
+  };
+  req.once("end", () => {
+    clearTimeout(timer);
+    if (socket.writableEnded) socket.destroy();
+  });
   req.on("data", onData);
   req.resume();
 }

@@ -7,6 +7,7 @@ import { expect } from "chai";
 import { pino } from "pino";
 import { compileSchema, ErrorResult } from "../../gateway/schemas.js";
 import { jsonDepthExceeds } from "../../gateway/body.js";
+import { upload } from "../support/upload.js";
 import { call, FULL, READ, startHarness, type Harness } from "./support.js";
 
 const isError = compileSchema(ErrorResult);
@@ -16,50 +17,6 @@ function expectFail(res: { status: number; body: any }, status: number, message:
   expect(isError(res.body), JSON.stringify(res.body)).to.equal(true);
   if (typeof message === "string") expect(res.body.message).to.include(message);
   else expect(res.body.message).to.match(message);
-}
-
-interface RawAnswer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/**
- * POSTs `total` bytes in chunks over node:http; resolves with the answer, or
- * rejects with the socket error (EPIPE/ECONNRESET) a client would see.
- */
-export function upload(url: string, opts: { headers: Record<string, string>; total: number; declare?: boolean; stopAfter?: number }): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const u = new URL(url);
-    const headers: Record<string, string | number> = { "content-type": "application/json", ...opts.headers };
-    if (opts.declare !== false) headers["content-length"] = opts.total;
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", headers, agent: false });
-    req.on("error", reject);
-    req.on("response", (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }));
-      res.on("error", reject);
-    });
-    const chunk = Buffer.alloc(64 * 1024, 0x20);
-    let sent = 0;
-    const limit = opts.stopAfter ?? opts.total;
-    const pump = () => {
-      while (sent < limit) {
-        const n = Math.min(chunk.length, limit - sent);
-        sent += n;
-        if (!req.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
-          req.once("drain", pump);
-          return;
-        }
-      }
-      // stopAfter: leave the upload hanging (the answer must come without it).
-      if (opts.stopAfter === undefined) req.end();
-    };
-    req.write("[");
-    sent = 1;
-    pump();
-  });
 }
 
 /** Any method, fetch refuses TRACE. */
