@@ -39,10 +39,11 @@ const httpUrl: Schema = {
   [MESSAGE]: "must be an absolute http(s) URL",
   allOf: [safeId],
   description: "Original article URL: an absolute http(s) URL (ASCII; no control or bidi characters).",
+  examples: ["https://news.example.com/2024/05/library-budget"],
 };
 
-const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang." };
-const lang: Schema = { type: "string", enum: [...LANGS], description: "Locale; must be one the voice speaks. Send together with voice." };
+const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang.", examples: ["alloy"] };
+const lang: Schema = { type: "string", enum: [...LANGS], description: "Locale; must be one the voice speaks. Send together with voice.", examples: ["en-US"] };
 
 // Voices restricted to fewer locales than exist get an explicit pair rule.
 const voiceLangPairs: Schema[] = VOICES.filter((v) => v.langs.length < LANGS.length).map((v) => ({
@@ -55,11 +56,12 @@ const labels: Schema = {
   items: { type: "string", minLength: 1, maxLength: LIMITS.label, allOf: [notBlank, safeId], description: "Not blank; no control characters, unpaired surrogates or bidi controls." },
   maxItems: LIMITS.labels,
   description: "Labels of the article.",
+  examples: [["local", "politics"]],
 };
 
 const requestFields: Record<string, Schema> = {
-  title: { type: "string", minLength: 1, maxLength: LIMITS.title, allOf: [notBlank, safeText], description: "Article title; not blank, no NUL or unpaired surrogates." },
-  text: { type: "string", minLength: 1, maxLength: LIMITS.text, allOf: [notBlank], description: "Body text, not blank; HTML allowed when parse is true." },
+  title: { type: "string", minLength: 1, maxLength: LIMITS.title, allOf: [notBlank, safeText], description: "Article title; not blank, no NUL or unpaired surrogates.", examples: ["Council approves the library budget"] },
+  text: { type: "string", minLength: 1, maxLength: LIMITS.text, allOf: [notBlank], description: "Body text, not blank; HTML allowed when parse is true.", examples: ["The city council approved the budget for public libraries on Tuesday."] },
   url: httpUrl,
   externalId: {
     type: "string",
@@ -67,6 +69,7 @@ const requestFields: Record<string, Schema> = {
     maxLength: LIMITS.externalId,
     allOf: [safeId],
     description: "Caller-supplied id, unique across all articles; no control characters, unpaired surrogates or bidi controls.",
+    examples: ["cms-4711"],
   },
   voice,
   lang,
@@ -74,10 +77,15 @@ const requestFields: Record<string, Schema> = {
   isRaw: { type: "boolean", description: "Treat the text as raw (no speech normalisation)." },
 };
 
-const pairRules = {
+/** Named, so the document shows the request bodies as plain objects plus this one rule. */
+export const VoiceLangRule: Schema = {
+  type: "object",
+  description: "voice and lang are sent together, and the voice must speak the lang (voices limited to some locales are listed as if/then rules).",
   dependentRequired: { voice: ["lang"], lang: ["voice"] },
   allOf: voiceLangPairs,
 };
+
+const pairRules = { allOf: [VoiceLangRule] };
 
 const UNKNOWN_FIELDS_NOTE = "Unknown fields are ignored (neither stored nor rejected).";
 
@@ -89,7 +97,7 @@ export const ArticleCreateRequest: Schema = {
     ...requestFields,
     parse: { ...requestFields.parse, default: false },
     isRaw: { ...requestFields.isRaw, default: false },
-    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only)." },
+    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
     labels,
   },
   ...pairRules,
@@ -129,6 +137,7 @@ export const ArticleIdParam: Schema = {
   maxLength: 200,
   allOf: [safeId],
   description: "Article slug (internal id), as returned by the create call.",
+  examples: ["council-approves-the-library-budget-x7k2"],
 };
 export const ExternalIdParam: Schema = { ...requestFields.externalId, description: "The external id given on creation." };
 export const ExternalUrlParam: Schema = {
@@ -263,6 +272,7 @@ export const HealthResult: Schema = {
 export const SCHEMAS = {
   ArticleCreateRequest,
   ArticleUpdateRequest,
+  VoiceLangRule,
   ArticleStatus: ArticleStatusSchema,
   Article,
   ArticleListItem,
