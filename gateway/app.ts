@@ -10,7 +10,7 @@ import type { BlobStore } from "../lib/blob/port.js";
 import type { Logger } from "../lib/log.js";
 import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
-import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
 import { errorMiddleware } from "./errors.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
@@ -67,7 +67,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  const server = http.createServer(handle);
+  // "Expect: 100-continue" is answered only when the body is actually read
+  // (after the token check), so a refused client never sends its upload.
+  server.on("checkContinue", (req, res) => handle(deferContinue(req, res), res));
   server.keepAliveTimeout = 65_000;
   // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
   server.requestTimeout = 120_000;

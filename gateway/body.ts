@@ -3,7 +3,7 @@
 // refused without ever being held in memory. A refused upload is still
 // drained (discarded, bounded in bytes and time) so the client, which is
 // usually still sending, can read the error instead of a reset connection.
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context } from "koa";
 import { HttpError } from "./errors.js";
 
@@ -22,6 +22,14 @@ function isJsonType(ctx: Context): boolean {
   return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
 }
 
+const pendingContinue = new WeakMap<IncomingMessage, ServerResponse>();
+
+/** Marks a request whose "100 Continue" is owed: sent by readJsonBody, never if the request is refused first. */
+export function deferContinue(req: IncomingMessage, res: ServerResponse): IncomingMessage {
+  pendingContinue.set(req, res);
+  return req;
+}
+
 /** True when the request announced a body (length or chunked). */
 export function hasBody(req: IncomingMessage): boolean {
   const len = req.headers["content-length"];
@@ -36,6 +44,13 @@ export function hasBody(req: IncomingMessage): boolean {
  */
 export function drainBody(req: IncomingMessage, maxBytes: number, maxMs = DRAIN_MS): void {
   if (req.complete || req.destroyed || !hasBody(req)) return;
+  const owed = pendingContinue.get(req);
+  if (owed) {
+    // Refused before "100 Continue": the client may still send the body or
+    // not, so this connection cannot be reused; it closes after the answer.
+    pendingContinue.delete(req);
+    if (!owed.headersSent) owed.setHeader("Connection", "close");
+  }
   const cut = () => {
     clearTimeout(timer);
     req.off("data", onData);
@@ -59,6 +74,7 @@ export function drainBody(req: IncomingMessage, maxBytes: number, maxMs = DRAIN_
   };
   req.once("end", () => {
     clearTimeout(timer);
+    Reflect.deleteProperty(socket, "destroySoon"); // back to Node's own for later requests
     if (socket.writableEnded) socket.destroy();
   });
   req.on("data", onData);
@@ -146,6 +162,11 @@ export async function readJsonBody(ctx: Context, maxBytes: number): Promise<unkn
   const encoding = ctx.get("Content-Encoding").trim().toLowerCase();
   if (encoding !== "" && encoding !== "identity") {
     throw new HttpError(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the JSON body uncompressed`, { "Accept-Encoding": "identity" });
+  }
+  const owed = pendingContinue.get(ctx.req);
+  if (owed) {
+    pendingContinue.delete(ctx.req);
+    owed.writeContinue();
   }
   const raw = await readRaw(ctx.req, maxBytes);
   if (raw.length === 0) throw new HttpError(400, "Request body is required: send a JSON object");

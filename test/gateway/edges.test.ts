@@ -60,6 +60,38 @@ describe("gateway: edges", function () {
       expect(JSON.parse(res.body).message).to.include("read-only");
     });
 
+    function expectContinue(token: string): Promise<{ status: number; continued: boolean }> {
+      return new Promise((resolve, reject) => {
+        const u = new URL(h.url("/api/articles"));
+        const body = JSON.stringify({ title: "Continued", text: "t" });
+        const req = http.request({
+          host: u.hostname,
+          port: u.port,
+          path: u.pathname,
+          method: "POST",
+          agent: false,
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body), expect: "100-continue" },
+        });
+        let continued = false;
+        req.on("continue", () => {
+          continued = true;
+          req.end(body);
+        });
+        req.on("response", (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, continued }));
+        });
+        req.on("error", reject);
+        req.flushHeaders();
+      });
+    }
+
+    it("Expect: 100-continue: a bad token is refused before the client is invited to send", async () => {
+      expect(await expectContinue("garbage")).to.deep.equal({ status: 401, continued: false });
+      expect(await expectContinue("read-token")).to.deep.equal({ status: 403, continued: false });
+      expect(await expectContinue("full-token")).to.deep.equal({ status: 200, continued: true });
+    });
+
     it("GETs do not call the auth service from the gateway", async () => {
       const calls = h.fake.authCalls;
       await call(h, "GET", "/api/articles", { headers: READ });
@@ -75,6 +107,14 @@ describe("gateway: edges", function () {
         const body = JSON.parse(res.body);
         expect(body.result).to.equal("fail");
         expect(body.message).to.include("larger than");
+      }
+    });
+
+    it("a kept-alive connection serves the next request after a 413", async () => {
+      const big = JSON.stringify({ title: "T", text: "x".repeat(1024 * 1024 + 10) });
+      for (let i = 0; i < 3; i++) {
+        expectFail(await call(h, "POST", "/api/articles", { headers: FULL, json: JSON.parse(big) }), 413, "larger than");
+        expect((await call(h, "POST", "/api/articles", { headers: FULL, json: { title: "After 413", text: "t" } })).status).to.equal(200);
       }
     });
 
