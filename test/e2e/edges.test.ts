@@ -92,6 +92,19 @@ describe("gateway edges on the embedded default (npm start)", function () {
     expect(failures).to.deep.equal([]);
   });
 
+  it("refuses a 5-million-deep JSON array without parsing it", async () => {
+    const started = Date.now();
+    const res = await fetch(`${url}/api/articles`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${FULL_TOKEN}`, "content-type": "application/json" },
+      body: "[".repeat(5_000_000),
+    });
+    expect(res.status).to.equal(400);
+    expect((await res.json()).message).to.include("nested more than 64");
+    expect(Date.now() - started).to.be.below(10_000);
+    expect((await fetch(`${url}/livez`)).status).to.equal(200);
+  });
+
   it("/metrics is not served on the public port", async () => {
     const res = await fetch(`${url}/metrics`);
     expect(res.status).to.equal(404);
