@@ -63,7 +63,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
 
   app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
-  app.use(errorMiddleware({ allowedMethods: (path) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))], drainBytes: maxBodyBytes }));
+  // Every method some route serves at a path, for the 405 of a method no route knows.
+  const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
+  // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
+  app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
