@@ -10,10 +10,11 @@ import type { BlobStore } from "../lib/blob/port.js";
 import type { Logger } from "../lib/log.js";
 import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
-import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
+import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
 import { errorMiddleware } from "./errors.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
+import { writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
@@ -34,6 +35,12 @@ export interface GatewayOptions {
   rpcTimeoutMs?: number;
   /** How long close() lets in-flight requests finish before cutting them. */
   drainMs?: number;
+  /** Auth service: writes are refused with 401/403 before their body is read. */
+  authUrl?: string;
+  /** Credential the gateway presents to the auth service. */
+  internalToken?: string;
+  /** Also serve /metrics on the public port (off by default: use a METRICS_PORT listener). */
+  metricsOnPublicPort?: boolean;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -44,21 +51,30 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   app.on("error", (err: Error) => opts.log.warn({ err: { message: err.message } }, "response stream failed"));
 
   const router = new Router();
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   docsRoutes(router);
   articleRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
-    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxBodyBytes,
+    checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
   });
   audioRoutes(router, opts.blobs);
   healthRoutes(router, opts.healthTargets, () => serving);
 
-  app.use(gatewayMetrics());
+  app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
-  app.use(errorMiddleware());
+  // Every method some route serves at a path, for the 405 of a method no route knows.
+  const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
+  // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
+  app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
-  const server = http.createServer(app.callback());
+  const handle = app.callback();
+  const server = http.createServer(handle);
+  // "Expect: 100-continue" is answered only when the body is actually read
+  // (after the token check), so a refused client never sends its upload.
+  server.on("checkContinue", (req, res) => handle(deferContinue(req, res), res));
   server.keepAliveTimeout = 65_000;
   // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
   server.requestTimeout = 120_000;

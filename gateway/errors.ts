@@ -3,6 +3,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Context, Next } from "koa";
 import type { Logger } from "../lib/log.js";
+import { drainBody } from "./body.js";
 
 export class HttpError extends Error {
   constructor(
@@ -74,27 +75,49 @@ function mapError(err: unknown, requestId: string): Mapped {
   return { status: 500, message: `${SERVER_MESSAGES[500]} (request id ${requestId})`, headers: {} };
 }
 
-/** Turns thrown errors and body-less 404/405/501 into ErrorResult JSON. */
-export function errorMiddleware() {
+export interface ErrorMiddlewareOptions {
+  /** Methods some route serves at this path (empty: no route has the path). */
+  allowedMethods?: (path: string) => string[];
+  /** How much of an unread request body is discarded after an error answer (see drainBody). */
+  drainBytes?: number;
+}
+
+function methodNotAllowed(method: string, allowed: string[]): HttpError {
+  const allow = allowed.join(", ");
+  return new HttpError(405, `Method ${method} is not allowed here; allowed: ${allow}`, { Allow: allow });
+}
+
+/**
+ * Turns thrown errors and body-less 404/405/501 into ErrorResult JSON. A
+ * method no route knows (TRACE, PROPFIND...) is the client's mistake like any
+ * other wrong method: 405 with Allow, not 501.
+ */
+export function errorMiddleware(opts: ErrorMiddlewareOptions = {}) {
+  const drainBytes = opts.drainBytes ?? 10 * 1024 * 1024;
   return async (ctx: Context, next: Next): Promise<void> => {
     try {
       await next();
       if (ctx.body == null && !ctx.response.get("Location")) {
         if (ctx.status === 404) throw new HttpError(404, `No such endpoint: ${ctx.method} ${ctx.path}`);
-        if (ctx.status === 405) {
-          throw new HttpError(405, `Method ${ctx.method} is not allowed here; allowed: ${ctx.response.get("Allow")}`, { Allow: String(ctx.response.get("Allow")) });
+        if (ctx.status === 405) throw methodNotAllowed(ctx.method, String(ctx.response.get("Allow")).split(/,\s*/));
+        if (ctx.status === 501) {
+          const allowed = opts.allowedMethods?.(ctx.path) ?? [];
+          if (allowed.length === 0) throw new HttpError(404, `No such endpoint: ${ctx.method} ${ctx.path}`);
+          throw methodNotAllowed(ctx.method, allowed);
         }
-        if (ctx.status === 501) throw new HttpError(501, `Method ${ctx.method} is not supported`);
       }
     } catch (err) {
       // Read only here: the request's child logger is built on first use.
       const log: Logger = ctx.state.log;
       const mapped = mapError(err, ctx.state.requestId);
       if (mapped.status >= 500) log.error({ err, status: mapped.status }, "request failed");
+      else if (mapped.status === 405) log.info({ status: mapped.status, method: ctx.method }, "method not allowed");
       else log.debug({ status: mapped.status, message: mapped.message }, "request rejected");
       ctx.set(mapped.headers);
       ctx.status = mapped.status;
       ctx.body = errorBody(mapped.status, mapped.message);
+      // The answer must reach a client that is still uploading (413, 401 before the body...).
+      drainBody(ctx.req, drainBytes);
     }
   };
 }

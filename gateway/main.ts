@@ -16,11 +16,13 @@ const schema = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port" },
   HOST: { type: "string", default: "0.0.0.0", description: "public bind address" },
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
-  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health only)" },
+  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, and token checks before a write's body is read)" },
+  INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service" },
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
   ...METRICS_VARS,
+  METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
   ...SHUTDOWN_VARS,
 } as const;
 
@@ -44,10 +46,13 @@ async function main(): Promise<void> {
     host: config.HOST,
     port: config.PORT,
     maxBodyBytes: config.MAX_BODY_BYTES,
+    authUrl: config.AUTH_URL,
+    internalToken: config.INTERNAL_TOKEN,
+    metricsOnPublicPort: config.METRICS_ON_PUBLIC_PORT,
     // In-flight requests get most of the grace period; the rest closes the connections.
     drainMs: Math.max(1_000, config.SHUTDOWN_GRACE_MS - 3_000),
   });
-  // /metrics is also served on PORT; this listener is for scrapers that use the metrics port.
+  // Scrapers use this listener; PORT serves /metrics only with METRICS_ON_PUBLIC_PORT=true.
   const metrics = await maybeStartMetricsServer(config, log);
 
   onShutdown(log, async () => {

@@ -1,6 +1,4 @@
-// Gateway side of the metrics: GET /metrics for the whole process (in the
-// embedded launcher that is every service) and a latency histogram of every
-// other request, labelled by route template so article ids and audio keys
+// Gateway side of the metrics: a latency histogram of every request, labelled by route template so article ids and audio keys
 // never become label values.
 import type { Context, Next } from "koa";
 import { httpDuration, metricsText } from "../lib/metrics.js";
@@ -13,9 +11,14 @@ function routeOf(ctx: Context): string {
   return typeof matched === "string" ? matched : "unmatched";
 }
 
-export function gatewayMetrics() {
+/**
+ * `serve`: also answer GET /metrics for the whole process on this (public)
+ * port. Off by default: the numbers describe other tenants' traffic, so they
+ * belong on the METRICS_PORT listener that only the cluster can reach.
+ */
+export function gatewayMetrics(opts: { serve: boolean } = { serve: false }) {
   return async (ctx: Context, next: Next): Promise<void> => {
-    if (ctx.path === METRICS_PATH && (ctx.method === "GET" || ctx.method === "HEAD")) {
+    if (opts.serve && ctx.path === METRICS_PATH && (ctx.method === "GET" || ctx.method === "HEAD")) {
       const { contentType, body } = await metricsText();
       ctx.type = contentType;
       ctx.body = body;

@@ -25,7 +25,7 @@ const ERROR_RESPONSES: Record<string, Json> = {
   Forbidden: errorResponse("The token may not do this (read-only token on a write)."),
   NotFound: errorResponse("No such article in the token's project."),
   PayloadTooLarge: errorResponse("Request body larger than the configured limit (10 MiB by default)."),
-  UnsupportedMediaType: errorResponse("Request body not sent as application/json."),
+  UnsupportedMediaType: errorResponse("Request body not sent as application/json, or sent compressed (Content-Encoding other than identity)."),
   TooManyRequests: errorResponse("Rate or quota limit reached."),
   InternalError: errorResponse("Unexpected server error; the message carries a request id."),
   Unavailable: errorResponse("A backing service is unavailable; retry later."),
@@ -50,20 +50,43 @@ const errors = (...codes: number[]) => {
 
 const COMMON = [400, 401, 403, 429, 500, 503, 504];
 const ok = (description: string, schemaName: string) => ({ "200": { description, content: jsonContent(schemaName) } });
-const body = (schemaName: string) => ({ required: true, content: jsonContent(schemaName) });
+/** A request body with an example that the server accepts as it stands ("Try it out" sends it). */
+const body = (schemaName: string, example: Json) => ({ required: true, content: { "application/json": { schema: ref(schemaName), example } } });
 
-function pathParam(name: string, schema: Json): Json {
-  const { description, ...rest } = schema;
-  return { name, in: "path", required: true, description, schema: rest };
+const CREATE_EXAMPLE = {
+  title: "Council approves the library budget",
+  text: "The city council approved the budget for public libraries on Tuesday. Opening hours will be extended next year.",
+  url: "https://news.example.com/2024/05/library-budget",
+  labels: ["local", "politics"],
+};
+const UPDATE_EXAMPLE = {
+  title: "Council approves the library budget (corrected)",
+  text: "The city council approved the budget for public libraries on Tuesday. Opening hours will be extended in March.",
+  labels: ["local"],
+};
+
+/** Schema examples become the parameter's example, which Swagger UI fills in. */
+function param(name: string, where: "path" | "query", schema: Json): Json {
+  const { description, examples, ...rest } = schema;
+  const example = Array.isArray(examples) ? examples[0] : undefined;
+  return { name, in: where, required: where === "path", description, schema: rest, ...(example === undefined ? {} : { example }) };
 }
+
+const pathParam = (name: string, schema: Json) => param(name, "path", schema);
 
 function queryParams(): Json[] {
   const props = ListQuery.properties as Record<string, Json>;
-  return Object.entries(props).map(([name, schema]) => {
-    const { description, ...rest } = schema;
-    return { name, in: "query", required: false, description, schema: rest };
-  });
+  return Object.entries(props).map(([name, schema]) => param(name, "query", schema));
 }
+
+const AUDIO_KEY: Json = {
+  type: "string",
+  pattern: "^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$",
+  description:
+    "Storage key, several segments: <article>/<revision>/full.mp3 or preview.mp3, as at the end of an article's audio URL. " +
+    "Its slashes may be sent as they are or encoded (%2F, as Swagger UI sends them).",
+  examples: ["council-approves-the-library-budget-x7k2/1/full.mp3"],
+};
 
 const DESCRIPTION = [
   "Project-scoped API for turning text articles into spoken audio (MP3).",
@@ -112,7 +135,7 @@ export function buildOpenApi(): Json {
           operationId: "createArticle",
           tags: ["articles"],
           summary: "Creates an article and queues its audio (full token)",
-          requestBody: body("ArticleCreateRequest"),
+          requestBody: body("ArticleCreateRequest", CREATE_EXAMPLE),
           responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, 413, 415) },
         },
       },
@@ -128,7 +151,7 @@ export function buildOpenApi(): Json {
           operationId: "updateArticle",
           tags: ["articles"],
           summary: "Updates an article and re-generates its audio (full token)",
-          requestBody: body("ArticleUpdateRequest"),
+          requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
           responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
         },
         delete: {
@@ -150,7 +173,7 @@ export function buildOpenApi(): Json {
           operationId: "updateArticleByExternalId",
           tags: ["articles"],
           summary: "Updates an article addressed by its external id (full token)",
-          requestBody: body("ArticleUpdateRequest"),
+          requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
           responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
         },
       },
@@ -164,7 +187,7 @@ export function buildOpenApi(): Json {
         },
       },
       "/audio/{key}": {
-        parameters: [{ name: "key", in: "path", required: true, description: "Storage key, e.g. <article>/<revision>/full.mp3.", schema: { type: "string" } }],
+        parameters: [pathParam("key", AUDIO_KEY)],
         get: {
           operationId: "getAudio",
           tags: ["audio"],

@@ -3,6 +3,7 @@
 // OpenAPI document, so the documentation cannot drift from the checks.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
+import { NOT_BLANK, UNSAFE_ID_CHAR, UNSAFE_ID_MESSAGE, UNSAFE_TEXT_CHAR, UNSAFE_TEXT_MESSAGE } from "../lib/text-rules.js";
 import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
 import { HttpError } from "./errors.js";
 
@@ -14,14 +15,21 @@ type Schema = Record<string, unknown>;
 /** Annotation read by the error formatter; a valid OpenAPI "x-" extension. */
 const MESSAGE = "x-error-message";
 
+/** The articles service's own limits (services/articles/validate.ts), stated here so the document tells the truth. */
 export const LIMITS = {
   title: 1_000,
-  externalId: 512,
-  url: 4_096,
+  text: 1_000_000,
+  externalId: 256,
+  url: 2_048,
   prompt: 4_000,
   label: 100,
   labels: 100,
 } as const;
+
+// Each rule a subschema of its own, so a failure is explained by its own message.
+const notBlank: Schema = { pattern: NOT_BLANK, [MESSAGE]: "must not be blank (whitespace only)" };
+const safeId: Schema = { not: { pattern: UNSAFE_ID_CHAR }, [MESSAGE]: UNSAFE_ID_MESSAGE };
+const safeText: Schema = { not: { pattern: UNSAFE_TEXT_CHAR }, [MESSAGE]: UNSAFE_TEXT_MESSAGE };
 
 const httpUrl: Schema = {
   type: "string",
@@ -29,11 +37,13 @@ const httpUrl: Schema = {
   pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+",
   maxLength: LIMITS.url,
   [MESSAGE]: "must be an absolute http(s) URL",
-  description: "Original article URL: an absolute http(s) URL.",
+  allOf: [safeId],
+  description: "Original article URL: an absolute http(s) URL (ASCII; no control or bidi characters).",
+  examples: ["https://news.example.com/2024/05/library-budget"],
 };
 
-const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang." };
-const lang: Schema = { type: "string", enum: [...LANGS], description: "Locale; must be one the voice speaks. Send together with voice." };
+const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang.", examples: ["alloy"] };
+const lang: Schema = { type: "string", enum: [...LANGS], description: "Locale; must be one the voice speaks. Send together with voice.", examples: ["en-US"] };
 
 // Voices restricted to fewer locales than exist get an explicit pair rule.
 const voiceLangPairs: Schema[] = VOICES.filter((v) => v.langs.length < LANGS.length).map((v) => ({
@@ -43,26 +53,39 @@ const voiceLangPairs: Schema[] = VOICES.filter((v) => v.langs.length < LANGS.len
 
 const labels: Schema = {
   type: "array",
-  items: { type: "string", minLength: 1, maxLength: LIMITS.label },
+  items: { type: "string", minLength: 1, maxLength: LIMITS.label, allOf: [notBlank, safeId], description: "Not blank; no control characters, unpaired surrogates or bidi controls." },
   maxItems: LIMITS.labels,
   description: "Labels of the article.",
+  examples: [["local", "politics"]],
 };
 
 const requestFields: Record<string, Schema> = {
-  title: { type: "string", minLength: 1, maxLength: LIMITS.title, description: "Article title." },
-  text: { type: "string", minLength: 1, description: "Body text; HTML allowed when parse is true." },
+  title: { type: "string", minLength: 1, maxLength: LIMITS.title, allOf: [notBlank, safeText], description: "Article title; not blank, no NUL or unpaired surrogates.", examples: ["Council approves the library budget"] },
+  text: { type: "string", minLength: 1, maxLength: LIMITS.text, allOf: [notBlank], description: "Body text, not blank; HTML allowed when parse is true.", examples: ["The city council approved the budget for public libraries on Tuesday."] },
   url: httpUrl,
-  externalId: { type: "string", minLength: 1, maxLength: LIMITS.externalId, description: "Caller-supplied id, unique across all articles." },
+  externalId: {
+    type: "string",
+    minLength: 1,
+    maxLength: LIMITS.externalId,
+    allOf: [safeId],
+    description: "Caller-supplied id, unique across all articles; no control characters, unpaired surrogates or bidi controls.",
+    examples: ["cms-4711"],
+  },
   voice,
   lang,
   parse: { type: "boolean", description: "Strip HTML and clean the text before processing." },
   isRaw: { type: "boolean", description: "Treat the text as raw (no speech normalisation)." },
 };
 
-const pairRules = {
+/** Named, so the document shows the request bodies as plain objects plus this one rule. */
+export const VoiceLangRule: Schema = {
+  type: "object",
+  description: "voice and lang are sent together, and the voice must speak the lang (voices limited to some locales are listed as if/then rules).",
   dependentRequired: { voice: ["lang"], lang: ["voice"] },
   allOf: voiceLangPairs,
 };
+
+const pairRules = { allOf: [VoiceLangRule] };
 
 const UNKNOWN_FIELDS_NOTE = "Unknown fields are ignored (neither stored nor rejected).";
 
@@ -74,7 +97,7 @@ export const ArticleCreateRequest: Schema = {
     ...requestFields,
     parse: { ...requestFields.parse, default: false },
     isRaw: { ...requestFields.isRaw, default: false },
-    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only)." },
+    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
     labels,
   },
   ...pairRules,
@@ -93,16 +116,30 @@ export const ArticleUpdateRequest: Schema = {
   ...pairRules,
 };
 
+/**
+ * Query integers are written as plain decimal digits: no sign, exponent, hex,
+ * spaces or empty value. The pattern states that for clients and is checked
+ * on the raw text (checkQueryText) before the value is converted.
+ */
+const DECIMAL = "^[0-9]{1,10}$";
+
 export const ListQuery: Schema = {
   type: "object",
   properties: {
-    limit: { type: "integer", minimum: 10, maximum: 100, default: 10, description: "Page size." },
-    offset: { type: "integer", minimum: 0, maximum: 2_147_483_647, default: 0, description: "Number of articles to skip." },
+    limit: { type: "integer", pattern: DECIMAL, minimum: 10, maximum: 100, default: 10, examples: [10], description: "Page size (plain decimal digits)." },
+    offset: { type: "integer", pattern: DECIMAL, minimum: 0, maximum: 2_147_483_647, default: 0, examples: [0], description: "Number of articles to skip (plain decimal digits)." },
   },
 };
 
-export const ArticleIdParam: Schema = { type: "string", minLength: 1, maxLength: 200, description: "Article slug (internal id)." };
-export const ExternalIdParam: Schema = { type: "string", minLength: 1, maxLength: LIMITS.externalId, description: "The external id given on creation." };
+export const ArticleIdParam: Schema = {
+  type: "string",
+  minLength: 1,
+  maxLength: 200,
+  allOf: [safeId],
+  description: "Article slug (internal id), as returned by the create call.",
+  examples: ["council-approves-the-library-budget-x7k2"],
+};
+export const ExternalIdParam: Schema = { ...requestFields.externalId, description: "The external id given on creation." };
 export const ExternalUrlParam: Schema = {
   ...httpUrl,
   description: "The original article URL, URL-encoded once (its slashes may arrive encoded or not).",
@@ -235,6 +272,7 @@ export const HealthResult: Schema = {
 export const SCHEMAS = {
   ArticleCreateRequest,
   ArticleUpdateRequest,
+  VoiceLangRule,
   ArticleStatus: ArticleStatusSchema,
   Article,
   ArticleListItem,
@@ -256,7 +294,7 @@ function newAjv(extra: object = {}): Ajv2020 {
 // Request bodies are taken as sent; the query string arrives as text, so its
 // validator converts numbers and fills in the defaults.
 const bodyAjv = newAjv();
-const queryAjv = newAjv({ coerceTypes: true, useDefaults: true });
+const queryAjv = newAjv({ coerceTypes: true, useDefaults: true, strictTypes: false });
 
 function describeType(t: unknown): string {
   const names = (Array.isArray(t) ? t : [t]).map((x) => (x === "integer" ? "an integer" : x === "array" || x === "object" ? `an ${x}` : x === "null" ? "null" : `a ${x}`));
@@ -325,11 +363,37 @@ function compile(ajv: Ajv2020, schema: Schema, root: string): (data: unknown) =>
   };
 }
 
+/**
+ * The query string as sent, before ajv converts it: each integer parameter
+ * once, in plain decimal ("0x10", "1e1", "+10", " " and "" are refused).
+ */
+function checkQueryText(schema: Schema): (query: Record<string, unknown>) => void {
+  const integers = Object.entries(schema.properties as Record<string, Schema>).filter(([, p]) => p.type === "integer" && typeof p.pattern === "string");
+  const checks = integers.map(([name, p]) => [name, new RegExp(p.pattern as string, "u")] as const);
+  return (query) => {
+    for (const [name, re] of checks) {
+      const v = query[name];
+      if (v === undefined) continue;
+      if (Array.isArray(v)) throw new HttpError(400, `${name}: must be given once`);
+      if (typeof v !== "string" || !re.test(v)) throw new HttpError(400, `${name}: must be a plain decimal integer (digits only)`);
+    }
+  };
+}
+
+function compileQuery(schema: Schema): (query: Record<string, unknown>) => void {
+  const text = checkQueryText(schema);
+  const typed = compile(queryAjv, schema, "query");
+  return (query) => {
+    text(query);
+    typed(query);
+  };
+}
+
 /** Each throws HttpError 400 naming the field; list query also gets its defaults filled in. */
 export const validate = {
   createBody: compile(bodyAjv, ArticleCreateRequest, "body"),
   updateBody: compile(bodyAjv, ArticleUpdateRequest, "body"),
-  listQuery: compile(queryAjv, ListQuery, "query"),
+  listQuery: compileQuery(ListQuery),
   articleId: compile(bodyAjv, ArticleIdParam, "articleId"),
   externalId: compile(bodyAjv, ExternalIdParam, "externalId"),
   externalUrl: compile(bodyAjv, ExternalUrlParam, "externalUrl"),

@@ -5,6 +5,7 @@
 // directory and the local synthesizer. `npm start` runs this.
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
+import net from "node:net";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
 import { AuthService } from "../gen/auth/v1/auth_pb.js";
 import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.js";
@@ -47,13 +48,35 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
-  // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
+  // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
+  METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
   ...SHUTDOWN_VARS,
   ...AUDIO_FILES_VARS,
 } as const;
 
 export type EmbeddedEnv = Record<string, string | undefined>;
+
+/**
+ * Fails start-up, naming the variable, when a fixed port is taken. Checked
+ * before anything is created: on a first start the demo project's tokens are
+ * printed once, and a start that died afterwards on a busy port would lose
+ * them for good (the next start finds the project and prints nothing).
+ */
+async function assertPortsFree(ports: { variable: string; host: string; port: number | undefined }[]): Promise<void> {
+  for (const { variable, host, port } of ports) {
+    if (!port) continue;
+    await new Promise<void>((resolve, reject) => {
+      const probe = net.createServer();
+      probe.once("error", (err: NodeJS.ErrnoException) => {
+        if (err.code === "EADDRINUSE") reject(new ConfigError(`Invalid configuration: ${variable}=${port} is already in use on ${host} (another instance running?); stop it or choose another ${variable}`));
+        else if (err.code === "EACCES") reject(new ConfigError(`Invalid configuration: ${variable}=${port} on ${host} needs privileges this process lacks; choose a port above 1023`));
+        else reject(err);
+      });
+      probe.listen(port, host, () => probe.close(() => resolve()));
+    });
+  }
+}
 
 export interface Embedded {
   /** Public base URL of the gateway, e.g. http://127.0.0.1:8080 */
@@ -65,6 +88,13 @@ export interface Embedded {
 export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.WritableStream = process.stdout): Promise<Embedded> {
   const cfg = loadConfig(EMBEDDED_VARS, env);
   const log = logger("embedded");
+  await assertPortsFree([
+    { variable: "PORT", host: cfg.HOST, port: cfg.PORT },
+    { variable: "AUTH_PORT", host: cfg.RPC_HOST, port: cfg.AUTH_PORT },
+    { variable: "ARTICLES_PORT", host: cfg.RPC_HOST, port: cfg.ARTICLES_PORT },
+    { variable: "AUDIO_PORT", host: cfg.RPC_HOST, port: cfg.AUDIO_PORT },
+    { variable: "METRICS_PORT", host: cfg.METRICS_HOST, port: cfg.METRICS_PORT },
+  ]);
   // The audio base URL needs the public port before the gateway listens.
   const publicPort = cfg.PORT === 0 ? await freePort(cfg.HOST) : cfg.PORT;
   const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
@@ -147,6 +177,9 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       host: cfg.HOST,
       port: publicPort,
       maxBodyBytes: cfg.MAX_BODY_BYTES,
+      authUrl: auth.url,
+      internalToken,
+      metricsOnPublicPort: cfg.METRICS_ON_PUBLIC_PORT,
       drainMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 3_000),
     });
     closers.push(() => gateway.close());
@@ -155,7 +188,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const services = [auth, articles, audio, gateway];
     const url = `http://${cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "127.0.0.1" : cfg.HOST}:${gateway.port}`;
-    log.info({ url, dataDir: cfg.MONGODB_URL ? undefined : cfg.DATA_DIR }, `article audio platform ready: API at ${url}/api, docs at ${url}/api/docs`);
+    // The auth URL is what `npm run admin` needs (AUTH_URL); it changes per start unless AUTH_PORT is set.
+    log.info({ url, authUrl: auth.url, dataDir: cfg.MONGODB_URL ? undefined : cfg.DATA_DIR }, `article audio platform ready: API at ${url}/api, docs at ${url}/api/docs`);
     return {
       url,
       services,

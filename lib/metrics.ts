@@ -272,7 +272,7 @@ export async function startMetricsServer(opts: { port: number; host?: string; lo
 
 /** Configuration every process reads for its metrics listener. */
 export const METRICS_VARS = {
-  METRICS_PORT: { type: "integer", minimum: 0, maximum: 65535, description: "Prometheus /metrics port; unset = no metrics listener (the gateway also serves /metrics on PORT)" },
+  METRICS_PORT: { type: "integer", minimum: 0, maximum: 65535, description: "Prometheus /metrics port; unset = no metrics listener (the public port serves /metrics only with METRICS_ON_PUBLIC_PORT=true)" },
   METRICS_HOST: { type: "string", default: "0.0.0.0", description: "bind address of the metrics listener" },
   METRICS_SAMPLE_MS: { type: "integer", minimum: 100, default: 15_000, description: "how often sampled gauges (articles by status, queue backlog) are refreshed" },
 } as const;

@@ -18,12 +18,15 @@ import { createCoalescer } from "../coalesce.js";
 import { HttpError } from "../errors.js";
 import { articleJson, listItemJson } from "../present.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
+import type { WriterCheck } from "../writer-check.js";
 
 export interface ArticleRoutesOptions {
   client: Client<typeof ArticlesService>;
   maxBodyBytes: number;
   /** Bound on distinct identical-read groups in flight (see coalesce.ts). */
   maxSharedReads?: number;
+  /** Refuses a bad or read-only token before the body is read (reads never pay for it). */
+  checkWriter?: WriterCheck;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
@@ -94,6 +97,10 @@ function updateRequest(target: UpdateArticleRequest["target"], body: UpdateBody)
 
 export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void {
   const { client, maxBodyBytes } = opts;
+  const readBody = async (ctx: Context, authorization: string) => {
+    await opts.checkWriter?.(authorization);
+    return readJsonBody(ctx, maxBodyBytes);
+  };
   const reads = createCoalescer<string>(opts.maxSharedReads);
 
   router.get("/api/articles", async (ctx) => {
@@ -108,7 +115,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
 
   router.post("/api/articles", async (ctx) => {
     const call = callOptions(ctx);
-    const body = await readJsonBody(ctx, maxBodyBytes);
+    const body = await readBody(ctx, call.headers.authorization);
     validate.createBody(body);
     const b = body as CreateBody;
     const res = await client.createArticle(
@@ -139,7 +146,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   router.put("/api/articles/:articleId", async (ctx) => {
     const call = callOptions(ctx);
     validate.articleId(ctx.params.articleId);
-    const body = await readJsonBody(ctx, maxBodyBytes);
+    const body = await readBody(ctx, call.headers.authorization);
     validate.updateBody(body);
     const res = await client.updateArticle(updateRequest({ case: "id", value: ctx.params.articleId }, body as UpdateBody), call);
     ctx.body = { result: "ok", id: res.id };
@@ -162,7 +169,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   router.put("/api/articles_external_id/:externalId", async (ctx) => {
     const call = callOptions(ctx);
     validate.externalId(ctx.params.externalId);
-    const body = await readJsonBody(ctx, maxBodyBytes);
+    const body = await readBody(ctx, call.headers.authorization);
     validate.updateBody(body);
     const res = await client.updateArticle(updateRequest({ case: "externalId", value: ctx.params.externalId }, body as UpdateBody), call);
     ctx.body = { result: "ok", id: res.id };

@@ -39,14 +39,15 @@ function matchesAny(header: string, etag: string): boolean {
   return header.split(",").some((t) => opaque(t) === opaque(etag));
 }
 
+/** The key after /audio/; its slashes may arrive encoded (%2F), as API explorers send a path parameter. */
 function keyOf(ctx: Context): string {
-  const key = ctx.path.slice(PREFIX.length);
   try {
+    const key = decodeURIComponent(ctx.path.slice(PREFIX.length));
     assertSafeKey(key);
+    return key;
   } catch {
     throw new HttpError(404, "Audio file not found");
   }
-  return key;
 }
 
 function setValidators(ctx: Context, info: BlobInfo, etag: string): void {

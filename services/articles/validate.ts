@@ -1,6 +1,7 @@
 // Input rules for publisher calls. Every failure is InvalidArgument with a
 // message that names the field the way the public API spells it.
 import { Code, ConnectError } from "@connectrpc/connect";
+import { unsafeIdProblem, unsafeTextProblem } from "../../lib/text-rules.js";
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE } from "../../lib/voices.js";
 
 export const LIMITS = {
@@ -24,12 +25,17 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function requiredText(field: "title" | "text", value: string, max: number): string {
   if (value.trim() === "") throw invalid(`${field} is required and must not be empty`);
   if (value.length > max) throw invalid(`${field} is too long (${value.length} characters; at most ${max})`);
+  // The text may be megabytes; only the title is scanned character by character.
+  const problem = field === "title" ? unsafeTextProblem(value) : null;
+  if (problem) throw invalid(`${field} ${problem}`);
   return field === "title" ? value.trim() : value;
 }
 
 export function optionalUrl(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value.length > LIMITS.url) throw invalid(`url is too long (at most ${LIMITS.url} characters)`);
+  const problem = unsafeIdProblem(value);
+  if (problem) throw invalid(`url ${problem}`);
   let u: URL;
   try {
     u = new URL(value);
@@ -45,6 +51,8 @@ export function optionalUrl(value: string | undefined): string | undefined {
 export function externalIdValue(field: string, value: string): string {
   if (value.length < 1 || value.length > LIMITS.externalId) throw invalid(`${field} must be 1 to ${LIMITS.externalId} characters long`);
   if (CONTROL.test(value)) throw invalid(`${field} must not contain control characters`);
+  const problem = unsafeIdProblem(value);
+  if (problem) throw invalid(`${field} ${problem}`);
   return value;
 }
 
@@ -64,7 +72,9 @@ export const defaultVoice = () => ({ voice: DEFAULT_VOICE, lang: DEFAULT_LANG as
 export function labelList(values: readonly string[]): string[] {
   if (values.length > LIMITS.labels) throw invalid(`labels: at most ${LIMITS.labels} labels (got ${values.length})`);
   for (const [i, l] of values.entries()) {
-    if (l.trim().length < 1 || l.length > LIMITS.label) throw invalid(`labels[${i}] must be 1 to ${LIMITS.label} characters long`);
+    if (l.trim().length < 1 || l.length > LIMITS.label) throw invalid(`labels[${i}] must be 1 to ${LIMITS.label} characters long and not blank`);
+    const problem = unsafeIdProblem(l);
+    if (problem) throw invalid(`labels[${i}] ${problem}`);
   }
   return [...new Set(values)];
 }
@@ -85,5 +95,7 @@ export function page(limit: number, offset: number): { limit: number; offset: nu
 
 export function requiredId(field: string, value: string): string {
   if (value === "") throw invalid(`${field} is required`);
+  const problem = unsafeIdProblem(value);
+  if (problem) throw invalid(`${field} ${problem}`);
   return value;
 }

@@ -88,6 +88,10 @@ describe("deploy: Kubernetes manifests", function () {
           expect(find(objs, "Service", name).spec.ports.some((p: any) => p.name === "metrics" && p.port === 9464)).to.equal(true);
         }
         expect(allowed(objs, namespace, {}, app("gateway"), 9464)).to.equal(false);
+        // The gateway serves /metrics on this listener only; its public port answers 404 there.
+        const config = find(objs, "ConfigMap", "article-audio-config").data!;
+        expect(config.METRICS_PORT).to.equal("9464");
+        expect(config.METRICS_ON_PUBLIC_PORT ?? "false").to.equal("false");
       });
 
       it("publishes only /api and /audio through the Ingress, to the gateway", () => {

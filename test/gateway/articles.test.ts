@@ -274,11 +274,11 @@ describe("gateway: article endpoints", function () {
     const queries: [string, string][] = [
       ["limit=5", "limit: must be >= 10"],
       ["limit=101", "limit: must be <= 100"],
-      ["limit=abc", "limit: must be an integer"],
-      ["limit=10.5", "limit: must be an integer"],
-      ["offset=-1", "offset: must be >= 0"],
-      ["offset=x", "offset: must be an integer"],
-      ["limit=10&limit=20", "limit: must be an integer"],
+      ["limit=abc", "limit: must be a plain decimal integer"],
+      ["limit=10.5", "limit: must be a plain decimal integer"],
+      ["offset=-1", "offset: must be a plain decimal integer"],
+      ["offset=x", "offset: must be a plain decimal integer"],
+      ["limit=10&limit=20", "limit: must be given once"],
     ];
     for (const [q, message] of queries) {
       it(`list: ?${q}`, async () => {

@@ -12,6 +12,7 @@ import {
   type Article,
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
 import type { BlobInfo, BlobStore } from "../../lib/blob/port.js";
 import { logger } from "../../lib/log.js";
 import { bearerToken } from "../../lib/rpc/caller.js";
@@ -80,6 +81,20 @@ export class FakeArticles {
     });
     this.articles.set(a.id, a);
     return a;
+  }
+
+  /** Authenticate calls seen (the gateway's check before it reads a write's body). */
+  authCalls = 0;
+
+  registerAuth(router: Parameters<Parameters<typeof startRpcServer>[0]["routes"]>[0]): void {
+    router.service(AuthService, {
+      authenticate: (req) => {
+        this.authCalls++;
+        const t = TOKENS[req.token];
+        if (!t) throw new ConnectError("unknown API token", Code.Unauthenticated);
+        return { projectId: t.project, scope: t.scope === "full" ? Scope.FULL : Scope.READ, tokenId: req.token };
+      },
+    });
   }
 
   register(router: Parameters<Parameters<typeof startRpcServer>[0]["routes"]>[0]): void {
@@ -197,8 +212,11 @@ export async function startHarness(overrides: Partial<GatewayOptions> = {}): Pro
   const fake = new FakeArticles();
   const upstream = await startRpcServer({
     name: "fake-articles",
-    services: [ArticlesService.typeName],
-    routes: (r) => fake.register(r),
+    services: [ArticlesService.typeName, AuthService.typeName],
+    routes: (r) => {
+      fake.register(r);
+      fake.registerAuth(r);
+    },
     host: "127.0.0.1",
     port: 0,
     log,
@@ -207,6 +225,7 @@ export async function startHarness(overrides: Partial<GatewayOptions> = {}): Pro
   const gateway = await startGateway({
     articlesUrl: upstream.url,
     healthTargets: [{ name: "articles", url: upstream.url }],
+    authUrl: upstream.url,
     blobs,
     log,
     host: "127.0.0.1",

@@ -2,6 +2,7 @@
 // startRpcServer and rpcClient install, and the embedded launcher's single
 // /metrics covering every service of the process.
 import { expect } from "chai";
+import { freePort } from "../../lib/net/free-port.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -163,11 +164,13 @@ describe("embedded launcher metrics", function () {
   const token = "obs-embedded-token-0123456789";
   let dataDir: string;
   let sys: Embedded;
+  let metricsPort: number;
 
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "obs-embedded-"));
+    metricsPort = await freePort();
     sys = await startEmbedded(
-      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_SAMPLE_MS: "200", SEED_TOKENS: JSON.stringify([{ token, project: "p", scope: "full" }]) },
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1", METRICS_SAMPLE_MS: "200", SEED_TOKENS: JSON.stringify([{ token, project: "p", scope: "full" }]) },
       new Writable({ write: (_c, _e, cb) => cb() }),
     );
   });
@@ -177,7 +180,8 @@ describe("embedded launcher metrics", function () {
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("covers every service of the process on the gateway's /metrics", async () => {
+  it("covers every service of the process on the METRICS_PORT listener, not on the public port", async () => {
+    expect((await fetch(`${sys.url}/metrics`)).status).to.equal(404);
     const A = api(sys.url, token);
     const created = await A("POST", "/api/articles", { title: "Embedded", text: "Counted on one page of metrics." });
     expect(created.status, created.text).to.equal(200);
@@ -185,7 +189,7 @@ describe("embedded launcher metrics", function () {
     await A("GET", "/no/such/path");
 
     const families = await waitFor("the status sampler to see the ready article", async () => {
-      const res = await fetch(`${sys.url}/metrics`);
+      const res = await fetch(`http://127.0.0.1:${metricsPort}/metrics`);
       const f = parsePrometheusText(await res.text());
       return total(f, "articles_by_status", { status: "ready" }) >= 1 ? f : undefined;
     }, 10_000);

@@ -20,17 +20,18 @@ async function scrape(url: string): Promise<{ contentType: string; families: Map
 describe("observability across processes (NATS)", function () {
   this.timeout(240_000);
   let stack: Stack;
-  let metricsPorts: { articles: number; audio: number };
+  let metricsPorts: { articles: number; audio: number; gateway: number };
   const requestId = `obs-${randomUUID()}`;
   let articleId: string;
 
   before(async function () {
     const natsUrl = await requireNats(this);
-    metricsPorts = { articles: await freePort(), audio: await freePort() };
+    metricsPorts = { articles: await freePort(), audio: await freePort(), gateway: await freePort() };
     stack = await startStack(natsUrl, {
       env: {
         articles: { METRICS_PORT: String(metricsPorts.articles), METRICS_SAMPLE_MS: "300" },
         audio: { METRICS_PORT: String(metricsPorts.audio), METRICS_SAMPLE_MS: "300" },
+        gateway: { METRICS_PORT: String(metricsPorts.gateway) },
       },
     });
     const A = api(stack.gatewayUrl, TOKEN);
@@ -70,8 +71,9 @@ describe("observability across processes (NATS)", function () {
     await waitFor("the gateway to log the second request", async () => (linesOf(stack, "gateway").some((l) => l.reqId === otherId) ? true : undefined), 5_000);
   });
 
-  it("serves Prometheus text on the gateway port with HTTP and RPC client histograms by route template", async () => {
-    const { contentType, families, text } = await scrape(`${stack.gatewayUrl}/metrics`);
+  it("serves Prometheus text on the gateway's METRICS_PORT (not its public port) with HTTP and RPC client histograms by route template", async () => {
+    expect((await fetch(`${stack.gatewayUrl}/metrics`)).status).to.equal(404);
+    const { contentType, families, text } = await scrape(`http://127.0.0.1:${metricsPorts.gateway}/metrics`);
     expect(contentType).to.match(/^text\/plain; version=0\.0\.4/);
     expect(families.get("http_request_duration_seconds")?.type).to.equal("histogram");
     expect(total(families, "http_request_duration_seconds_count", { method: "POST", route: "/api/articles", status: "200" })).to.be.at.least(1);

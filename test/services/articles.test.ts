@@ -169,6 +169,14 @@ describe("articles service", function () {
       ["empty label", { labels: ["ok", ""] }, /labels\[1\]/],
       ["label over 100 chars", { labels: ["l".repeat(101)] }, /labels\[0\]/],
       ["prompt over 4,096 chars", { prompt: "p".repeat(4097) }, /prompt/],
+      // The same character rules as the REST schemas, for direct RPC callers.
+      ["NUL in externalId", { externalId: "a\u0000b" }, /externalId must not contain/],
+      ["RLO in externalId", { externalId: "invoice\u202Etxt.exe" }, /externalId must not contain/],
+      ["LRM in a label", { labels: ["\u200Eok"] }, /labels\[0\] must not contain/],
+      ["isolate control in the second label", { labels: ["ok", "a\u2068b"] }, /labels\[1\] must not contain/],
+      ["blank first label", { labels: [" ", "ok"] }, /labels\[0\]/],
+      ["bidi control in url", { url: "https://example.com/\u202Dx" }, /url must not contain/],
+      ["NUL in title", { title: "a\u0000b" }, /title must not contain/],
     ];
     for (const [what, over, msg] of cases) {
       it(`rejects create with ${what}, storing nothing`, async () => {
@@ -207,6 +215,11 @@ describe("articles service", function () {
       await rejects(a.getArticleByExternalId({ externalId: "" }), Code.InvalidArgument, /externalId/);
       await rejects(a.getArticleByUrl({ url: "" }), Code.InvalidArgument, /url/);
       await rejects(a.deleteArticle({ id: "" }), Code.InvalidArgument, /id/);
+    });
+
+    it("rejects an update to an externalId with bidi controls", async () => {
+      const { id } = await a.createArticle(base());
+      await rejects(a.updateArticle({ target: { case: "id", value: id }, title: "x", text: "y", newExternalId: "a\u2069" }), Code.InvalidArgument, /externalId must not contain/);
     });
   });
 
