@@ -296,7 +296,8 @@ export const AdminUpdatePlayerResponseSchema: GenMessage<AdminUpdatePlayerRespon
  */
 export const PlayerService: GenService<{
   /**
-   * Publisher token (read or full): the project's key (made on first use) and settings.
+   * Publisher token (read or full): the project's key (made on first use) and
+   * settings. The player key itself may also ask (everything here is public).
    *
    * @generated from rpc auth.v1.PlayerService.GetPlayer
    */
@@ -337,7 +338,7 @@ export const PlayerService: GenService<{
     output: typeof ResolvePlayerKeyResponseSchema;
   },
   /**
-   * Internal token: the project that claimed this host for oEmbed, if any.
+   * No credential: the project that claimed this host for oEmbed, if any.
    *
    * @generated from rpc auth.v1.PlayerService.FindOembedProject
    */
