@@ -6,6 +6,8 @@ import type net from "node:net";
 import Koa from "koa";
 import { Router } from "@koa/router";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
+import { ListenerService } from "../gen/articles/v1/listener_pb.js";
+import { PlayerService } from "../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../lib/blob/port.js";
 import type { Logger } from "../lib/log.js";
 import { rpcClient } from "../lib/rpc/client.js";
@@ -17,10 +19,18 @@ import { requestContext } from "./request-context.js";
 import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
+import { feedRoutes } from "./routes/feeds.js";
+import { oembedRoutes } from "./routes/oembed.js";
+import { playerRoutes } from "./routes/player.js";
+import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
+  /** The auth service: player keys and settings. Absent: the player, feed and oEmbed endpoints are off. */
+  authUrl?: string;
+  /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
+  publicBaseUrl?: string;
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
   healthTargets: HealthTarget[];
   blobs: BlobStore;
@@ -50,6 +60,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   });
   audioRoutes(router, opts.blobs);
+  const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
+  const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
+  statsRoutes(router, listener);
+  if (opts.authUrl) {
+    const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
+    playerRoutes(router, listenerSide);
+    feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
+    oembedRoutes(router, listenerSide);
+  }
   healthRoutes(router, opts.healthTargets, () => serving);
 
   app.use(gatewayMetrics());

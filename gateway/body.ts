@@ -12,9 +12,9 @@ function tooLarge(ctx: Context, max: number): HttpError {
   return new HttpError(413, `Request body is larger than ${max} bytes`);
 }
 
-function isJsonType(ctx: Context): boolean {
+function isJsonType(ctx: Context, acceptText: boolean): boolean {
   const type = ctx.request.type; // media type without parameters, lower-cased
-  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type) || (acceptText && type === "text/plain");
 }
 
 function readRaw(ctx: Context, max: number): Promise<Buffer> {
@@ -58,12 +58,12 @@ function readRaw(ctx: Context, max: number): Promise<Buffer> {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Parsed JSON body; HttpError 413/415/400 on oversize, wrong type, empty or malformed input. */
-export async function readJsonBody(ctx: Context, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(ctx: Context, maxBytes: number, opts: { acceptText?: boolean } = {}): Promise<unknown> {
   const declared = Number(ctx.get("Content-Length") || NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(ctx, maxBytes);
   const hasBody = ctx.request.length > 0 || Boolean(ctx.get("Transfer-Encoding"));
   if (!hasBody) throw new HttpError(400, "Request body is required: send a JSON object with Content-Type: application/json");
-  if (!isJsonType(ctx)) throw new HttpError(415, "Content-Type must be application/json");
+  if (!isJsonType(ctx, opts.acceptText ?? false)) throw new HttpError(415, "Content-Type must be application/json");
   const raw = await readRaw(ctx, maxBytes);
   if (raw.length === 0) throw new HttpError(400, "Request body is required: send a JSON object");
   let text: string;

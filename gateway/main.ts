@@ -16,7 +16,8 @@ const schema = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port" },
   HOST: { type: "string", default: "0.0.0.0", description: "public bind address" },
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
-  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health only)" },
+  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, player keys and feeds)" },
+  PUBLIC_BASE_URL: { type: "string", format: "uri", description: "public base URL for links in player snippets and feeds (default: each request's origin)" },
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
 
   const gateway = await startGateway({
     articlesUrl: config.ARTICLES_URL,
+    authUrl: config.AUTH_URL,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     healthTargets,
     blobs,
     log,

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
 import { AuthService } from "../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../gen/auth/v1/player_pb.js";
 import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.js";
 import { createMemoryBus } from "../lib/bus/memory.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
@@ -17,6 +18,7 @@ import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
+import { openStatsStore } from "../services/articles/stats/open.js";
 import { openArticleStore } from "../services/articles/store/open.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
@@ -89,10 +91,13 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const articleStore = await openArticleStore(cfg);
     closers.push(() => articleStore.close());
+    const stats = await openStatsStore(cfg);
     const articles = await startArticlesService({
       store: articleStore,
       bus,
       auth: rpcClient(AuthService, auth.url),
+      player: rpcClient(PlayerService, auth.url, { token: internalToken }),
+      stats,
       settingsFrom: rpcClient(AuthService, auth.url, { token: internalToken }),
       fetchOptions: privateAllowList(cfg.FETCH_ALLOW_PRIVATE),
       internalToken,
@@ -133,6 +138,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const gateway = await startGateway({
       articlesUrl: articles.url,
+      authUrl: auth.url,
       healthTargets: [
         { name: "auth", url: auth.url },
         { name: "articles", url: articles.url },

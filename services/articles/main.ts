@@ -1,5 +1,6 @@
 // Process entry point of the articles service (one process per service).
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { BUS_VARS, DATA_VARS, openJobBus } from "../../lib/adapters.js";
 import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
@@ -8,6 +9,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "../../lib/metrics.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
+import { openStatsStore } from "./stats/open.js";
 import { openArticleStore } from "./store/open.js";
 
 const schema = {
@@ -44,6 +46,8 @@ async function main(): Promise<void> {
     store,
     bus,
     auth: rpcClient(AuthService, config.AUTH_URL),
+    player: rpcClient(PlayerService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
+    stats: await openStatsStore(config),
     settingsFrom: rpcClient(AuthService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
     fetchOptions: privateAllowList(config.FETCH_ALLOW_PRIVATE),
     internalToken: config.INTERNAL_TOKEN,
