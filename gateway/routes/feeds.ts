@@ -12,6 +12,7 @@ import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { HttpError } from "../errors.js";
+import { matchesAny } from "./audio.js";
 import { baseOf, keyCall, publicCors } from "./player.js";
 
 export interface FeedRoutesOptions {
@@ -21,7 +22,7 @@ export interface FeedRoutesOptions {
   publicBaseUrl?: string;
   /** Items per page; default 100. */
   pageSize?: number;
-  /** How long a rendered page is reused; default 10 s. */
+  /** How long a rendered page is reused (so also how long a rotated key's feed lingers); default 5 s. */
   reuseMs?: number;
 }
 
@@ -57,7 +58,7 @@ interface Rendered {
 
 export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
   const pageSize = opts.pageSize ?? 100;
-  const reuseMs = opts.reuseMs ?? 10_000;
+  const reuseMs = opts.reuseMs ?? 5_000;
   const rendered = new Map<string, Rendered>();
   // Files are immutable, so a size once read stays true.
   const sizes = new Map<string, number>();
@@ -164,8 +165,11 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     ctx.set("ETag", r.etag);
     ctx.set("Last-Modified", r.lastModified.toUTCString());
     ctx.set("Cache-Control", "public, max-age=300");
-    ctx.status = 200; // Koa judges freshness of 2xx answers only
-    if (ctx.fresh) {
+    // A request's Cache-Control: no-cache speaks to caches, not to us (RFC 9111), so
+    // unlike Koa's ctx.fresh the validators alone decide (browsers' fetch adds no-cache).
+    const inm = ctx.get("If-None-Match");
+    const ims = Date.parse(ctx.get("If-Modified-Since"));
+    if (inm ? matchesAny(inm, r.etag) : Number.isFinite(ims) && Math.floor(r.lastModified.getTime() / 1000) <= Math.floor(ims / 1000)) {
       ctx.status = 304;
       return;
     }
