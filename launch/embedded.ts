@@ -19,6 +19,7 @@ import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
+import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { openArticleStore } from "../services/articles/store/open.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
@@ -98,6 +99,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       auth: rpcClient(AuthService, auth.url),
       player: rpcClient(PlayerService, auth.url, { token: internalToken }),
       stats,
+      listening: cfg.NATS_URL ? await natsListeningChannel({ url: cfg.NATS_URL, log: logger("articles"), ...listeningNames(cfg.NATS_STREAM) }) : undefined,
       settingsFrom: rpcClient(AuthService, auth.url, { token: internalToken }),
       fetchOptions: privateAllowList(cfg.FETCH_ALLOW_PRIVATE),
       internalToken,

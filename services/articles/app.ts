@@ -21,6 +21,8 @@ import { createArticlesHandlers } from "./service.js";
 import { createListeningAggregator } from "./stats/aggregator.js";
 import { openNedbStatsStore } from "./stats/open.js";
 import type { StatsStore } from "./stats/store.js";
+import { directListeningChannel, type ListeningChannel } from "../../lib/bus/listening.js";
+import type { ListeningBatch } from "./handlers/listener.js";
 import type { ArticleStore } from "./store/port.js";
 
 export interface ArticlesServiceOptions {
@@ -31,6 +33,8 @@ export interface ArticlesServiceOptions {
   player?: Client<typeof PlayerService>;
   /** Listening statistics; default: in memory (tests). */
   stats?: StatsStore;
+  /** Where listening events travel from the ingest call to the aggregator; default: a direct call. */
+  listening?: ListeningChannel<ListeningBatch>;
   /** How often counted listening events are written; default 1 s. */
   statsFlushMs?: number;
   internalToken: string;
@@ -83,7 +87,9 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   const resolveCaller = createCallerResolver({ auth: opts.auth, player: opts.player, internalToken: opts.internalToken, ttlMs: opts.callerTtlMs });
   const stats = opts.stats ?? (await openNedbStatsStore());
   const aggregator = createListeningAggregator({ stats, articles: opts.store, log: opts.log, flushMs: opts.statsFlushMs });
-  const listener = listenerHandlers({ store: opts.store, stats, aggregator, resolveCaller, audioBaseUrl: opts.audioBaseUrl });
+  const listening = opts.listening ?? directListeningChannel<ListeningBatch>();
+  await listening.consume(async (b) => void (await aggregator.accept(b.projectId, b.events, new Date(b.at))));
+  const listener = listenerHandlers({ store: opts.store, stats, listening, resolveCaller, audioBaseUrl: opts.audioBaseUrl });
   const settings = opts.settingsFrom ? authSettingsSource(opts.settingsFrom) : unboundedSettings();
   const webhooks = opts.settingsFrom
     ? createWebhookDispatcher({ log: opts.log, fetchOptions: opts.fetchOptions, retries: opts.webhook?.retries, backoffMs: opts.webhook?.backoffMs })
@@ -136,6 +142,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       await scheduler?.stop();
       await webhooks?.close();
       await server.close();
+      await listening.close();
       await aggregator.close();
     },
   };

@@ -10,6 +10,7 @@ import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "..
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
 import { openStatsStore } from "./stats/open.js";
+import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
 import { openArticleStore } from "./store/open.js";
 
 const schema = {
@@ -48,6 +49,7 @@ async function main(): Promise<void> {
     auth: rpcClient(AuthService, config.AUTH_URL),
     player: rpcClient(PlayerService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
     stats: await openStatsStore(config),
+    listening: config.NATS_URL ? await natsListeningChannel({ url: config.NATS_URL, log, ...listeningNames(config.NATS_STREAM) }) : undefined,
     settingsFrom: rpcClient(AuthService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
     fetchOptions: privateAllowList(config.FETCH_ALLOW_PRIVATE),
     internalToken: config.INTERNAL_TOKEN,

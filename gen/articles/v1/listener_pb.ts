@@ -241,7 +241,8 @@ export const RecordListeningRequestSchema: GenMessage<RecordListeningRequest> = 
  */
 export type RecordListeningResponse = Message<"articles.v1.RecordListeningResponse"> & {
   /**
-   * Events counted; the rest named unknown or not-ready articles.
+   * Events taken for counting; those naming an article that is not a ready
+   * article of the key's project are dropped when they are counted.
    *
    * @generated from field: int32 accepted = 1;
    */

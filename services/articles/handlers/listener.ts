@@ -6,7 +6,8 @@ import type { ListenerArticle, ListenerService, StatsFigures, StatsReport as Sta
 import { ListeningEventType } from "../../../gen/articles/v1/listener_pb.js";
 import { requireListener, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
 import { audioFile } from "../convert.js";
-import type { ListeningAggregator, ListeningEventIn } from "../stats/aggregator.js";
+import type { ListeningChannel } from "../../../lib/bus/listening.js";
+import type { ListeningEventIn } from "../stats/aggregator.js";
 import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
 import type { ArticleStore, StoredArticle } from "../store/port.js";
 import * as v from "../validate.js";
@@ -14,9 +15,17 @@ import * as v from "../validate.js";
 export interface ListenerHandlerDeps {
   store: ArticleStore;
   stats: StatsStore;
-  aggregator: ListeningAggregator;
+  listening: ListeningChannel<ListeningBatch>;
   resolveCaller: CallerResolver;
   audioBaseUrl: string;
+}
+
+/** What travels from the ingest call to the aggregator. */
+export interface ListeningBatch {
+  projectId: string;
+  /** Epoch ms of receipt: the day the events count on. */
+  at: number;
+  events: ListeningEventIn[];
 }
 
 export const MAX_EVENTS_PER_BATCH = 50;
@@ -70,7 +79,7 @@ function reportMessage(r: StatsReport, range: { from: string; to: string }): Sta
 }
 
 export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof ListenerService> {
-  const { store, stats, aggregator, audioBaseUrl } = deps;
+  const { store, stats, listening, audioBaseUrl } = deps;
   const listener = async (ctx: HandlerContext) => requireListener(await deps.resolveCaller(ctx.requestHeader));
   const publisher = async (ctx: HandlerContext) => requirePublisher(await deps.resolveCaller(ctx.requestHeader), "read");
 
@@ -123,7 +132,8 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
         if (!Number.isFinite(e.seconds) || e.seconds < 0) throw v.invalid(`events[${i}].seconds: must be a non-negative number`);
         events.push({ articleId: v.requiredId(`events[${i}].articleId`, e.articleId), type, percent: e.percent, seconds: e.seconds });
       }
-      return { accepted: await aggregator.accept(projectId, events) };
+      await listening.send({ projectId, at: Date.now(), events });
+      return { accepted: events.length };
     },
 
     async getArticleStats(req, ctx) {
