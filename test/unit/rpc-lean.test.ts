@@ -145,3 +145,28 @@ for (const inProcess of [false, true]) describe(`RPC: lean unary path${inProcess
     expect((await health.check({ service: "nope.Unknown" })).status).to.equal(HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN);
   });
 });
+
+describe("RPC: lean unary path with several services on one server", () => {
+  let server: RpcServer;
+  after(async () => {
+    closeRpcClients();
+    await server?.close();
+  });
+
+  it("serves every service of a chained router.service(...).service(...) on the lean path, not only the first", async () => {
+    server = await startRpcServer({
+      name: "lean-chained",
+      services: [AuthService.typeName, Health.typeName],
+      log: logger("test"),
+      inProcess: true,
+      routes: (router) =>
+        router
+          .service(AuthService, { authenticate: async () => ({ projectId: "p", scope: Scope.READ, tokenId: "t" }) })
+          .service(Health, { check: async () => ({ status: HealthCheckResponse_ServingStatus.SERVING }), watch: async function* () {} }),
+    });
+    const endpoint = inProcessEndpoint(server.url)!;
+    const call = (path: string) => endpoint.call({ path, url: server.url + path, header: new Headers(), message: {} as never, timeoutMs: 1000, signal: new AbortController().signal });
+    expect(call("/auth.v1.AuthService/Authenticate")).to.not.equal(undefined);
+    expect(call("/grpc.health.v1.Health/Check")).to.not.equal(undefined);
+  });
+});
