@@ -2,13 +2,14 @@
 // playwright-core): a publisher page on another origin than the gateway, with
 // the snippet from GET /api/player pasted in, as a publisher would do it.
 import { expect } from "chai";
-import { mkdir, mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
+import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
@@ -154,6 +155,19 @@ describe("embeddable player in a real browser (Chromium)", function () {
     }
     expect(colors).to.deep.equal({ light: "rgb(29, 29, 31)", dark: "rgb(242, 242, 247)" });
     await page.close();
+  });
+
+  it("works from a local HTML file with the README's snippet (file:// origin)", async () => {
+    const snippet = (await A("GET", "/api/player")).body.snippet.replace("></article-audio-player>", ` article-id="${articleId}"></article-audio-player>`);
+    const file = path.join(dataDir, "my-page.html");
+    await writeFile(file, `<!doctype html><meta charset="utf-8"><title>Local</title><h1>My page</h1>\n${snippet}\n`);
+    const page = await browser.newPage();
+    await page.goto(pathToFileURL(file).href);
+    await page.locator("article-audio-player button.play").click({ timeout: 30_000 });
+    await waitFor("playing", async () => ((await inShadow<number>(page, "audio.currentTime")) > 0.3 ? true : undefined), 20_000, 100);
+    const before = (await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays;
+    await page.close(); // pagehide flushes the pending events
+    await waitFor("play counted", async () => ((await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays > before ? true : undefined), 20_000, 250);
   });
 
   it("shows nothing, with one console warning, on the page of a deleted article", async () => {
