@@ -5,6 +5,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import type { Context } from "koa";
+import { notModified } from "../conditional.js";
 
 const source = readFileSync(new URL("./player.js", import.meta.url));
 
@@ -19,8 +20,7 @@ export const playerAsset = {
     ctx.set("ETag", etag);
     ctx.set("Vary", "Accept-Encoding");
     ctx.set("Cache-Control", ctx.query.v === this.hash ? "public, max-age=31536000, immutable" : "public, max-age=3600");
-    ctx.status = 200;
-    if (ctx.fresh) {
+    if (notModified(ctx, etag)) {
       ctx.status = 304;
       return;
     }

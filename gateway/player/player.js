@@ -19,7 +19,7 @@
 :host{display:block;font:var(--aap-font,14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--aap-fg,#1d1d1f)}
 :host([hidden]){display:none}
 .box{display:flex;align-items:center;gap:.6em;padding:.6em .8em;background:var(--aap-bg,#f4f4f6);border-radius:var(--aap-radius,12px);border:1px solid var(--aap-border,rgba(0,0,0,.08))}
-button{all:unset;box-sizing:border-box;display:inline-flex;align-items:center;justify-content:center;min-width:2.4em;height:2.4em;padding:0 .5em;border-radius:999px;cursor:pointer;color:inherit;font:inherit;font-weight:600}
+button{all:unset;box-sizing:border-box;display:inline-flex;align-items:center;justify-content:center;min-width:2.4em;height:2.4em;padding:0 .5em;border-radius:999px;cursor:pointer;color:inherit;font:inherit;font-weight:600;transition:background-color .15s,filter .15s}
 button:hover{background:rgba(127,127,127,.15)}
 button:focus-visible,input:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2px}
 .play{background:var(--aap-accent,#1a73e8);color:var(--aap-on-accent,#fff)}
@@ -31,7 +31,6 @@ button:focus-visible,input:focus-visible{outline:3px solid var(--aap-focus,#1a73
 input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);margin:0}
 .time{font-variant-numeric:tabular-nums;font-size:.85em;opacity:.8;white-space:nowrap}
 .speed{font-size:.85em;min-width:3.4em}
-*{transition:background-color .15s,filter .15s}
 @media (prefers-color-scheme:dark){:host{color:var(--aap-fg,#f2f2f7)}.box{background:var(--aap-bg,#1f1f24);border-color:var(--aap-border,rgba(255,255,255,.12))}.play{background:var(--aap-accent,#8ab4f8);color:var(--aap-on-accent,#101014)}input[type=range]{accent-color:var(--aap-accent,#8ab4f8)}button:focus-visible,input:focus-visible{outline-color:var(--aap-focus,#8ab4f8)}}
 @media (prefers-reduced-motion:reduce){*{transition:none!important;animation:none!important}}
 `;

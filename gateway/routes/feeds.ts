@@ -12,7 +12,7 @@ import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { HttpError } from "../errors.js";
-import { matchesAny } from "./audio.js";
+import { notModified } from "../conditional.js";
 import { baseOf, keyCall, publicCors } from "./player.js";
 
 export interface FeedRoutesOptions {
@@ -165,11 +165,7 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     ctx.set("ETag", r.etag);
     ctx.set("Last-Modified", r.lastModified.toUTCString());
     ctx.set("Cache-Control", "public, max-age=300");
-    // A request's Cache-Control: no-cache speaks to caches, not to us (RFC 9111), so
-    // unlike Koa's ctx.fresh the validators alone decide (browsers' fetch adds no-cache).
-    const inm = ctx.get("If-None-Match");
-    const ims = Date.parse(ctx.get("If-Modified-Since"));
-    if (inm ? matchesAny(inm, r.etag) : Number.isFinite(ims) && Math.floor(r.lastModified.getTime() / 1000) <= Math.floor(ims / 1000)) {
+    if (notModified(ctx, r.etag, r.lastModified)) {
       ctx.status = 304;
       return;
     }

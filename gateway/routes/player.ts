@@ -10,6 +10,7 @@ import { ListeningEventType, type ListenerArticle, type ListenerService } from "
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
+import { notModified } from "../conditional.js";
 import { HttpError } from "../errors.js";
 import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
@@ -143,9 +144,16 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const lookup = id ? { case: "id" as const, value: id } : externalId ? { case: "externalId" as const, value: externalId } : url ? { case: "url" as const, value: url } : undefined;
     if (!lookup) throw new HttpError(400, "query: one of id, externalId or url is required");
     const res = await listener.getListenerArticle({ lookup }, call);
-    // Short-lived: a new revision's audio shows on the next page load.
-    ctx.set("Cache-Control", "public, max-age=30");
-    ctx.body = { result: "ok", article: listenerArticleJson(res.article!) };
+    const a = res.article!;
+    // Revalidated on every page load, so a new revision's audio shows at once; unchanged answers are a 304.
+    ctx.set("Cache-Control", "no-cache");
+    const etag = `"${a.id}.${a.revision}"`;
+    ctx.set("ETag", etag);
+    if (notModified(ctx, etag)) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = { result: "ok", article: listenerArticleJson(a) };
   });
 
   router.post("/player/v1/events", async (ctx) => {

@@ -83,6 +83,9 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect(r.headers.get("access-control-allow-origin")).to.equal("*");
     expect(Object.keys(r.body.article).sort()).to.deep.equal(["audio", "audio_duration", "audio_preview", "audio_preview_duration", "id", "lang", "revision", "title", "url"]);
     expect(r.text).to.not.include("The story of");
+    // Revalidated on every load: unchanged is a 304, a new revision a new ETag.
+    const unchanged = await fetch(`${sys.url}/player/v1/article?key=${keyA}&externalId=listener-sport-1`, { headers: { "if-none-match": r.headers.get("etag")! } });
+    expect(unchanged.status).to.equal(304);
     // By URL, a project sees its own article even when another project used the same URL.
     expect((await anon("GET", `/player/v1/article?key=${keyB}&url=${encodeURIComponent("https://news.example/sport/1")}`)).body.article.id).to.equal(ids.beta);
     expect((await anon("GET", `/player/v1/article?key=${keyA}&url=${encodeURIComponent("https://news.example/sport/1")}`)).body.article.id).to.equal(ids["Sport one"]);
