@@ -193,7 +193,8 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await page.goto(`${siteUrl}/news/library`);
     await page.locator("article-audio-player button.play").waitFor({ state: "visible", timeout: 30_000 });
     await page.addStyleTag({ content: "article-audio-player{--aap-accent: rgb(200, 0, 0)} article-audio-player::part(title){text-transform: uppercase}" });
-    expect(await inShadow<string>(page, `getComputedStyle(root.querySelector(".play")).backgroundColor`)).to.equal("rgb(200, 0, 0)");
+    // The button eases into its new colour.
+    await waitFor("accent applied", async () => ((await inShadow<string>(page, `getComputedStyle(root.querySelector(".play")).backgroundColor`)) === "rgb(200, 0, 0)" ? true : undefined), 5_000, 50);
     expect(await inShadow<string>(page, `getComputedStyle(root.querySelector(".title")).textTransform`)).to.equal("uppercase");
     const transition = () => inShadow<string>(page, `getComputedStyle(root.querySelector(".play")).transitionDuration`);
     expect(await transition()).to.not.equal("0s");
