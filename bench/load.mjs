@@ -4,7 +4,7 @@
 import autocannon from "autocannon";
 
 const job = JSON.parse(process.env.BENCH_LOAD ?? "{}");
-const { url, connections, duration, kind, token, ids = [], createBody } = job;
+const { url, connections, duration, kind, token, ids = [], createBody, publicKey, lookupUrl } = job;
 const auth = { authorization: `Bearer ${token}` };
 const json = { ...auth, "content-type": "application/json" };
 const pick = () => ids[Math.floor(Math.random() * ids.length)];
@@ -13,12 +13,18 @@ const body = JSON.stringify(createBody ?? { title: "Bench article", text: "A sho
 const get = (req) => ({ ...req, method: "GET", path: `/api/articles/${encodeURIComponent(pick())}`, headers: auth, body: undefined });
 const post = (req) => ({ ...req, method: "POST", path: "/api/articles", headers: json, body });
 
+// The listener side (bench/listener.ts): the player's lookup by page URL and its event beacon.
+const lookup = `/player/v1/article?key=${publicKey}&url=${encodeURIComponent(lookupUrl ?? "")}`;
+const beacon = JSON.stringify({ key: publicKey, events: [{ type: "impression", articleId: ids[0] }, { type: "play", articleId: ids[0], seconds: 4 }] });
+
 const requests = {
   reference: [{ method: "GET", setupRequest: get }],
   getById: [{ method: "GET", setupRequest: get }],
   list: [{ method: "GET", path: "/api/articles?limit=100", headers: auth }],
   create: [{ method: "POST", setupRequest: post }],
   mix: [{ method: "GET", setupRequest: (req) => (Math.random() < 0.1 ? post(req) : get(req)) }],
+  listenerLookup: [{ method: "GET", path: lookup }],
+  events: [{ method: "POST", path: "/player/v1/events", headers: { "content-type": "text/plain" }, body: beacon }],
 }[kind];
 if (!requests) throw new Error(`unknown load kind '${kind}'`);
 

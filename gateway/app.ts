@@ -6,6 +6,8 @@ import type net from "node:net";
 import Koa from "koa";
 import { Router } from "@koa/router";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
+import { ListenerService } from "../gen/articles/v1/listener_pb.js";
+import { PlayerService } from "../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../lib/blob/port.js";
 import type { Logger } from "../lib/log.js";
 import { rpcClient } from "../lib/rpc/client.js";
@@ -18,10 +20,16 @@ import { writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
+import { feedRoutes } from "./routes/feeds.js";
+import { oembedRoutes } from "./routes/oembed.js";
+import { playerRoutes } from "./routes/player.js";
+import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
+  /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
+  publicBaseUrl?: string;
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
   healthTargets: HealthTarget[];
   blobs: BlobStore;
@@ -35,7 +43,10 @@ export interface GatewayOptions {
   rpcTimeoutMs?: number;
   /** How long close() lets in-flight requests finish before cutting them. */
   drainMs?: number;
-  /** Auth service: writes are refused with 401/403 before their body is read. */
+  /**
+   * The auth service: writes are refused with 401/403 before their body is read, and it
+   * holds player keys and settings. Absent: the player, feed and oEmbed endpoints are off.
+   */
   authUrl?: string;
   /** Credential the gateway presents to the auth service. */
   internalToken?: string;
@@ -59,6 +70,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
   });
   audioRoutes(router, opts.blobs);
+  const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
+  const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
+  statsRoutes(router, listener);
+  if (opts.authUrl) {
+    const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
+    playerRoutes(router, listenerSide);
+    feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
+    oembedRoutes(router, listenerSide);
+  }
   healthRoutes(router, opts.healthTargets, () => serving);
 
   app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));

@@ -17,9 +17,9 @@ function tooLarge(max: number): HttpError {
   return new HttpError(413, `Request body is larger than ${max} bytes`);
 }
 
-function isJsonType(ctx: Context): boolean {
+function isJsonType(ctx: Context, acceptText: boolean): boolean {
   const type = ctx.request.type; // media type without parameters, lower-cased
-  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+  return type === "application/json" || /^application\/[a-z0-9.+-]+\+json$/.test(type) || (acceptText && type === "text/plain");
 }
 
 const pendingContinue = new WeakMap<IncomingMessage, ServerResponse>();
@@ -154,11 +154,11 @@ export function jsonDepthExceeds(raw: Uint8Array, limit: number): boolean {
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 /** Parsed JSON body; HttpError 413/415/400 on oversize, wrong type or encoding, empty, malformed or too deeply nested input. */
-export async function readJsonBody(ctx: Context, maxBytes: number): Promise<unknown> {
+export async function readJsonBody(ctx: Context, maxBytes: number, opts: { acceptText?: boolean } = {}): Promise<unknown> {
   const declared = Number(ctx.get("Content-Length") || NaN);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge(maxBytes);
   if (!hasBody(ctx.req)) throw new HttpError(400, "Request body is required: send a JSON object with Content-Type: application/json");
-  if (!isJsonType(ctx)) throw new HttpError(415, "Content-Type must be application/json");
+  if (!isJsonType(ctx, opts.acceptText ?? false)) throw new HttpError(415, "Content-Type must be application/json");
   const encoding = ctx.get("Content-Encoding").trim().toLowerCase();
   if (encoding !== "" && encoding !== "identity") {
     throw new HttpError(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the JSON body uncompressed`, { "Accept-Encoding": "identity" });

@@ -16,8 +16,9 @@ const schema = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port" },
   HOST: { type: "string", default: "0.0.0.0", description: "public bind address" },
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
-  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, and token checks before a write's body is read)" },
+  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, player keys and feeds)" },
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service" },
+  PUBLIC_BASE_URL: { type: "string", format: "uri", description: "public base URL for links in player snippets and feeds (default: each request's origin)" },
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
 
   const gateway = await startGateway({
     articlesUrl: config.ARTICLES_URL,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     healthTargets,
     blobs,
     log,

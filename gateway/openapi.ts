@@ -1,6 +1,7 @@
 // The OpenAPI 3.1 document, assembled from the schema objects in schemas.ts
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
+import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -112,7 +113,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "docs" }, { name: "audio" }],
+    tags: [{ name: "articles" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -202,9 +203,10 @@ export function buildOpenApi(): Json {
           },
         },
       },
+      ...listenerPaths(),
     },
     components: {
-      schemas,
+      schemas: { ...schemas, ...LISTENER_SCHEMAS },
       responses: ERROR_RESPONSES,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Project API token (full or read-only)." } },
     },

@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import net from "node:net";
 import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
 import { AuthService } from "../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../gen/auth/v1/player_pb.js";
 import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../lib/adapters.js";
 import { createMemoryBus } from "../lib/bus/memory.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
@@ -18,6 +19,8 @@ import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
+import { openStatsStore } from "../services/articles/stats/open.js";
+import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { openArticleStore } from "../services/articles/store/open.js";
 import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
 import { startAudioService } from "../services/audio/app.js";
@@ -121,10 +124,14 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const articleStore = await openArticleStore(cfg);
     closers.push(() => articleStore.close());
+    const stats = await openStatsStore(cfg);
     const articles = await startArticlesService({
       store: articleStore,
       bus,
       auth: rpcClient(AuthService, auth.url),
+      player: rpcClient(PlayerService, auth.url, { token: internalToken }),
+      stats,
+      listening: cfg.NATS_URL ? await natsListeningChannel({ url: cfg.NATS_URL, log: logger("articles"), ...listeningNames(cfg.NATS_STREAM) }) : undefined,
       settingsFrom: rpcClient(AuthService, auth.url, { token: internalToken }),
       fetchOptions: privateAllowList(cfg.FETCH_ALLOW_PRIVATE),
       internalToken,

@@ -34,7 +34,7 @@ export function parseRange(header: string | undefined, size: number): Range {
 const quoted = (etag: string) => (/^(W\/)?"/.test(etag) ? etag : `"${etag}"`);
 const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
 
-function matchesAny(header: string, etag: string): boolean {
+export function matchesAny(header: string, etag: string): boolean {
   if (header.trim() === "*") return true;
   return header.split(",").some((t) => opaque(t) === opaque(etag));
 }

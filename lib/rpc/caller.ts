@@ -5,13 +5,17 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
 
 export type Caller =
   | { kind: "publisher"; projectId: string; scope: "full" | "read"; tokenId: string }
+  | { kind: "listener"; projectId: string }
   | { kind: "internal" };
 
 export interface CallerResolverOptions {
   auth: Client<typeof AuthService>;
+  /** Resolves public player keys (pk_…), sending the internal token; absent: such keys are refused. */
+  player?: Client<typeof PlayerService>;
   internalToken?: string;
   /** How long a successful lookup is reused; revocations take effect after this. */
   ttlMs?: number;
@@ -52,7 +56,20 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
     if (hit && hit.expires > now) return hit.caller;
     let p = inflight.get(key);
     if (!p) {
-      p = opts.auth
+      p = (token.startsWith("pk_") ? resolveListener(token) : resolvePublisher(token))
+        .then((caller) => {
+          if (cache.size >= max) cache.delete(cache.keys().next().value as string);
+          cache.set(key, { caller, expires: Date.now() + ttl });
+          return caller;
+        })
+        .finally(() => inflight.delete(key));
+      inflight.set(key, p);
+    }
+    return p;
+  };
+
+  function resolvePublisher(token: string): Promise<Caller> {
+    return opts.auth
         .authenticate({ token })
         .then((r): Caller => {
           const caller: Caller = {
@@ -61,20 +78,26 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
             scope: r.scope === Scope.FULL ? "full" : "read",
             tokenId: r.tokenId,
           };
-          if (cache.size >= max) cache.delete(cache.keys().next().value as string);
-          cache.set(key, { caller, expires: Date.now() + ttl });
           return caller;
         })
         .catch((e: unknown) => {
           const ce = ConnectError.from(e);
           if (ce.code === Code.Unauthenticated) throw new ConnectError("Invalid API token", Code.Unauthenticated);
           throw new ConnectError(`Authentication unavailable: ${ce.rawMessage}`, Code.Unavailable);
-        })
-        .finally(() => inflight.delete(key));
-      inflight.set(key, p);
+        });
+  }
+
+  async function resolveListener(publicKey: string): Promise<Caller> {
+    if (!opts.player) throw new ConnectError("Player keys are not accepted here", Code.Unauthenticated);
+    try {
+      const r = await opts.player.resolvePlayerKey({ publicKey });
+      return { kind: "listener", projectId: r.player!.projectId };
+    } catch (e) {
+      const ce = ConnectError.from(e);
+      if (ce.code === Code.NotFound) throw new ConnectError("Invalid player key", Code.Unauthenticated);
+      throw new ConnectError(`Authentication unavailable: ${ce.rawMessage}`, Code.Unavailable);
     }
-    return p;
-  };
+  }
 }
 
 export function requirePublisher(caller: Caller, scope: "read" | "full"): Extract<Caller, { kind: "publisher" }> {
@@ -82,6 +105,12 @@ export function requirePublisher(caller: Caller, scope: "read" | "full"): Extrac
   if (scope === "full" && caller.scope !== "full") {
     throw new ConnectError("This token is read-only; creating, updating and deleting articles needs a full token", Code.PermissionDenied);
   }
+  return caller;
+}
+
+/** A listener (player key) or a publisher of any scope: both may read what is public of the project. */
+export function requireListener(caller: Caller): { projectId: string } {
+  if (caller.kind === "internal") throw new ConnectError("This call needs a player key or a publisher API token", Code.PermissionDenied);
   return caller;
 }
 

@@ -179,7 +179,9 @@ export function createLeanUnaryServer(opts: LeanUnaryServerOptions): LeanUnarySe
           if (prop === "service") {
             return (service: DescService, impl: Record<string, unknown>, options?: unknown) => {
               register(service, impl);
-              return (target.service as (...a: unknown[]) => unknown).call(target, service, impl, options);
+              (target.service as (...a: unknown[]) => unknown).call(target, service, impl, options);
+              // The proxy, not the router: a chained .service() must be captured too.
+              return receiver;
             };
           }
           return Reflect.get(target, prop, receiver) as unknown;

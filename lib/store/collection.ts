@@ -59,6 +59,11 @@ export interface DocumentCollection<D extends { _id: string }> {
   /** Like updateOne, returning the document as written, or null when nothing matched. */
   findOneAndUpdate(filter: Filter, update: Update): Promise<D | null>;
   updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
+  /**
+   * Atomic: applies the modifiers to the document matching `key` (plain
+   * field values only), or creates it from `key` and the modifiers.
+   */
+  upsertOne(key: Record<string, string | number>, update: Update): Promise<void>;
   deleteMany(filter: Filter): Promise<number>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;

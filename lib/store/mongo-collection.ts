@@ -55,6 +55,9 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       const r = await guarded(() => col.updateMany(filter, update));
       return { matched: r.matchedCount, modified: r.modifiedCount };
     },
+    async upsertOne(key, update) {
+      await guarded(() => col.updateOne(key, update, { upsert: true }));
+    },
     deleteMany: async (filter) => (await col.deleteMany(filter)).deletedCount,
     async ensureIndex(spec, o = {}) {
       const options: Record<string, unknown> = { name: spec.name };

@@ -92,6 +92,10 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       const r = await update(filter, upd, true);
       return { matched: r.numAffected, modified: r.numAffected };
     },
+    async upsertOne(key, upd) {
+      // NeDB builds the new document from the query's plain values and the modifiers, as MongoDB does.
+      await db.updateAsync(key, upd, { upsert: true });
+    },
     deleteMany: async (filter) => db.removeAsync(filter, { multi: true }),
     async ensureIndex(spec, o = {}) {
       const fieldName = Object.keys(spec.keys)[0];

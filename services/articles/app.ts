@@ -1,8 +1,10 @@
 // Starts the articles service on its own Connect port.
 import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import { ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import type { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
+import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { JobBus } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
@@ -16,14 +18,28 @@ import { authSettingsSource, unboundedSettings } from "./admission/settings.js";
 import { createStatusEmitter } from "./events/publish.js";
 import { createWebhookDispatcher } from "./events/webhook.js";
 import { allowPrivateFrom } from "../../lib/net/allow-list.js";
+import { listenerHandlers } from "./handlers/listener.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
+import { createListeningAggregator } from "./stats/aggregator.js";
+import { openNedbStatsStore } from "./stats/open.js";
+import type { StatsStore } from "./stats/store.js";
+import { directListeningChannel, type ListeningChannel } from "../../lib/bus/listening.js";
+import type { ListeningBatch } from "./handlers/listener.js";
 import type { ArticleStore } from "./store/port.js";
 
 export interface ArticlesServiceOptions {
   store: ArticleStore;
   bus: JobBus;
   auth: Client<typeof AuthService>;
+  /** Resolves public player keys; it must send the internal token. Absent: player keys are refused. */
+  player?: Client<typeof PlayerService>;
+  /** Listening statistics; default: in memory (tests). */
+  stats?: StatsStore;
+  /** Where listening events travel from the ingest call to the aggregator; default: a direct call. */
+  listening?: ListeningChannel<ListeningBatch>;
+  /** How often counted listening events are written; default 1 s. */
+  statsFlushMs?: number;
   internalToken: string;
   audioBaseUrl: string;
   log: Logger;
@@ -76,7 +92,12 @@ export function privateAllowList(list: string | undefined): SafeFetchOptions | u
 
 export async function startArticlesService(opts: ArticlesServiceOptions): Promise<RunningService> {
   if (!opts.internalToken) throw new Error("startArticlesService: internalToken is required");
-  const resolveCaller = createCallerResolver({ auth: opts.auth, internalToken: opts.internalToken, ttlMs: opts.callerTtlMs });
+  const resolveCaller = createCallerResolver({ auth: opts.auth, player: opts.player, internalToken: opts.internalToken, ttlMs: opts.callerTtlMs });
+  const stats = opts.stats ?? (await openNedbStatsStore());
+  const aggregator = createListeningAggregator({ stats, articles: opts.store, log: opts.log, flushMs: opts.statsFlushMs });
+  const listening = opts.listening ?? directListeningChannel<ListeningBatch>();
+  await listening.consume(async (b) => void (await aggregator.accept(b.projectId, b.events, new Date(b.at))));
+  const listener = listenerHandlers({ store: opts.store, stats, listening, resolveCaller, audioBaseUrl: opts.audioBaseUrl });
   const settings = opts.settingsFrom ? authSettingsSource(opts.settingsFrom) : unboundedSettings();
   const webhooks = opts.settingsFrom
     ? createWebhookDispatcher({ log: opts.log, fetchOptions: opts.fetchOptions, retries: opts.webhook?.retries, backoffMs: opts.webhook?.backoffMs })
@@ -99,8 +120,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
 
   const server = await startRpcServer({
     name: "articles",
-    services: [ArticlesService.typeName],
-    routes: (router) => router.service(ArticlesService, handlers),
+    services: [ArticlesService.typeName, ListenerService.typeName],
+    routes: (router) => router.service(ArticlesService, handlers).service(ListenerService, listener),
     host: opts.host,
     port: opts.port,
     inProcess: opts.inProcess,
@@ -135,6 +156,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       audioFiles?.close();
       await webhooks?.close();
       await server.close();
+      await listening.close();
+      await aggregator.close();
     },
   };
 }

@@ -27,7 +27,7 @@ export function audioUrl(baseUrl: string, key: string): string {
   return `${lastTrimmed}/${URL_SAFE_KEY.test(key) ? key : key.split("/").map(encodeURIComponent).join("/")}`;
 }
 
-function audioFile(f: StoredAudio | undefined, audioBaseUrl: string): AudioFile | undefined {
+export function audioFile(f: StoredAudio | undefined, audioBaseUrl: string): AudioFile | undefined {
   if (!f) return undefined;
   return { $typeName: "articles.v1.AudioFile", key: f.key, duration: Math.round(f.duration * 1000) / 1000, url: audioUrl(audioBaseUrl, f.key) };
 }

@@ -1,6 +1,7 @@
 // Process entry point of the articles service (one process per service).
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { BUS_VARS, DATA_VARS, openBlobStore, openJobBus } from "../../lib/adapters.js";
+import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { ConfigError, loadConfig } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import { closeMongo } from "../../lib/mongo.js";
@@ -9,6 +10,8 @@ import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "..
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
 import { AUDIO_FILES_VARS } from "./audio-files.js";
+import { openStatsStore } from "./stats/open.js";
+import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
 import { openArticleStore } from "./store/open.js";
 
 const schema = {
@@ -48,6 +51,9 @@ async function main(): Promise<void> {
     store,
     bus,
     auth: rpcClient(AuthService, config.AUTH_URL),
+    player: rpcClient(PlayerService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
+    stats: await openStatsStore(config),
+    listening: config.NATS_URL ? await natsListeningChannel({ url: config.NATS_URL, log, ...listeningNames(config.NATS_STREAM) }) : undefined,
     settingsFrom: rpcClient(AuthService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
     fetchOptions: privateAllowList(config.FETCH_ALLOW_PRIVATE),
     internalToken: config.INTERNAL_TOKEN,

@@ -1,8 +1,10 @@
 // Starts the auth service on its own Connect/gRPC port.
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { Logger } from "../../lib/log.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
+import { createPlayerServiceImpl } from "./player.js";
 import { createAuthServiceImpl } from "./service.js";
 import type { WebhookTargetOptions } from "./settings.js";
 import type { AuthStore } from "./store/port.js";
@@ -25,11 +27,13 @@ export interface AuthServiceStartOptions {
 
 /** The store stays open after close(); its owner closes it. */
 export async function startAuthService(opts: AuthServiceStartOptions): Promise<RunningService> {
-  const impl = createAuthServiceImpl({ store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log, webhookTargets: opts.webhookTargets });
+  const credentials = { store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log };
+  const impl = createAuthServiceImpl({ ...credentials, webhookTargets: opts.webhookTargets });
+  const player = createPlayerServiceImpl(credentials);
   const server = await startRpcServer({
     name: "auth",
-    services: [AuthService.typeName],
-    routes: (router) => router.service(AuthService, impl),
+    services: [AuthService.typeName, PlayerService.typeName],
+    routes: (router) => router.service(AuthService, impl).service(PlayerService, player),
     host: opts.host,
     port: opts.port,
     inProcess: opts.inProcess,

@@ -4,6 +4,7 @@ import { pathToFileURL } from "node:url";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService, Scope, type ProjectSettings, type TokenInfo } from "../../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 
 export const USAGE = `Usage: npm run admin -- <command> [--json]
@@ -19,6 +20,10 @@ Commands:
                                      or key=value pairs (dailyLimit=10 rules.maxChars=20000
                                      webhook=null); values are JSON, else strings
   credit:add <project> <chars>       add characters to a bounded balance
+  player:get <project>               show the public player key, feed and oEmbed settings
+  player:set <project> <change>...   change them: a JSON merge patch or key=value pairs
+                                     (feed.title="Acme audio" feed.enabled=false
+                                     oembed.hosts='["news.example"]')
   articles:recrawl <project> <id>    fetch the article's url again; re-audify if it changed
   articles:decision <project> <id>   why an article is rejected or waiting
   articles:readmit [project]         retry articles waiting in limit_reached / no_money now
@@ -110,6 +115,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     "settings:get",
     "settings:set",
     "credit:add",
+    "player:get",
+    "player:set",
     "articles:recrawl",
     "articles:decision",
     "articles:readmit",
@@ -210,6 +217,18 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const admitted = await readmit(args[0]);
         const balance = Number(res.creditChars);
         print(`balance of ${args[0]}: ${balance} characters${admitted ? `; admitted ${admitted} waiting article(s)` : ""}`, { project: args[0], creditChars: balance, admitted });
+        break;
+      }
+      case "player:get":
+      case "player:set": {
+        const change = command === "player:set";
+        if (change ? args.length < 2 : args.length !== 1) throw new UsageError(change ? "missing argument" : "expected one project");
+        const players = rpcClient(PlayerService, url, { token: adminToken, timeoutMs: 10_000 });
+        const { player } = change
+          ? await players.adminUpdatePlayer({ projectId: args[0], patchJson: patchFromArgs(args.slice(1)) })
+          : await players.adminGetPlayer({ projectId: args[0] });
+        const out = { project: player!.projectId, publicKey: player!.publicKey, settings: JSON.parse(player!.settingsJson) };
+        print(`${change ? `updated player settings of ${args[0]}\n` : ""}${JSON.stringify(out, null, 2)}`, out);
         break;
       }
       case "articles:recrawl": {

@@ -1,8 +1,7 @@
 // The AuthService implementation. Publisher tokens are resolved by hash; the
 // admin RPCs need ADMIN_TOKEN and never accept a publisher token. No error
 // message ever contains a token.
-import { createHash, timingSafeEqual } from "node:crypto";
-import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { create } from "@bufbuild/protobuf";
 import {
   AuthService,
@@ -16,12 +15,11 @@ import {
   type TokenInfo,
 } from "../../gen/auth/v1/auth_pb.js";
 import type { Logger } from "../../lib/log.js";
+import { createCredentialChecks, MAX_TOKEN_LENGTH } from "./credentials.js";
 import { applySettingsPatch, checkWebhookTarget, normalizeStored, redacted, SettingsError, type WebhookTargetOptions } from "./settings.js";
 import { DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord, type TokenScope } from "./store/port.js";
 import { hashToken, newPlainToken, newProjectId, PROJECT_ID_PATTERN, sameHash, tokenRecord } from "./tokens.js";
 
-/** Longer inputs are not tokens we issue or accept; refuse before hashing. */
-const MAX_TOKEN_LENGTH = 512;
 const MAX_NAME_LENGTH = 200;
 const TOKEN_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -71,19 +69,7 @@ function checkProjectId(value: string, field = "project_id"): string {
 
 export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typeof AuthService> {
   const { store, log } = opts;
-  const adminDigest = opts.adminToken ? createHash("sha256").update(opts.adminToken, "utf8").digest() : undefined;
-  const internalDigest = opts.internalToken ? createHash("sha256").update(opts.internalToken, "utf8").digest() : undefined;
-
-  /** True for the internal token; false for anything else (which then has to pass requireAdmin). */
-  function isInternal(ctx: HandlerContext): boolean {
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(ctx.requestHeader.get("authorization") ?? "");
-    if (!m || !internalDigest) return false;
-    return timingSafeEqual(createHash("sha256").update(m[1], "utf8").digest(), internalDigest);
-  }
-
-  function requireInternalToken(ctx: HandlerContext): void {
-    if (!isInternal(ctx)) throw new ConnectError("this call is reserved for internal services", Code.PermissionDenied);
-  }
+  const { isInternal, requireInternalToken, requireAdmin } = createCredentialChecks(opts);
 
   function settingsMessage(projectId: string, st: ProjectState, withSecrets: boolean): ProjectSettingsMessage {
     const full = normalizeStored(st.settings, st.creditChars);
@@ -105,21 +91,6 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
   function charsOf(value: bigint, min: number): number {
     if (value < BigInt(min) || value > BigInt(MAX_CHARS)) throw new ConnectError(`chars: must be between ${min} and ${MAX_CHARS}`, Code.InvalidArgument);
     return Number(value);
-  }
-
-  async function requireAdmin(ctx: HandlerContext): Promise<void> {
-    if (!adminDigest) throw new ConnectError("admin API disabled: set ADMIN_TOKEN", Code.PermissionDenied);
-    const header = ctx.requestHeader.get("authorization");
-    if (!header) throw new ConnectError("admin call without credentials: send 'authorization: Bearer <ADMIN_TOKEN>'", Code.Unauthenticated);
-    const m = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-    if (!m) throw new ConnectError("malformed authorization header: expected 'Bearer <ADMIN_TOKEN>'", Code.Unauthenticated);
-    // Equal-length digests make the comparison constant-time whatever was sent.
-    const digest = createHash("sha256").update(m[1], "utf8").digest();
-    if (timingSafeEqual(digest, adminDigest)) return;
-    if (m[1].length <= MAX_TOKEN_LENGTH && (await store.findActiveTokenByHash(digest.toString("hex")))) {
-      throw new ConnectError("a publisher API token cannot call admin RPCs; use ADMIN_TOKEN", Code.PermissionDenied);
-    }
-    throw new ConnectError("invalid admin token", Code.Unauthenticated);
   }
 
   async function requireProject(id: string): Promise<ProjectRecord> {

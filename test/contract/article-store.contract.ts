@@ -63,6 +63,26 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect((await store.getByUrl(P, d.url!))?.id).to.equal(d.id);
     });
 
+    it("lists a project's ready articles for listeners, newest first, by label, never another project's or a deleted one", async () => {
+      const ready = async (projectId: string, added: number, labels: string[] = []) => {
+        const a = await store.insert(draft(projectId, { labels }), at(added));
+        await store.claim(a.id, 1);
+        expect(await store.complete(a.id, 1, { key: `${a.id}/1/full.mp3`, duration: 3 }, undefined)).to.equal(true);
+        return a.id;
+      };
+      const older = await ready(P, 1_700_000_000, ["sport"]);
+      const newer = await ready(P, 1_700_000_100, ["news"]);
+      const gone = await ready(P, 1_700_000_200, ["news"]);
+      await store.markDeleted(P, gone);
+      await store.insert(draft(P), at(1_700_000_300)); // waiting: not for listeners
+      await ready(Q, 1_700_000_400);
+      const all = await store.listReady(P, { limit: 10, offset: 0 });
+      expect(all.count).to.equal(2);
+      expect(all.items.map((a) => a.id)).to.deep.equal([newer, older]);
+      expect((await store.listReady(P, { label: "sport", limit: 10, offset: 0 })).items.map((a) => a.id)).to.deep.equal([older]);
+      expect((await store.listReady(P, { limit: 1, offset: 1 })).items.map((a) => a.id)).to.deep.equal([older]);
+    });
+
     it("hides another project's article from every read", async () => {
       const d = draft(P, { externalId: uniq("ext"), url: "https://example.com/hidden" });
       await store.insert(d);

@@ -129,4 +129,49 @@ export function authStoreContract(makeStorage: () => Promise<AuthStoreStorage>):
     }
     expect(err).to.be.instanceOf(DuplicateTokenError);
   });
+
+  describe("player keys and settings", () => {
+    it("sets a first key once: a second first-setter loses and reads the winner's key", async () => {
+      await store.createProject({ id: "acme", name: "Acme", created: at(1) });
+      expect((await store.getPlayer("acme"))?.publicKey).to.equal(null);
+      expect(await store.swapPublicKey("acme", null, "pk_first")).to.equal(true);
+      expect(await store.swapPublicKey("acme", null, "pk_second")).to.equal(false);
+      expect((await store.getPlayer("acme"))?.publicKey).to.equal("pk_first");
+      expect(await store.getPlayer("nope")).to.equal(null);
+    });
+
+    it("rotates only from the current key, and the old key no longer finds the project", async () => {
+      await store.createProject({ id: "acme", name: "Acme", created: at(1) });
+      await store.swapPublicKey("acme", null, "pk_one");
+      expect(await store.swapPublicKey("acme", "pk_stale", "pk_two")).to.equal(false);
+      expect(await store.swapPublicKey("acme", "pk_one", "pk_two")).to.equal(true);
+      expect(await store.findPlayerByPublicKey("pk_one")).to.equal(null);
+      expect((await store.findPlayerByPublicKey("pk_two"))?.project.id).to.equal("acme");
+    });
+
+    it("never gives two projects the same key", async () => {
+      await store.createProject({ id: "a", name: "A", created: at(1) });
+      await store.createProject({ id: "b", name: "B", created: at(2) });
+      await store.swapPublicKey("a", null, "pk_same");
+      let refused = false;
+      try {
+        refused = !(await store.swapPublicKey("b", null, "pk_same"));
+      } catch {
+        refused = true;
+      }
+      expect(refused).to.equal(true);
+      expect((await store.findPlayerByPublicKey("pk_same"))?.project.id).to.equal("a");
+    });
+
+    it("stores player settings and finds projects by their oEmbed host", async () => {
+      await store.createProject({ id: "a", name: "A", created: at(1) });
+      await store.createProject({ id: "b", name: "B", created: at(2) });
+      const saved = await store.savePlayerSettings("a", { oembed: { enabled: true, hosts: ["news.example", "www.news.example"] } });
+      expect(saved?.settings).to.deep.equal({ oembed: { enabled: true, hosts: ["news.example", "www.news.example"] } });
+      await store.savePlayerSettings("b", { oembed: { enabled: true, hosts: ["other.example"] } });
+      expect((await store.findPlayersByOembedHost("www.news.example")).map((p) => p.project.id)).to.deep.equal(["a"]);
+      expect(await store.findPlayersByOembedHost("unknown.example")).to.deep.equal([]);
+      expect(await store.savePlayerSettings("nope", {})).to.equal(null);
+    });
+  });
 }

@@ -119,6 +119,7 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
       await stack.stop();
       await dropDatabase(o.mongoUrl, db).catch(() => undefined);
       await deleteStream(o.natsUrl, stream).catch(() => undefined);
+      await deleteStream(o.natsUrl, `${stream}_LISTENING`).catch(() => undefined);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -53,6 +53,22 @@ describe("auth admin CLI", () => {
     expect(json[0].revoked).to.match(/^\d{4}-\d\d-\d\dT/);
   });
 
+  it("shows and changes a project's player key and feed settings", async () => {
+    await cli(["projects:create", "pods", "Pod Site"], env);
+    const shown = JSON.parse((await cli(["player:get", "pods", "--json"], env)).out);
+    expect(shown.publicKey).to.match(/^pk_/);
+    expect(shown.settings.feed).to.include({ enabled: true, category: "News" });
+    const changed = await cli(["player:set", "pods", "feed.title=Pod Site audio", "feed.explicit=true", 'oembed.hosts=["pods.example"]', "--json"], env);
+    expect(changed.code, changed.err).to.equal(0);
+    const after = JSON.parse(changed.out);
+    expect(after.publicKey).to.equal(shown.publicKey);
+    expect(after.settings.feed).to.include({ title: "Pod Site audio", explicit: true });
+    expect(after.settings.oembed.hosts).to.deep.equal(["pods.example"]);
+    const bad = await cli(["player:set", "pods", "feed.imageUrl=not-a-url"], env);
+    expect(bad.code).to.equal(1);
+    expect(bad.err).to.include("feed.imageUrl");
+  });
+
   it("exits 2 with usage text on bad usage, before calling anything", async () => {
     for (const argv of [[], ["frobnicate"], ["tokens:issue", "news"], ["tokens:issue", "news", "admin"], ["projects:list", "extra"]]) {
       const r = await cli(argv, env);

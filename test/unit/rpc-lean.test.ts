@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { Code, ConnectError, createClient, type Interceptor } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
@@ -143,5 +144,30 @@ for (const inProcess of [false, true]) describe(`RPC: lean unary path${inProcess
       break;
     }
     expect((await health.check({ service: "nope.Unknown" })).status).to.equal(HealthCheckResponse_ServingStatus.SERVICE_UNKNOWN);
+  });
+});
+
+describe("RPC: lean unary path with several services on one server", () => {
+  let server: RpcServer;
+  after(async () => {
+    closeRpcClients();
+    await server?.close();
+  });
+
+  it("serves every service of a chained router.service(...).service(...) on the lean path, not only the first", async () => {
+    server = await startRpcServer({
+      name: "lean-chained",
+      services: [AuthService.typeName, PlayerService.typeName],
+      log: logger("test"),
+      inProcess: true,
+      routes: (router) =>
+        router
+          .service(AuthService, { authenticate: async () => ({ projectId: "p", scope: Scope.READ, tokenId: "t" }) })
+          .service(PlayerService, { getPlayer: async () => ({}) }),
+    });
+    const endpoint = inProcessEndpoint(server.url)!;
+    const call = (path: string) => endpoint.call({ path, url: server.url + path, header: new Headers(), message: {} as never, timeoutMs: 1000, signal: new AbortController().signal });
+    expect(call("/auth.v1.AuthService/Authenticate")).to.not.equal(undefined);
+    expect(call("/auth.v1.PlayerService/GetPlayer")).to.not.equal(undefined);
   });
 });

@@ -37,6 +37,8 @@ export const mongoLayout: ArticleLayout = {
     [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
     [{ name: "project_url", keys: { projectId: 1, url: 1 } }],
     [{ name: "status_updatedAt", keys: { status: 1, updatedAt: 1 } }],
+    // Feeds and the player: a project's ready articles, newest first.
+    [{ name: "project_ready", keys: { projectId: 1, status: 1, added: -1, _id: -1 } }],
   ],
 };
 

@@ -171,6 +171,8 @@ export interface ArticleStore {
   /** Several articles may share a URL: a live one wins over a deleted one, then the newest. */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
   list(projectId: string, limit: number, offset: number): Promise<ArticlePage>;
+  /** Ready articles of the project (optionally with `label`), newest first: what listeners may see. */
+  listReady(projectId: string, opts: { label?: string; limit: number; offset: number }): Promise<ArticlePage>;
   /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */
   update(projectId: string, id: string, expectedRevision: number, patch: ArticlePatch, now?: Date): Promise<UpdateOutcome>;
   /** Idempotent; null when the project has no such article. */

@@ -84,6 +84,12 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return { count, items: docs.map(fromDoc) };
     },
 
+    async listReady(projectId, { label, limit, offset }) {
+      const filter: Filter = label === undefined ? { projectId, status: "ready" } : { projectId, status: "ready", labels: label };
+      const [count, docs] = await Promise.all([col.count(filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      return { count, items: docs.map(fromDoc) };
+    },
+
     async update(projectId, id, expectedRevision, patch, now = new Date()): Promise<UpdateOutcome> {
       const { $set, $unset } = patchOps(patch);
       try {

@@ -49,6 +49,15 @@ export type ReserveOutcome =
 
 export type AddCreditOutcome = { ok: true; creditChars: number } | { ok: false; reason: "not_found" | "unlimited" };
 
+/** A project's public player key and player settings (services/auth/player.ts). */
+export interface PlayerRecord {
+  project: ProjectRecord;
+  /** Unset until the project first asks for it. */
+  publicKey: string | null;
+  /** The stored player settings document; undefined until first changed. */
+  settings: Record<string, unknown> | undefined;
+}
+
 export interface AuthStore {
   getProjectState(id: string): Promise<ProjectState | null>;
   /**
@@ -89,6 +98,18 @@ export interface AuthStore {
    * revocation time. Null when there is no such token.
    */
   revokeToken(id: string, at?: Date): Promise<TokenRecord | null>;
+
+  getPlayer(projectId: string): Promise<PlayerRecord | null>;
+  /**
+   * Atomic compare-and-set of the public key: applies only while the stored
+   * key is still `expected` (null: none yet), so two first readers or two
+   * rotations agree on one key. False when the condition failed.
+   */
+  swapPublicKey(projectId: string, expected: string | null, next: string): Promise<boolean>;
+  findPlayerByPublicKey(publicKey: string): Promise<PlayerRecord | null>;
+  savePlayerSettings(projectId: string, settings: Record<string, unknown>): Promise<PlayerRecord | null>;
+  /** Projects whose player settings claim `host` for oEmbed. */
+  findPlayersByOembedHost(host: string): Promise<PlayerRecord[]>;
 
   close(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 // The AuthStore over two document collections; open.ts picks the driver
 // (NeDB files under DATA_DIR or MongoDB collections auth_projects/auth_tokens).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
-import { byCreatedThenId, DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
+import { byCreatedThenId, DuplicateTokenError, type AuthStore, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
 import { reserveWith } from "./reserve.js";
 
 export type ProjectDoc = {
@@ -12,6 +12,8 @@ export type ProjectDoc = {
   creditChars?: number | null;
   usageDay?: string;
   usedToday?: number;
+  publicKey?: string;
+  player?: Record<string, unknown>;
 };
 export type TokenDoc = Omit<TokenRecord, "id"> & { _id: string };
 
@@ -29,6 +31,7 @@ const stateOf = (d: ProjectDoc): ProjectState => ({
 });
 
 const toProject = (d: ProjectDoc): ProjectRecord => ({ id: d._id, name: d.name, created: d.created });
+const toPlayer = (d: ProjectDoc): PlayerRecord => ({ project: toProject(d), publicKey: d.publicKey ?? null, settings: d.player });
 const toToken = (d: TokenDoc): TokenRecord => ({
   id: d._id,
   projectId: d.projectId,
@@ -44,6 +47,7 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
   await tokens.ensureIndex({ name: "hash_unique", keys: { hash: 1 } }, { unique: true });
   await tokens.ensureIndex({ name: "project_created", keys: { projectId: 1, created: 1 } });
   await projects.ensureIndex({ name: "created", keys: { created: 1 } });
+  await projects.ensureIndex({ name: "publicKey_unique", keys: { publicKey: 1 } }, { unique: true, sparse: true });
 
   const state = async (id: string) => {
     const d = await projects.findOne({ _id: id });
@@ -140,6 +144,26 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
     async refund(id, chars) {
       const d = await credit(id, chars);
       return d ? (d.creditChars as number) : null;
+    },
+    async getPlayer(id) {
+      const d = await projects.findOne({ _id: id });
+      return d ? toPlayer(d) : null;
+    },
+    async swapPublicKey(id, expected, next) {
+      const current = expected === null ? isNullOrMissing("publicKey") : { publicKey: expected };
+      const r = await projects.updateOne({ $and: [current, { _id: id }] }, { $set: { publicKey: next } });
+      return r.matched === 1;
+    },
+    async findPlayerByPublicKey(publicKey) {
+      const d = await projects.findOne({ publicKey });
+      return d ? toPlayer(d) : null;
+    },
+    async savePlayerSettings(id, settings) {
+      const d = await projects.findOneAndUpdate({ _id: id }, { $set: { player: settings } });
+      return d ? toPlayer(d) : null;
+    },
+    async findPlayersByOembedHost(host) {
+      return (await projects.find({ "player.oembed.hosts": host }, { sort: { created: 1, _id: 1 } })).map(toPlayer);
     },
     async close() {
       await Promise.all([projects.close(), tokens.close()]);

@@ -1,0 +1,109 @@
+// JSON Schemas of the listener-side endpoints (player settings, listening
+// events, statistics queries). They validate requests and are published in
+// the OpenAPI document (openapi-listener.ts), like schemas.ts does for articles.
+import { playerSettingsSchema } from "../services/auth/player-settings.js";
+import { HttpError } from "./errors.js";
+import { compileSchema } from "./schemas.js";
+
+type Schema = Record<string, unknown>;
+
+export const PlayerSettings: Schema = {
+  ...playerSettingsSchema,
+  description: "Player, podcast feed and oEmbed settings of the project. Absent fields take their defaults.",
+};
+
+export const PUBLIC_KEY_PATTERN = "^pk_[A-Za-z0-9_-]{16,64}$";
+const ID_TEXT = { type: "string", minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]+$" };
+
+export const ListeningEvents: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["key", "events"],
+  description: "A batch of listening events, as the player sends it with navigator.sendBeacon (text/plain or application/json).",
+  properties: {
+    key: { type: "string", pattern: PUBLIC_KEY_PATTERN, description: "The project's public player key." },
+    events: {
+      type: "array",
+      minItems: 1,
+      maxItems: 50,
+      items: {
+        type: "object",
+        additionalProperties: false,
+        required: ["type", "articleId"],
+        properties: {
+          type: { enum: ["impression", "play", "progress", "complete", "listen"], description: "listen carries listening time only" },
+          articleId: ID_TEXT,
+          percent: { enum: [25, 50, 75, 100], description: "progress events only" },
+          seconds: { type: "number", minimum: 0, maximum: 600, description: "Seconds listened since the previous batch." },
+        },
+      },
+    },
+  },
+};
+
+export const StatsQuery: Schema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    from: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "First day (UTC, inclusive); default: 29 days before `to`." },
+    to: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "Last day (UTC, inclusive); default: today." },
+  },
+};
+
+const StatsFigures: Schema = {
+  type: "object",
+  required: ["impressions", "plays", "completions", "listenThroughRate", "secondsListened"],
+  properties: {
+    impressions: { type: "integer", description: "Players shown with this audio." },
+    plays: { type: "integer" },
+    progress25: { type: "integer" },
+    progress50: { type: "integer" },
+    progress75: { type: "integer" },
+    completions: { type: "integer", description: "Plays that reached the end." },
+    listenThroughRate: { type: "number", description: "completions / plays (0 when nothing was played)." },
+    secondsListened: { type: "number" },
+  },
+};
+
+export const StatsResult: Schema = {
+  type: "object",
+  required: ["result", "from", "to", "total", "days"],
+  properties: {
+    result: { const: "ok" },
+    from: { type: "string" },
+    to: { type: "string" },
+    total: StatsFigures,
+    days: { type: "array", items: { type: "object", required: ["day"], properties: { day: { type: "string" } }, additionalProperties: true } },
+    articles: { type: "array", description: "Project statistics only: per-article totals, most played first (at most 100).", items: { type: "object" } },
+  },
+};
+
+export const PlayerResult: Schema = {
+  type: "object",
+  required: ["result", "publicKey", "settings", "snippet", "feedUrl"],
+  properties: {
+    result: { const: "ok" },
+    publicKey: { type: "string", pattern: PUBLIC_KEY_PATTERN, description: "Public player key: not a secret; it only reads what listeners may see." },
+    settings: PlayerSettings,
+    snippet: { type: "string", description: "HTML to paste into an article page." },
+    scriptUrl: { type: "string" },
+    feedUrl: { type: "string", description: "The project's podcast feed (RSS 2.0)." },
+  },
+};
+
+function compiled(schema: Schema, root: string): (data: unknown) => void {
+  const fn = compileSchema(schema);
+  return (data) => {
+    if (fn(data)) return;
+    const e = fn.errors?.[0];
+    const field = `${root}${(e?.instancePath ?? "").replace(/\/(\d+)/g, "[$1]").replace(/\//g, ".")}`;
+    const extra = e?.keyword === "additionalProperties" ? `.${(e.params as { additionalProperty: string }).additionalProperty}: is not a known field` : "";
+    throw new HttpError(400, extra ? `${field}${extra}` : `${field}: ${e?.message ?? "is invalid"}`);
+  };
+}
+
+export const validateListener = {
+  playerSettings: compiled(PlayerSettings, "body"),
+  events: compiled(ListeningEvents, "body"),
+  statsQuery: compiled(StatsQuery, "query"),
+};

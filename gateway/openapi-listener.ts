@@ -1,0 +1,117 @@
+// OpenAPI paths and schemas of the listener side (player key and settings,
+// the public player endpoints, feeds, oEmbed, statistics). Merged into the
+// document by openapi.ts; the schemas are the ones that validate requests.
+import { ListeningEvents, PlayerResult, PlayerSettings, StatsQuery, StatsResult, PUBLIC_KEY_PATTERN } from "./listener-schemas.js";
+
+type Json = Record<string, unknown>;
+
+const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+const json = (name: string) => ({ "application/json": { schema: schemaRef(name) } });
+const ok = (description: string, name: string) => ({ "200": { description, content: json(name) } });
+const std = (...names: string[]) => Object.fromEntries(names.map((n) => [STATUS[n], responseRef(n)]));
+const STATUS: Record<string, string> = { BadRequest: "400", Unauthorized: "401", Forbidden: "403", NotFound: "404", TooManyRequests: "429", InternalError: "500", Unavailable: "503" };
+const keyParam = (where: "query" | "path") => ({ name: "key", in: where, required: true, description: "The project's public player key.", schema: { type: "string", pattern: PUBLIC_KEY_PATTERN } });
+
+export const LISTENER_SCHEMAS: Record<string, Json> = {
+  PlayerSettings,
+  PlayerResult,
+  ListeningEvents,
+  StatsResult,
+  ListenerArticleResult: {
+    type: "object",
+    required: ["result", "article"],
+    properties: {
+      result: { const: "ok" },
+      article: {
+        type: "object",
+        required: ["id", "title", "lang", "audio", "audio_duration"],
+        properties: {
+          id: { type: "string" },
+          title: { type: "string" },
+          lang: { type: "string" },
+          url: { type: ["string", "null"] },
+          revision: { type: "integer" },
+          audio: { type: "string" },
+          audio_duration: { type: "number" },
+          audio_preview: { type: "string" },
+          audio_preview_duration: { type: "number" },
+        },
+      },
+    },
+  },
+  OembedResult: {
+    type: "object",
+    required: ["version", "type", "html", "width", "height"],
+    properties: { version: { const: "1.0" }, type: { const: "rich" }, title: { type: "string" }, provider_name: { type: "string" }, html: { type: "string" }, width: { type: "integer" }, height: { type: "integer" }, cache_age: { type: "integer" } },
+  },
+};
+
+const statsParams = Object.entries(StatsQuery.properties as Record<string, Json>).map(([name, s]) => {
+  const { description, ...schema } = s;
+  return { name, in: "query", required: false, description, schema };
+});
+
+export function listenerPaths(): Json {
+  const tags = ["listener"];
+  return {
+    "/api/player": {
+      get: { operationId: "getPlayer", tags, summary: "The project's public player key, embed snippet, feed URL and player settings (read or full token)", responses: { ...ok("Key, snippet and settings.", "PlayerResult"), ...std("Unauthorized", "InternalError", "Unavailable") } },
+      put: {
+        operationId: "updatePlayer",
+        tags,
+        summary: "Replaces the player settings: podcast feed and oEmbed (full token)",
+        requestBody: { required: true, content: { "application/json": { schema: schemaRef("PlayerSettings"), example: { feed: { title: "Acme News, read aloud", description: "Our articles as audio.", imageUrl: "https://news.example/podcast.png", author: "Acme News", category: "News/Daily News", explicit: false }, oembed: { enabled: true, hosts: ["news.example"] } } } } },
+        responses: { ...ok("The stored settings.", "PlayerResult"), ...std("BadRequest", "Unauthorized", "Forbidden", "InternalError", "Unavailable") },
+      },
+    },
+    "/api/player/rotate": {
+      post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "InternalError", "Unavailable") } },
+    },
+    "/api/articles/{articleId}/stats": {
+      parameters: [{ name: "articleId", in: "path", required: true, schema: { type: "string" } }, ...statsParams],
+      get: { operationId: "getArticleStats", tags, summary: "Daily listening figures of one article (read or full token)", responses: { ...ok("Totals and days.", "StatsResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
+    },
+    "/api/stats": {
+      parameters: statsParams,
+      get: { operationId: "getProjectStats", tags, summary: "Daily listening figures of the project and its most played articles (read or full token)", responses: { ...ok("Totals, days and articles.", "StatsResult"), ...std("BadRequest", "Unauthorized", "InternalError", "Unavailable") } },
+    },
+    "/player/v1/player.js": {
+      get: { operationId: "getPlayerScript", tags, security: [], summary: "The embeddable player (a web component, <15 KB gzipped)", responses: { "200": { description: "JavaScript.", content: { "application/javascript": { schema: { type: "string" } } } }, "304": { description: "Not modified." } } },
+    },
+    "/player/v1/article": {
+      parameters: [keyParam("query"), ...["id", "externalId", "url"].map((name) => ({ name, in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" } }))],
+      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
+    },
+    "/player/v1/events": {
+      post: {
+        operationId: "postListeningEvents",
+        tags,
+        security: [],
+        summary: "A batch of listening events from a player (navigator.sendBeacon; text/plain or application/json; at most 50 events, 16 KB)",
+        requestBody: { required: true, content: { "text/plain": { schema: schemaRef("ListeningEvents") }, "application/json": { schema: schemaRef("ListeningEvents") } } },
+        responses: { "204": { description: "Taken." }, ...std("BadRequest", "Unauthorized", "TooManyRequests", "InternalError", "Unavailable") },
+      },
+    },
+    "/player/v1/embed/{key}/{articleId}": {
+      parameters: [keyParam("path"), { name: "articleId", in: "path", required: true, schema: { type: "string" } }],
+      get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("Unauthorized", "NotFound") } },
+    },
+    "/feeds/{publicKey}.xml": {
+      parameters: [
+        { name: "publicKey", in: "path", required: true, schema: { type: "string", pattern: PUBLIC_KEY_PATTERN.slice(1, -1) } },
+        { name: "label", in: "query", required: false, description: "Only articles with this label (one show per label).", schema: { type: "string" } },
+        { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "integer", minimum: 1 } },
+      ],
+      get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound") } },
+    },
+    "/oembed": {
+      parameters: [
+        { name: "url", in: "query", required: true, description: "An article page on a host the project claimed.", schema: { type: "string", format: "uri" } },
+        { name: "format", in: "query", required: false, schema: { const: "json" } },
+        { name: "maxwidth", in: "query", required: false, schema: { type: "integer" } },
+      ],
+      get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "A format other than json." }, ...std("BadRequest", "NotFound") } },
+    },
+  };
+}

@@ -1,0 +1,153 @@
+// ListenerService: what a project's public player key may read (ready,
+// non-deleted articles: title, language, audio), listening events, and the
+// statistics publishers read with their API token.
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
+import type { ListenerArticle, ListenerService, StatsFigures, StatsReport as StatsReportMessage } from "../../../gen/articles/v1/listener_pb.js";
+import { ListeningEventType } from "../../../gen/articles/v1/listener_pb.js";
+import { requireListener, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
+import { audioFile } from "../convert.js";
+import type { ListeningChannel } from "../../../lib/bus/listening.js";
+import type { ListeningEventIn } from "../stats/aggregator.js";
+import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
+import type { ArticleStore, StoredArticle } from "../store/port.js";
+import * as v from "../validate.js";
+
+export interface ListenerHandlerDeps {
+  store: ArticleStore;
+  stats: StatsStore;
+  listening: ListeningChannel<ListeningBatch>;
+  resolveCaller: CallerResolver;
+  audioBaseUrl: string;
+}
+
+/** What travels from the ingest call to the aggregator. */
+export interface ListeningBatch {
+  projectId: string;
+  /** Epoch ms of receipt: the day the events count on. */
+  at: number;
+  events: ListeningEventIn[];
+}
+
+export const MAX_EVENTS_PER_BATCH = 50;
+const MAX_PAGE = 500;
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const DEFAULT_DAYS = 30;
+const MAX_DAYS = 366;
+
+const EVENT_KINDS: Partial<Record<ListeningEventType, ListeningEventIn["type"]>> = {
+  [ListeningEventType.IMPRESSION]: "impression",
+  [ListeningEventType.PLAY]: "play",
+  [ListeningEventType.PROGRESS]: "progress",
+  [ListeningEventType.COMPLETE]: "complete",
+  [ListeningEventType.LISTEN]: "listen",
+};
+
+const notFound = () => new ConnectError("No ready audio for this article", Code.NotFound);
+
+function dayRange(from: string, to: string, now = new Date()): { from: string; to: string } {
+  const end = to || now.toISOString().slice(0, 10);
+  const start = from || new Date(Date.parse(`${end}T00:00:00Z`) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
+  for (const [field, value] of [["from", start], ["to", end]] as const) {
+    if (!DAY.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw v.invalid(`${field}: must be a date as YYYY-MM-DD`);
+  }
+  const span = (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000;
+  if (span < 0) throw v.invalid("from: must not be after to");
+  if (span >= MAX_DAYS) throw v.invalid(`from: the range may span at most ${MAX_DAYS} days`);
+  return { from: start, to: end };
+}
+
+const figures = (f: Figures): StatsFigures => ({
+  $typeName: "articles.v1.StatsFigures",
+  impressions: BigInt(f.impressions),
+  plays: BigInt(f.plays),
+  progress25: BigInt(f.progress25),
+  progress50: BigInt(f.progress50),
+  progress75: BigInt(f.progress75),
+  completions: BigInt(f.completions),
+  secondsListened: Math.round(f.secondsListened * 10) / 10,
+});
+
+function reportMessage(r: StatsReport, range: { from: string; to: string }): StatsReportMessage {
+  return {
+    $typeName: "articles.v1.StatsReport",
+    from: range.from,
+    to: range.to,
+    total: figures(r.total),
+    days: r.days.map((d) => ({ $typeName: "articles.v1.DailyStats", day: d.day, figures: figures(d.figures) })),
+    articles: r.articles.map((a) => ({ $typeName: "articles.v1.ArticleStatsTotal", articleId: a.articleId, figures: figures(a.figures) })),
+  };
+}
+
+export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof ListenerService> {
+  const { store, stats, listening, audioBaseUrl } = deps;
+  const listener = async (ctx: HandlerContext) => requireListener(await deps.resolveCaller(ctx.requestHeader));
+  const publisher = async (ctx: HandlerContext) => requirePublisher(await deps.resolveCaller(ctx.requestHeader), "read");
+
+  /** Only what a listener may see; nothing of the text, prompt or processing. */
+  const publicView = (a: StoredArticle): ListenerArticle => ({
+    $typeName: "articles.v1.ListenerArticle",
+    id: a.id,
+    title: a.title,
+    lang: a.lang,
+    url: a.url ?? undefined,
+    audio: audioFile(a.audio, audioBaseUrl),
+    audioPreview: audioFile(a.audioPreview, audioBaseUrl),
+    added: BigInt(a.added),
+    updated: BigInt(a.updated ?? a.added),
+    revision: BigInt(a.revision),
+    labels: a.labels,
+  });
+
+  return {
+    async getListenerArticle(req, ctx) {
+      const { projectId } = await listener(ctx);
+      const l = req.lookup;
+      let a: StoredArticle | null;
+      if (l.case === "id") a = await store.get(projectId, v.requiredId("id", l.value));
+      else if (l.case === "externalId") a = await store.getByExternalId(projectId, v.requiredId("externalId", l.value));
+      else if (l.case === "url") a = await store.getByUrl(projectId, v.requiredId("url", l.value));
+      else throw v.invalid("one of id, externalId or url is required");
+      if (!a || a.status !== "ready" || !a.audio) throw notFound();
+      return { article: publicView(a) };
+    },
+
+    async listListenerArticles(req, ctx) {
+      const { projectId } = await listener(ctx);
+      const limit = req.limit || 100;
+      if (limit < 1 || limit > MAX_PAGE) throw v.invalid(`limit: must be between 1 and ${MAX_PAGE}`);
+      if (req.offset < 0) throw v.invalid("offset: must not be negative");
+      const label = req.label === undefined ? undefined : v.requiredId("label", req.label);
+      const page = await store.listReady(projectId, { label, limit, offset: req.offset });
+      return { count: BigInt(page.count), articles: page.items.map(publicView) };
+    },
+
+    async recordListening(req, ctx) {
+      const { projectId } = await listener(ctx);
+      if (req.events.length > MAX_EVENTS_PER_BATCH) throw v.invalid(`events: at most ${MAX_EVENTS_PER_BATCH} per batch`);
+      const events: ListeningEventIn[] = [];
+      for (const [i, e] of req.events.entries()) {
+        const type = EVENT_KINDS[e.type];
+        if (!type) throw v.invalid(`events[${i}].type: must be impression, play, progress, complete or listen`);
+        if (type === "progress" && ![25, 50, 75, 100].includes(e.percent)) throw v.invalid(`events[${i}].percent: must be 25, 50, 75 or 100`);
+        if (!Number.isFinite(e.seconds) || e.seconds < 0) throw v.invalid(`events[${i}].seconds: must be a non-negative number`);
+        events.push({ articleId: v.requiredId(`events[${i}].articleId`, e.articleId), type, percent: e.percent, seconds: e.seconds });
+      }
+      await listening.send({ projectId, at: Date.now(), events });
+      return { accepted: events.length };
+    },
+
+    async getArticleStats(req, ctx) {
+      const { projectId } = await publisher(ctx);
+      const id = v.requiredId("articleId", req.articleId);
+      if (!(await store.get(projectId, id))) throw new ConnectError(`Article '${id}' not found`, Code.NotFound);
+      const range = dayRange(req.from, req.to);
+      return { report: reportMessage(await stats.article(projectId, id, range.from, range.to), range) };
+    },
+
+    async getProjectStats(req, ctx) {
+      const { projectId } = await publisher(ctx);
+      const range = dayRange(req.from, req.to);
+      return { report: reportMessage(await stats.project(projectId, range.from, range.to), range) };
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// A project's player settings: what its podcast feed says about the show and
+// which site hosts its oEmbed answers for. Stored beside the project; read by
+// the gateway through PlayerService. The document is always complete: absent
+// fields take the defaults below.
+import { Ajv } from "ajv";
+
+export interface FeedSettings {
+  enabled: boolean;
+  /** Show title; null: the project's name. */
+  title: string | null;
+  description: string | null;
+  /** Square artwork, 1400–3000 px, JPEG or PNG (Apple Podcasts). */
+  imageUrl: string | null;
+  author: string | null;
+  ownerEmail: string | null;
+  /** An Apple Podcasts category, e.g. "News" or "News/Daily News". */
+  category: string;
+  explicit: boolean;
+}
+
+export interface PlayerSettings {
+  feed: FeedSettings;
+  oembed: { enabled: boolean; hosts: string[] };
+}
+
+export const DEFAULT_PLAYER_SETTINGS: PlayerSettings = Object.freeze({
+  feed: { enabled: true, title: null, description: null, imageUrl: null, author: null, ownerEmail: null, category: "News", explicit: false },
+  oembed: { enabled: false, hosts: [] },
+}) as PlayerSettings;
+
+const text = (max: number) => ({ anyOf: [{ type: "string", minLength: 1, maxLength: max, pattern: "\\S" }, { type: "null" }] });
+const httpsUrl = { anyOf: [{ type: "string", maxLength: 2048, pattern: "^https?://[^\\s]+$" }, { type: "null" }] };
+const HOST = "^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$";
+
+/** Shared with the gateway's OpenAPI document (PUT /api/player). */
+export const playerSettingsSchema = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    feed: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        enabled: { type: "boolean" },
+        title: text(255),
+        description: text(4000),
+        imageUrl: httpsUrl,
+        author: text(255),
+        ownerEmail: { anyOf: [{ type: "string", maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$" }, { type: "null" }] },
+        category: { type: "string", minLength: 1, maxLength: 100, pattern: "^[A-Za-z &,'-]+(/[A-Za-z &,'-]+)?$" },
+        explicit: { type: "boolean" },
+      },
+    },
+    oembed: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        enabled: { type: "boolean" },
+        hosts: { type: "array", maxItems: 20, uniqueItems: true, items: { type: "string", pattern: HOST } },
+      },
+    },
+  },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const check = ajv.compile(playerSettingsSchema);
+
+export class PlayerSettingsError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "PlayerSettingsError";
+  }
+}
+
+/** A submitted document (possibly partial) → the complete, validated settings. */
+export function completePlayerSettings(input: unknown): PlayerSettings {
+  if (!check(input)) {
+    const e = check.errors?.[0];
+    const field = (e?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".") || "settings";
+    const extra = e?.keyword === "additionalProperties" ? `.${(e.params as { additionalProperty: string }).additionalProperty}` : "";
+    throw new PlayerSettingsError(`${field}${extra}: ${e?.keyword === "additionalProperties" ? "unknown setting" : (e?.message ?? "invalid")}`);
+  }
+  const s = input as { feed?: Partial<FeedSettings>; oembed?: Partial<PlayerSettings["oembed"]> };
+  return {
+    feed: { ...DEFAULT_PLAYER_SETTINGS.feed, ...s.feed },
+    oembed: { ...DEFAULT_PLAYER_SETTINGS.oembed, ...s.oembed, hosts: [...(s.oembed?.hosts ?? DEFAULT_PLAYER_SETTINGS.oembed.hosts)] },
+  };
+}
+
+/** What was stored (maybe by an older version, maybe nothing) read as complete settings. */
+export function storedPlayerSettings(stored: Record<string, unknown> | undefined): PlayerSettings {
+  try {
+    return completePlayerSettings(stored ?? {});
+  } catch {
+    return structuredClone(DEFAULT_PLAYER_SETTINGS);
+  }
+}

@@ -1,0 +1,24 @@
+import { randomBytes } from "node:crypto";
+import { mongoDb } from "../../lib/mongo.js";
+import { mongoCollection } from "../../lib/store/mongo-collection.js";
+import { openNedbCollection } from "../../lib/store/nedb-collection.js";
+import { openStatsStoreOn, type StatsDoc } from "../../services/articles/stats/store.js";
+import { requireMongo } from "../support/servers.js";
+import { statsStoreContract } from "./stats-store.contract.js";
+
+describe("StatsStore contract: NeDB", () => {
+  statsStoreContract(async () => ({ store: await openStatsStoreOn(await openNedbCollection<StatsDoc>()), dispose: async () => {} }));
+});
+
+describe("StatsStore contract: MongoDB", function () {
+  let url = "";
+  const run = `stats_contract_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+  let n = 0;
+  before(async function () {
+    url = await requireMongo(this);
+  });
+  statsStoreContract(async () => {
+    const db = await mongoDb(url, `${run}_${++n}`);
+    return { store: await openStatsStoreOn(mongoCollection<StatsDoc>(db, "listening_stats")), dispose: async () => void (await db.dropDatabase()) };
+  });
+});

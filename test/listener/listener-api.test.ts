@@ -1,0 +1,200 @@
+// The listener side over HTTP on the embedded default: player keys and their
+// isolation, the public article lookup, feeds (parsed by a feed reader and
+// checked against what Apple Podcasts requires), oEmbed and statistics.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import Parser from "rss-parser";
+import { XMLParser } from "fast-xml-parser";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { api, waitFor } from "../support/http.js";
+
+const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
+const SEED = JSON.stringify([
+  { token: TOKENS.aFull, project: "alpha", scope: "full" },
+  { token: TOKENS.aRead, project: "alpha", scope: "read" },
+  { token: TOKENS.bFull, project: "beta", scope: "full" },
+]);
+const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+describe("listener side: keys, public lookups, feeds, oEmbed and statistics (embedded)", function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let sys: Embedded;
+  let A: ReturnType<typeof api>;
+  let AR: ReturnType<typeof api>;
+  let B: ReturnType<typeof api>;
+  let anon: ReturnType<typeof api>;
+  let keyA: string;
+  let keyB: string;
+  const ids: Record<string, string> = {};
+
+  async function ready(id: string) {
+    return waitFor(`article ${id} ready`, async () => {
+      const r = await A("GET", `/api/articles/${id}`);
+      return r.body?.article?.status === "ready" ? r.body.article : undefined;
+    }, 120_000, 200);
+  }
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-listener-"));
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, AUDIO_ENGINE: process.env.AUDIO_ENGINE }, sink());
+    A = api(sys.url, TOKENS.aFull);
+    AR = api(sys.url, TOKENS.aRead);
+    B = api(sys.url, TOKENS.bFull);
+    anon = api(sys.url);
+    const make = async (name: string, body: Record<string, unknown>) => {
+      const r = await A("POST", "/api/articles", { title: name, text: `The story of ${name}. It is short.`, ...body });
+      expect(r.status).to.equal(200);
+      ids[name] = r.body.id;
+    };
+    await make("Sport one", { url: "https://news.example/sport/1", labels: ["sport"], externalId: "listener-sport-1" });
+    await make("Politics one", { url: "https://news.example/politics/1", labels: ["politics"] });
+    await make("Gone soon", { url: "https://news.example/gone" });
+    for (const id of Object.values(ids)) await ready(id);
+    await A("DELETE", `/api/articles/${ids["Gone soon"]}`);
+    const b = await B("POST", "/api/articles", { title: "Beta secret", text: "Only for beta.", url: "https://news.example/sport/1" });
+    ids.beta = b.body.id;
+    await waitFor("beta ready", async () => ((await B("GET", `/api/articles/${ids.beta}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
+    keyA = (await AR("GET", "/api/player")).body.publicKey;
+    keyB = (await B("GET", "/api/player")).body.publicKey;
+  });
+
+  after(async () => {
+    await sys?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("gives each project one stable public key with a copy-paste snippet, to read and full tokens alike", async () => {
+    expect(keyA).to.match(/^pk_[A-Za-z0-9_-]{16,}$/);
+    const again = await A("GET", "/api/player");
+    expect(again.body.publicKey).to.equal(keyA);
+    expect(again.body.snippet).to.include(`${sys.url}/player/v1/player.js`).and.include(`key="${keyA}"`);
+    expect(again.body.feedUrl).to.equal(`${sys.url}/feeds/${keyA}.xml`);
+    expect(keyB).to.not.equal(keyA);
+    expect((await anon("GET", "/api/player")).status).to.equal(401);
+  });
+
+  it("answers only what a listener may see, only for ready articles of the key's own project", async () => {
+    const r = await anon("GET", `/player/v1/article?key=${keyA}&externalId=listener-sport-1`);
+    expect(r.status).to.equal(200);
+    expect(r.headers.get("access-control-allow-origin")).to.equal("*");
+    expect(Object.keys(r.body.article).sort()).to.deep.equal(["audio", "audio_duration", "audio_preview", "audio_preview_duration", "id", "lang", "revision", "title", "url"]);
+    expect(r.text).to.not.include("The story of");
+    // Revalidated on every load: unchanged is a 304, a new revision a new ETag.
+    const unchanged = await fetch(`${sys.url}/player/v1/article?key=${keyA}&externalId=listener-sport-1`, { headers: { "if-none-match": r.headers.get("etag")! } });
+    expect(unchanged.status).to.equal(304);
+    // By URL, a project sees its own article even when another project used the same URL.
+    expect((await anon("GET", `/player/v1/article?key=${keyB}&url=${encodeURIComponent("https://news.example/sport/1")}`)).body.article.id).to.equal(ids.beta);
+    expect((await anon("GET", `/player/v1/article?key=${keyA}&url=${encodeURIComponent("https://news.example/sport/1")}`)).body.article.id).to.equal(ids["Sport one"]);
+    // Another project's article, a deleted one: not found, indistinguishable.
+    const other = await anon("GET", `/player/v1/article?key=${keyA}&id=${ids.beta}`);
+    const deleted = await anon("GET", `/player/v1/article?key=${keyA}&id=${ids["Gone soon"]}`);
+    expect([other.status, deleted.status]).to.deep.equal([404, 404]);
+    expect(other.body.message).to.equal(deleted.body.message);
+    expect((await anon("GET", `/player/v1/article?key=pk_unknownunknownunknown&id=${ids["Sport one"]}`)).status).to.equal(401);
+    // A player key is no API token.
+    expect((await anon("GET", `/api/articles/${ids["Sport one"]}`, undefined, { authorization: `Bearer ${keyA}` })).status).to.be.oneOf([401, 403]);
+  });
+
+  it("serves a podcast feed a feed reader parses, with what Apple Podcasts requires, newest first, per label, and 304 when unchanged", async () => {
+    await A("PUT", "/api/player", { feed: { title: "Alpha Audio", description: "Alpha's articles, read aloud.", imageUrl: "https://news.example/art.png", author: "Alpha News", category: "News/Daily News", explicit: false } });
+    const res = await fetch(`${sys.url}/feeds/${keyA}.xml`);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get("content-type")).to.match(/^application\/rss\+xml/);
+    const xml = await res.text();
+    const feed = await new Parser({ customFields: { item: ["itunes:duration"] } }).parseString(xml);
+    expect(feed.title).to.equal("Alpha Audio");
+    // Newest first, the same order as the publisher's list (created in one second: ties go by id).
+    const listed = (await A("GET", "/api/articles?limit=100")).body.articles.map((a: { id: string }) => a.id);
+    expect(feed.items.map((i) => i.guid)).to.deep.equal(listed);
+    expect(listed).to.have.members([ids["Politics one"], ids["Sport one"]]);
+    expect(feed.items[0].enclosure?.type).to.equal("audio/mpeg");
+    expect(Number(feed.items[0].enclosure?.length)).to.be.greaterThan(1000);
+    const audio = await fetch(feed.items[0].enclosure!.url);
+    expect(Number(audio.headers.get("content-length"))).to.equal(Number(feed.items[0].enclosure?.length));
+
+    const doc = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" }).parse(xml);
+    const ch = doc.rss.channel;
+    expect(doc.rss["xmlns:itunes"]).to.equal("http://www.itunes.com/dtds/podcast-1.0.dtd");
+    expect(doc.rss["xmlns:podcast"]).to.equal("https://podcastindex.org/namespace/1.0");
+    for (const required of ["title", "description", "language", "link", "itunes:image", "itunes:author", "itunes:category", "itunes:explicit"]) expect(ch, required).to.have.property(required);
+    expect(ch["itunes:category"]).to.deep.include({ text: "News" });
+    for (const it of [ch.item].flat()) {
+      for (const required of ["title", "guid", "pubDate", "enclosure", "itunes:duration", "link"]) expect(it, required).to.have.property(required);
+      expect(it["itunes:duration"]).to.match(/^\d\d:\d\d:\d\d$/);
+    }
+
+    const sport = await new Parser().parseURL(`${sys.url}/feeds/${keyA}.xml?label=sport`);
+    expect(sport.items.map((i) => i.guid)).to.deep.equal([ids["Sport one"]]);
+
+    const again = await fetch(`${sys.url}/feeds/${keyA}.xml`, { headers: { "if-none-match": res.headers.get("etag")! } });
+    expect(again.status).to.equal(304);
+    // A guid never changes across revisions.
+    await A("PUT", `/api/articles/${ids["Sport one"]}`, { title: "Sport one, updated", text: "New text for the sport story." });
+    await ready(ids["Sport one"]);
+    await new Promise((r) => setTimeout(r, 5_500)); // the rendered page is reused for 5 s
+    const updated = await new Parser().parseURL(`${sys.url}/feeds/${keyA}.xml`);
+    expect(updated.items.find((i) => i.guid === ids["Sport one"])?.title).to.equal("Sport one, updated");
+  });
+
+  it("refuses bad player settings with a 400 naming the field, and read tokens may not change them", async () => {
+    const bad = await A("PUT", "/api/player", { feed: { imageUrl: "not a url" } });
+    expect(bad.status).to.equal(400);
+    expect(bad.body.message).to.match(/imageUrl/);
+    expect((await AR("PUT", "/api/player", { feed: { title: "x" } })).status).to.equal(403);
+  });
+
+  it("answers oEmbed only for hosts a project claimed, with the player as rich html, and one claim per host", async () => {
+    expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/sport/1")}&format=json`)).status).to.equal(404);
+    expect((await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } })).status).to.equal(200);
+    const claimed = await B("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } });
+    expect(claimed.status).to.equal(400);
+    expect(claimed.body.message).to.match(/already claimed/);
+    const r = await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/politics/1")}&format=json`);
+    expect(r.status).to.equal(200);
+    expect(r.body).to.include({ version: "1.0", type: "rich", title: "Politics one" });
+    const src = /src="([^"]+)"/.exec(r.body.html)![1];
+    const page = await fetch(src.replace(/&amp;/g, "&"));
+    expect(page.status).to.equal(200);
+    const html = await page.text();
+    expect(html).to.include("<article-audio-player").and.include(`article-id="${ids["Politics one"]}"`);
+    expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/politics/1")}&format=xml`)).status).to.equal(501);
+  });
+
+  it("counts listening events per article and day, refuses bad batches, and never lets a key touch another project", async () => {
+    const id = ids["Politics one"];
+    const post = (body: unknown, type = "text/plain") => fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": type }, body: JSON.stringify(body) });
+    expect((await post({ key: keyA, events: [{ type: "impression", articleId: id }, { type: "play", articleId: id, seconds: 4 }, { type: "progress", articleId: id, percent: 50 }, { type: "complete", articleId: id, seconds: 2 }] })).status).to.equal(204);
+    // Key B naming A's article: accepted on the wire, counted nowhere.
+    expect((await post({ key: keyB, events: [{ type: "play", articleId: id }] })).status).to.equal(204);
+    expect((await post({ key: keyA, events: [{ type: "progress", articleId: id, percent: 33 }] })).status).to.equal(400);
+    expect((await post({ key: keyA, events: Array.from({ length: 51 }, () => ({ type: "play", articleId: id })) })).status).to.equal(400);
+    expect((await post({ key: keyA, events: [{ type: "play", articleId: id }], ip: "1.2.3.4" })).status).to.equal(400);
+    const stats = await waitFor("figures flushed", async () => {
+      const r = await AR("GET", `/api/articles/${id}/stats`);
+      return r.body?.total?.plays === 1 ? r.body : undefined;
+    }, 20_000, 250);
+    expect(stats.total).to.include({ impressions: 1, plays: 1, progress50: 1, completions: 1, listenThroughRate: 1, secondsListened: 6 });
+    const project = await A("GET", `/api/stats?from=2020-01-01&to=2099-01-01`);
+    expect(project.status).to.equal(400); // more than a year
+    const p = await A("GET", "/api/stats");
+    expect(p.body.articles[0]).to.include({ articleId: id, plays: 1 });
+    expect((await B("GET", "/api/stats")).body.total.plays).to.equal(0);
+    expect((await B("GET", `/api/articles/${id}/stats`)).status).to.equal(404);
+  });
+
+  it("rotates the key: the old one stops working, the new one reads the same articles", async () => {
+    const before = keyA;
+    const rotated = await A("POST", "/api/player/rotate");
+    expect(rotated.status).to.equal(200);
+    keyA = rotated.body.publicKey;
+    expect(keyA).to.not.equal(before);
+    expect((await AR("POST", "/api/player/rotate")).status).to.equal(403);
+    await waitFor("old key refused", async () => ((await anon("GET", `/player/v1/article?key=${before}&id=${ids["Sport one"]}`)).status === 401 ? true : undefined), 10_000, 250);
+    expect((await anon("GET", `/player/v1/article?key=${keyA}&id=${ids["Sport one"]}`)).status).to.equal(200);
+    await waitFor("old feed gone", async () => ([401, 404].includes((await fetch(`${sys.url}/feeds/${before}.xml`)).status) ? true : undefined), 10_000, 250);
+  });
+});

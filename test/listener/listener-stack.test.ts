@@ -1,0 +1,49 @@
+// The listener side on the full stack: player keys from the auth process,
+// listening events through JetStream into MongoDB, feeds with GridFS sizes.
+import { expect } from "chai";
+import Parser from "rss-parser";
+import { TOKENS, startTestStack, withMongo, type TestStack } from "../e2e/stack-harness.js";
+import { api, waitFor } from "../support/http.js";
+import { requireMongo, requireNats } from "../support/servers.js";
+
+describe("listener side on the full stack (MongoDB, GridFS, NATS)", function () {
+  this.timeout(180_000);
+  let t: TestStack;
+
+  before(async function () {
+    t = await startTestStack({ mongoUrl: await requireMongo(this), natsUrl: await requireNats(this), env: { AUDIO_REPLICAS: "1" } });
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === "failed" && t) console.log(`--- last stack output ---\n${t.logs.tail()}`);
+  });
+  after(async () => t?.cleanup());
+
+  it("plays back, counts events that travelled over the bus, and feeds the GridFS file sizes", async () => {
+    const A = api(t.stack.url, TOKENS.aFull);
+    const created = await A("POST", "/api/articles", { title: "Stack story", text: "A story on the full stack. It is short.", url: "https://news.example/stack" });
+    const id = created.body.id;
+    await waitFor("ready", async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 90_000, 200);
+    const key = (await A("GET", "/api/player")).body.publicKey;
+    const found = await fetch(`${t.stack.url}/player/v1/article?key=${key}&url=${encodeURIComponent("https://news.example/stack")}`);
+    expect(found.status).to.equal(200);
+
+    const beacon = await fetch(`${t.stack.url}/player/v1/events`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: JSON.stringify({ key, events: [{ type: "impression", articleId: id }, { type: "play", articleId: id }, { type: "complete", articleId: id, seconds: 3 }] }),
+    });
+    expect(beacon.status).to.equal(204);
+    const stats = await waitFor("stats", async () => {
+      const r = await A("GET", `/api/articles/${id}/stats`);
+      return r.body?.total?.completions === 1 ? r.body.total : undefined;
+    }, 30_000, 250);
+    expect(stats).to.include({ impressions: 1, plays: 1, completions: 1, secondsListened: 3 });
+    const stored = await withMongo(t.mongoUrl, t.db, (c) => c.db(t.db).collection("listening_stats").countDocuments({ articleId: id }));
+    expect(stored).to.equal(1);
+
+    const feed = await new Parser().parseURL(`${t.stack.url}/feeds/${key}.xml`);
+    expect(feed.items.map((i) => i.guid)).to.deep.equal([id]);
+    const audio = await fetch(feed.items[0].enclosure!.url.replace("localhost", "127.0.0.1"), { method: "HEAD" });
+    expect(Number(feed.items[0].enclosure!.length)).to.equal(Number(audio.headers.get("content-length")));
+  });
+});
