@@ -11,7 +11,10 @@ const json = (name: string) => ({ "application/json": { schema: schemaRef(name) 
 const ok = (description: string, name: string) => ({ "200": { description, content: json(name) } });
 const std = (...names: string[]) => Object.fromEntries(names.map((n) => [STATUS[n], responseRef(n)]));
 const STATUS: Record<string, string> = { BadRequest: "400", Unauthorized: "401", Forbidden: "403", NotFound: "404", TooManyRequests: "429", InternalError: "500", Unavailable: "503" };
-const keyParam = (where: "query" | "path") => ({ name: "key", in: where, required: true, description: "The project's public player key.", schema: { type: "string", pattern: PUBLIC_KEY_PATTERN } });
+// Examples make "Try it out" fill every field; the key is a placeholder to replace with GET /api/player's.
+const EXAMPLE_KEY = "pk_yourPublicPlayerKey0";
+const EVENTS_EXAMPLE = { key: EXAMPLE_KEY, events: [{ type: "play", articleId: "council-approves-library-budget-k3j9x0qa", seconds: 12.5 }, { type: "progress", articleId: "council-approves-library-budget-k3j9x0qa", percent: 25 }] };
+const keyParam = (where: "query" | "path") => ({ name: "key", in: where, required: true, description: "The project's public player key (GET /api/player).", schema: { type: "string", pattern: PUBLIC_KEY_PATTERN }, example: EXAMPLE_KEY });
 
 export const LISTENER_SCHEMAS: Record<string, Json> = {
   PlayerSettings,
@@ -47,10 +50,12 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
   },
 };
 
+const STATS_EXAMPLES: Record<string, string> = { from: "2026-11-01", to: "2026-11-30" };
 const statsParams = Object.entries(StatsQuery.properties as Record<string, Json>).map(([name, s]) => {
   const { description, ...schema } = s;
-  return { name, in: "query", required: false, description, schema };
+  return { name, in: "query", required: false, description, schema, example: STATS_EXAMPLES[name] };
 });
+const articleIdParam = { name: "articleId", in: "path", required: true, schema: { type: "string" }, example: "council-approves-library-budget-k3j9x0qa" };
 
 export function listenerPaths(): Json {
   const tags = ["listener"];
@@ -69,7 +74,7 @@ export function listenerPaths(): Json {
       post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "InternalError", "Unavailable") } },
     },
     "/api/articles/{articleId}/stats": {
-      parameters: [{ name: "articleId", in: "path", required: true, schema: { type: "string" } }, ...statsParams],
+      parameters: [articleIdParam, ...statsParams],
       get: { operationId: "getArticleStats", tags, summary: "Daily listening figures of one article (read or full token)", responses: { ...ok("Totals and days.", "StatsResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
     },
     "/api/stats": {
@@ -80,7 +85,12 @@ export function listenerPaths(): Json {
       get: { operationId: "getPlayerScript", tags, security: [], summary: "The embeddable player (a web component, <15 KB gzipped)", responses: { "200": { description: "JavaScript.", content: { "application/javascript": { schema: { type: "string" } } } }, "304": { description: "Not modified." } } },
     },
     "/player/v1/article": {
-      parameters: [keyParam("query"), ...["id", "externalId", "url"].map((name) => ({ name, in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" } }))],
+      parameters: [
+        keyParam("query"),
+        { name: "id", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "council-approves-library-budget-k3j9x0qa" },
+        { name: "externalId", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "cms-4711" },
+        { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
+      ],
       get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
     },
     "/player/v1/events": {
@@ -89,27 +99,33 @@ export function listenerPaths(): Json {
         tags,
         security: [],
         summary: "A batch of listening events from a player (navigator.sendBeacon; text/plain or application/json; at most 50 events, 16 KB)",
-        requestBody: { required: true, content: { "text/plain": { schema: schemaRef("ListeningEvents") }, "application/json": { schema: schemaRef("ListeningEvents") } } },
+        requestBody: {
+          required: true,
+          content: {
+            "application/json": { schema: schemaRef("ListeningEvents"), example: EVENTS_EXAMPLE },
+            "text/plain": { schema: schemaRef("ListeningEvents"), example: EVENTS_EXAMPLE },
+          },
+        },
         responses: { "204": { description: "Taken." }, ...std("BadRequest", "Unauthorized", "TooManyRequests", "InternalError", "Unavailable") },
       },
     },
     "/player/v1/embed/{key}/{articleId}": {
-      parameters: [keyParam("path"), { name: "articleId", in: "path", required: true, schema: { type: "string" } }],
+      parameters: [keyParam("path"), articleIdParam],
       get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("Unauthorized", "NotFound") } },
     },
     "/feeds/{publicKey}.xml": {
       parameters: [
-        { name: "publicKey", in: "path", required: true, schema: { type: "string", pattern: PUBLIC_KEY_PATTERN.slice(1, -1) } },
-        { name: "label", in: "query", required: false, description: "Only articles with this label (one show per label).", schema: { type: "string" } },
-        { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "integer", minimum: 1 } },
+        { name: "publicKey", in: "path", required: true, schema: { type: "string", pattern: PUBLIC_KEY_PATTERN.slice(1, -1) }, example: EXAMPLE_KEY },
+        { name: "label", in: "query", required: false, description: "Only articles with this label (one show per label).", schema: { type: "string" }, example: "news" },
+        { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "string", pattern: "^[1-9][0-9]{0,5}$" }, example: "1" },
       ],
       get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound") } },
     },
     "/oembed": {
       parameters: [
-        { name: "url", in: "query", required: true, description: "An article page on a host the project claimed.", schema: { type: "string", format: "uri" } },
-        { name: "format", in: "query", required: false, schema: { const: "json" } },
-        { name: "maxwidth", in: "query", required: false, schema: { type: "integer" } },
+        { name: "url", in: "query", required: true, description: "An article page on a host the project claimed.", schema: { type: "string", format: "uri" }, example: "https://news.example.com/2026/11/library-budget" },
+        { name: "format", in: "query", required: false, schema: { const: "json" }, example: "json" },
+        { name: "maxwidth", in: "query", required: false, schema: { type: "string", pattern: "^[0-9]{1,4}$" }, example: "640" },
       ],
       get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "A format other than json." }, ...std("BadRequest", "NotFound") } },
     },

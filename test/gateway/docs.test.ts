@@ -4,6 +4,7 @@ import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
 import { buildOpenApi } from "../../gateway/openapi.js";
 import { ArticleCreateRequest, ArticleUpdateRequest, SCHEMAS, validate, VoiceLangRule } from "../../gateway/schemas.js";
+import { validateListener } from "../../gateway/listener-schemas.js";
 import { call, FULL, startHarness, type Harness } from "./support.js";
 
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (a: Ajv2020) => Ajv2020;
@@ -182,6 +183,11 @@ describe("gateway: docs and OpenAPI", function () {
     }
   });
 
+  const BODY_CHECKS: Record<string, (v: unknown) => void> = {
+    "put /api/player": (v) => validateListener.playerSettings(v),
+    "post /player/v1/events": (v) => validateListener.events(v),
+  };
+
   it("every operation carries examples the server accepts: bodies, path and query parameters", () => {
     const ops = Object.entries(doc.paths as Json).flatMap(([path, item]) =>
       Object.entries(item as Json)
@@ -193,6 +199,8 @@ describe("gateway: docs and OpenAPI", function () {
       articleId: (v) => validate.articleId(v),
       externalId: (v) => validate.externalId(v),
       externalUrl: (v) => validate.externalUrl(v),
+      from: (v) => validateListener.statsQuery({ from: v }),
+      to: (v) => validateListener.statsQuery({ to: v }),
     };
     for (const { path, method, op, params } of ops) {
       for (const p of params) {
@@ -200,10 +208,11 @@ describe("gateway: docs and OpenAPI", function () {
         checks[p.name]?.(p.example);
         if (p.schema.pattern) expect(String(p.example)).to.match(new RegExp(p.schema.pattern, "u"));
       }
-      const media = op.requestBody?.content?.["application/json"];
+      const media = op.requestBody?.content?.["application/json"] ?? op.requestBody?.content?.["text/plain"];
       if (media) {
         expect(media.example, `${method} ${path} body`).to.be.an("object");
-        (method === "post" ? validate.createBody : validate.updateBody)(media.example);
+        const bodyCheck = BODY_CHECKS[`${method} ${path}`] ?? (method === "post" ? validate.createBody : validate.updateBody);
+        bodyCheck(media.example);
       }
     }
   });
