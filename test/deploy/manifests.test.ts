@@ -120,18 +120,19 @@ describe("deploy: Kubernetes manifests", function () {
         expect(["auth", "articles", "audio", "gateway"].filter(internet)).to.deep.equal(["audio"]);
       });
 
-      it("scales audio on JetStream lag with KEDA and the gateway on CPU", () => {
+      it("scales audio on the job backlog with KEDA and the gateway on CPU", () => {
         const objs = rendered[overlay];
         const so = find(objs, "ScaledObject", "audio");
         expect(so.apiVersion).to.equal("keda.sh/v1alpha1");
         expect(so.spec.scaleTargetRef).to.include({ kind: "Deployment", name: "audio" });
         expect(so.spec.minReplicaCount).to.be.at.most(so.spec.maxReplicaCount);
         const trigger = so.spec.triggers[0];
-        expect(trigger.type).to.equal("nats-jetstream");
-        expect(trigger.metadata).to.include({ stream: "AUDIO_JOBS", consumer: "audio-workers", account: "$G" });
-        expect(Number(trigger.metadata.lagThreshold)).to.be.greaterThan(0);
-        // KEDA resolves the endpoint from its own namespace: it must be a full service name.
-        expect(trigger.metadata.natsServerMonitoringEndpoint).to.match(/^[a-z0-9-]+\.[a-z0-9-]+\.svc\.cluster\.local:8222$/);
+        // Jobs wait in one consumer per project, so the trigger reads the summed backlog gauge, not one consumer's lag.
+        expect(trigger.type).to.equal("prometheus");
+        expect(trigger.metadata.query).to.match(/^max\(audio_queue_jobs\{state="pending"\}\)$/);
+        expect(Number(trigger.metadata.threshold)).to.be.greaterThan(0);
+        // KEDA resolves the address from its own namespace: it must be a full service name.
+        expect(trigger.metadata.serverAddress).to.match(/^http:\/\/[a-z0-9-]+\.[a-z0-9-]+\.svc\.cluster\.local:\d+$/);
         const hpa = find(objs, "HorizontalPodAutoscaler", "gateway");
         expect(hpa.spec.scaleTargetRef).to.include({ kind: "Deployment", name: "gateway" });
         expect(hpa.spec.metrics[0].resource.name).to.equal("cpu");
@@ -149,8 +150,6 @@ describe("deploy: Kubernetes manifests", function () {
         expect(find(objs, "Service", name).spec.ports.some((p: any) => p.port === port)).to.equal(true);
       }
       expect(find(objs, "ConfigMap", "nats-config").data!["nats.conf"]).to.match(/jetstream\s*\{[^}]*store_dir:\s*\/data/);
-      const endpoint = find(objs, "ScaledObject", "audio").spec.triggers[0].metadata.natsServerMonitoringEndpoint;
-      expect(endpoint).to.equal(`nats.${OVERLAYS.dev}.svc.cluster.local:8222`);
       expect(allowed(objs, OVERLAYS.dev, app("articles"), { "app.kubernetes.io/name": "nats" }, 4222)).to.equal(true);
       expect(allowed(objs, OVERLAYS.dev, app("auth"), { "app.kubernetes.io/name": "nats" }, 4222)).to.equal(false);
       expect(allowed(objs, OVERLAYS.dev, app("gateway"), { "app.kubernetes.io/name": "mongodb" }, 27017)).to.equal(true);
