@@ -2,6 +2,7 @@
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
+import { spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
 import { readNumbers } from "./numbers.js";
 import { readRomanNumerals } from "./roman.js";
@@ -37,6 +38,7 @@ export function normalizeParagraph(text: string, lang: string): string {
   s = expandAbbreviations(s, lang);
   s = readRomanNumerals(s, langKey(lang));
   s = readNumbers(s, lang);
+  if (langKey(lang) === "de") s = spellInitialisms(s);
   s = s.replace(/\s&\s/g, langKey(lang) === "de" ? " und " : " and ");
   return cleanWhitespace(s);
 }
