@@ -18,6 +18,7 @@ import { articleRoutes } from "./routes/articles.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
+import { pronunciationRoutes } from "./routes/pronunciations.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
@@ -46,6 +47,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const router = new Router();
   docsRoutes(router);
   articleRoutes(router, {
+    client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
+  pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   });

@@ -1,7 +1,7 @@
 // The OpenAPI 3.1 document, assembled from the schema objects in schemas.ts
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
-import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, SCHEMAS } from "./schemas.js";
+import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -77,8 +77,9 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const names = new Map<unknown, string>(Object.entries(SCHEMAS).map(([name, schema]) => [schema, name]));
-  const schemas = Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, withRefs(schema, names, true)]));
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS };
+  const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
+  const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
   const externalId = pathParam("externalId", ExternalIdParam);
   const externalUrl = pathParam("externalUrl", ExternalUrlParam);
@@ -89,7 +90,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "docs" }, { name: "audio" }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "docs" }, { name: "audio" }],
     paths: {
       "/api": {
         get: {
@@ -163,6 +164,7 @@ export function buildOpenApi(): Json {
           responses: { ...ok("The article.", "ArticleResult"), ...errors(...COMMON, 404) },
         },
       },
+      ...pronunciationPaths(),
       "/audio/{key}": {
         parameters: [{ name: "key", in: "path", required: true, description: "Storage key, e.g. <article>/<revision>/full.mp3.", schema: { type: "string" } }],
         get: {
@@ -184,6 +186,29 @@ export function buildOpenApi(): Json {
       schemas,
       responses: ERROR_RESPONSES,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Project API token (full or read-only)." } },
+    },
+  };
+}
+
+/** GET/PUT /api/pronunciations (docs/pronunciations.md). */
+function pronunciationPaths(): Json {
+  return {
+    "/api/pronunciations": {
+      get: {
+        operationId: "getPronunciations",
+        tags: ["pronunciations"],
+        summary: "Reads the project's pronunciation rules (any token)",
+        responses: { ...ok("The whole list, in the order it was set.", "PronunciationsResult"), ...errors(...COMMON) },
+      },
+      put: {
+        operationId: "setPronunciations",
+        tags: ["pronunciations"],
+        summary: "Replaces the project's pronunciation rules with the list sent (full token); applies to articles created or updated afterwards",
+        description:
+          "The body is the whole list as a JSON array (an empty array removes every rule). A bad rule gets 400 naming its index and field, e.g. `pronunciations[2].ipa: ...`, and nothing is changed.",
+        requestBody: body("PronunciationList"),
+        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, 413, 415) },
+      },
     },
   };
 }

@@ -4,6 +4,7 @@ import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
 import { spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
+import { markPronunciations, type PronunciationRule } from "./pronounce.js";
 import { readNumbers } from "./numbers.js";
 import { readRomanNumerals } from "./roman.js";
 import { readUrls } from "./urls.js";
@@ -20,6 +21,8 @@ export interface TextInput {
   parse?: boolean;
   /** Read as written: no normalisation beyond splitting into paragraphs and collapsing whitespace. */
   isRaw?: boolean;
+  /** The project's pronunciation rules: their matches become marks the providers render (pronounce.ts). */
+  pronunciations?: readonly PronunciationRule[];
 }
 
 /** Invisible characters, and spaces collapsed to one. */
@@ -46,7 +49,9 @@ export function normalizeParagraph(text: string, lang: string): string {
 export function prepareText(input: TextInput): string[] {
   const body = input.parse ? htmlToParagraphs(input.text) : splitParagraphs(input.text);
   const title = input.parse ? htmlToParagraphs(input.title).join(" ") : input.title.trim();
-  const paragraphs = [title, ...body].filter((p) => p.trim().length > 0);
+  const rules = input.pronunciations;
+  // Rules apply before normalisation, to the words as the publisher wrote them.
+  const paragraphs = [title, ...body].filter((p) => p.trim().length > 0).map((p) => (rules?.length ? markPronunciations(cleanWhitespace(p), rules, input.lang) : p));
   if (input.isRaw) return paragraphs.map(cleanWhitespace).filter((p) => p.length > 0);
   return paragraphs.map((p) => normalizeParagraph(p, input.lang)).filter((p) => p.length > 0);
 }
