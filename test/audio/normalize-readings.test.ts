@@ -94,6 +94,8 @@ const ENGLISH: Array<[written: string, spoken: string]> = [
   ["Mortgage rates hit 7% for a $300,000 loan.", "Mortgage rates hit seven percent for a three hundred thousand dollar loan."],
   ["About 2/3 of U.S. adults agree.", "About two thirds of U S adults agree."],
   ["Trade fell 5-10% in 2020.", "Trade fell five to ten percent in twenty twenty."],
+  ["US stocks fell while the US dollar rose.", "U S stocks fell while the U S dollar rose."],
+  ["LET US GO is a song.", "LET US GO is a song."],
 ];
 
 const GERMAN: Array<[written: string, spoken: string]> = [
@@ -183,6 +185,9 @@ const GERMAN: Array<[written: string, spoken: string]> = [
   ["Die Preise stiegen um 1 Prozentpunkt.", "Die Preise stiegen um einen Prozentpunkt."],
   ["Das Heizöl kostet 1,05 Euro pro Liter.", "Das Heizöl kostet einen Euro fünf pro Liter."],
   ["Die 3. Liga spielt am 2. Spieltag.", "Die dritte Liga spielt am zweiten Spieltag."],
+  ["Die AfD und die GmbH stritten.", "Die Ah Eff Deh und die Geh Emm Beh Hah stritten."],
+  ["Ludwig XIV baute Versailles.", "Ludwig XIV baute Versailles."],
+  ["Der ICE hält in Köln.", "Der Ih Zeh Eh hält in Köln."],
 ];
 
 describe("readings table (en-US)", () => {

@@ -2,7 +2,7 @@
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
-import { spellInitialisms } from "./initialisms.js";
+import { spellEnglishInitialisms, spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
 import { markPronunciations, type PronunciationRule } from "./pronounce.js";
 import { readNumbers } from "./numbers.js";
@@ -41,7 +41,7 @@ export function normalizeParagraph(text: string, lang: string): string {
   s = expandAbbreviations(s, lang);
   s = readRomanNumerals(s, langKey(lang));
   s = readNumbers(s, lang);
-  if (langKey(lang) === "de") s = spellInitialisms(s);
+  s = langKey(lang) === "de" ? spellInitialisms(s) : spellEnglishInitialisms(s);
   s = s.replace(/\s&\s/g, langKey(lang) === "de" ? " und " : " and ");
   return cleanWhitespace(s);
 }
