@@ -211,8 +211,9 @@ describe("sentence ends around initials and abbreviations", () => {
     ]);
   });
 
-  it("ends the sentence at U.S. when a sentence opener follows", () => {
+  it("ends the sentence at U.S. or Ph.D. when a sentence opener follows", () => {
     expect(splitSentences("It was built in the U.S. The plant closed.", "en-US")).to.deep.equal(["It was built in the U.S.", "The plant closed."]);
+    expect(splitSentences("She earned a Ph.D. Then she left.", "en-US")).to.deep.equal(["She earned a Ph.D.", "Then she left."]);
   });
 
   it("keeps the first sentence whole once U.S. is read, so the preview has no pause in it", () => {

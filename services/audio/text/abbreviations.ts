@@ -251,6 +251,6 @@ export function expandAbbreviations(text: string, lang: string): string {
  * matter for raw text, which keeps its abbreviations.
  */
 export const NON_FINAL: Record<"en" | "de", string[]> = {
-  en: ["Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Mt", "Ft", "Ave", "Blvd", "Ph.D", "pts", "Jr", "Sr", "Gen", "Sen", "Rep", "Gov", "Capt", "Lt", "Col", "Sgt", "Rev", "Fig", "No", "Nos", "pp", "vs", "approx", "cf", "ca", "e.g", "i.e", "Jan", "Feb", "Mar", "Apr", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"],
+  en: ["Dr", "Mr", "Mrs", "Ms", "Prof", "St", "Mt", "Ft", "Ave", "Blvd", "pts", "Jr", "Sr", "Gen", "Sen", "Rep", "Gov", "Capt", "Lt", "Col", "Sgt", "Rev", "Fig", "No", "Nos", "pp", "vs", "approx", "cf", "ca", "e.g", "i.e", "Jan", "Feb", "Mar", "Apr", "Aug", "Sep", "Sept", "Oct", "Nov", "Dec"],
   de: ["Dr", "med", "dent", "rer", "nat", "phil", "jur", "Prof", "Nr", "ca", "bzw", "vgl", "ggf", "evtl", "inkl", "zzgl", "exkl", "Mio", "Mrd", "Tsd", "Hr", "Fr", "St", "Str", "Tel", "Abs", "Art", "Bd", "Jh", "S", "Jan", "Feb", "Apr", "Aug", "Sep", "Sept", "Okt", "Nov", "Dez", "z. B", "z.B", "d. h", "d.h", "u. a", "u.a", "s. o", "z. T", "u. U", "i. d. R", "v. a", "v. Chr", "n. Chr"],
 };

@@ -33,8 +33,8 @@ function endsWithAbbreviation(segment: string, key: "en" | "de"): boolean {
 
 // Single letters are initials or parts of "z. B." ("J. Smith", spelled "U S."); they must
 // start a word, so "word." or "km/h." never match through their last letter. Dotted
-// initialisms ("U.S.", "D.C.") count too.
-const INITIAL_END = /(?<![^\s(])(?:\p{L}|(?:\p{Lu}\.){1,}\p{Lu})\.$/u;
+// initialisms ("U.S.", "D.C.", "Ph.D.") count too.
+const INITIAL_END = /(?<![^\s(])(?:\p{L}|(?:\p{Lu}\p{Ll}?\.)+\p{Lu})\.$/u;
 
 /** An initial's period ends the sentence only when a sentence opener (or nothing) follows it. */
 function initialInside(segment: string, next: string, key: "en" | "de"): boolean {
