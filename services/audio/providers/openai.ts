@@ -28,9 +28,10 @@ export function createOpenAiProvider(opts: OpenAiOptions): SpeechProvider {
     usesPrompt: true,
     model,
     async synthesize(req, signal) {
-      if (req.text.length > OPENAI_MAX_CHARS) throw new RangeError(`OpenAI input is limited to ${OPENAI_MAX_CHARS} characters, got ${req.text.length}`);
       // No phoneme input: pronunciation rules become their respelling (an IPA rule its `say`, else the word).
-      const body: Record<string, string> = { model: model(req), voice: req.voice, input: respellMarks(req.text, req.pronunciations, req.lang), response_format: "mp3" };
+      const input = respellMarks(req.text, req.pronunciations, req.lang);
+      if (input.length > OPENAI_MAX_CHARS) throw new RangeError(`OpenAI input is limited to ${OPENAI_MAX_CHARS} characters, got ${input.length}`);
+      const body: Record<string, string> = { model: model(req), voice: req.voice, input, response_format: "mp3" };
       if (req.prompt) body.instructions = req.prompt;
       return postForMp3(
         {
