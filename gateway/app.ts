@@ -25,6 +25,7 @@ import { oembedRoutes } from "./routes/oembed.js";
 import { playerRoutes } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
+import { pronunciationRoutes } from "./routes/pronunciations.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
@@ -68,6 +69,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+  });
+  pronunciationRoutes(router, {
+    client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
+    maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   });
   audioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;

@@ -2,7 +2,7 @@
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
-import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, SCHEMAS } from "./schemas.js";
+import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -52,7 +52,7 @@ const errors = (...codes: number[]) => {
 const COMMON = [400, 401, 403, 429, 500, 503, 504];
 const ok = (description: string, schemaName: string) => ({ "200": { description, content: jsonContent(schemaName) } });
 /** A request body with an example that the server accepts as it stands ("Try it out" sends it). */
-const body = (schemaName: string, example: Json) => ({ required: true, content: { "application/json": { schema: ref(schemaName), example } } });
+const body = (schemaName: string, example: unknown) => ({ required: true, content: { "application/json": { schema: ref(schemaName), example } } });
 
 const CREATE_EXAMPLE = {
   title: "Council approves the library budget",
@@ -101,8 +101,9 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const names = new Map<unknown, string>(Object.entries(SCHEMAS).map(([name, schema]) => [schema, name]));
-  const schemas = Object.fromEntries(Object.entries(SCHEMAS).map(([name, schema]) => [name, withRefs(schema, names, true)]));
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS };
+  const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
+  const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
   const externalId = pathParam("externalId", ExternalIdParam);
   const externalUrl = pathParam("externalUrl", ExternalUrlParam);
@@ -113,7 +114,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -187,6 +188,7 @@ export function buildOpenApi(): Json {
           responses: { ...ok("The article.", "ArticleResult"), ...errors(...COMMON, 404) },
         },
       },
+      ...pronunciationPaths(),
       "/audio/{key}": {
         parameters: [pathParam("key", AUDIO_KEY)],
         get: {
@@ -209,6 +211,33 @@ export function buildOpenApi(): Json {
       schemas: { ...schemas, ...LISTENER_SCHEMAS },
       responses: ERROR_RESPONSES,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Project API token (full or read-only)." } },
+    },
+  };
+}
+
+/** GET/PUT /api/pronunciations (docs/pronunciations.md). */
+function pronunciationPaths(): Json {
+  return {
+    "/api/pronunciations": {
+      get: {
+        operationId: "getPronunciations",
+        tags: ["pronunciations"],
+        summary: "Reads the project's pronunciation rules (any token)",
+        responses: { ...ok("The whole list, in the order it was set.", "PronunciationsResult"), ...errors(...COMMON) },
+      },
+      put: {
+        operationId: "setPronunciations",
+        tags: ["pronunciations"],
+        summary: "Replaces the project's pronunciation rules with the list sent (full token); applies to articles created or updated afterwards",
+        description:
+          "The body is the whole list as a JSON array (an empty array removes every rule). A bad rule gets 400 naming its index and field, e.g. `pronunciations[2].ipa: ...`, and nothing is changed.",
+        requestBody: body("PronunciationList", [
+          { match: "Nguyen", ipa: "ŋwiən", say: "Nwin" },
+          { match: "BASF", spell: true, lang: "de-DE" },
+          { match: "Worcester", say: "Wooster", caseSensitive: true },
+        ]),
+        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, 413, 415) },
+      },
     },
   };
 }

@@ -5,6 +5,7 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.
 import addFormatsModule from "ajv-formats";
 import { NOT_BLANK, UNSAFE_ID_CHAR, UNSAFE_ID_MESSAGE, UNSAFE_TEXT_CHAR, UNSAFE_TEXT_MESSAGE } from "../lib/text-rules.js";
 import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
+import { PRONUNCIATION_LIMITS, RULE_LANG, pronunciationProblem, type PronunciationRule } from "../lib/pronunciations.js";
 import { HttpError } from "./errors.js";
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -419,4 +420,59 @@ export interface UpdateBody extends Omit<CreateBody, "prompt"> {
 /** Compiles any of the published schemas; tests use it to check responses. */
 export function compileSchema(schema: Schema): ValidateFunction {
   return bodyAjv.compile(schema);
+}
+
+// ---- Pronunciation rules (docs/pronunciations.md) ----
+// Kept in a block of their own; lib/pronunciations.ts says the same in words
+// for the articles service and gives the messages that name rule and field.
+
+export const PronunciationRuleSchema: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["match"],
+  description: "How to say a word or phrase. Exactly one of say, spell or ipa; ipa may come with say as the fallback for providers without phoneme input.",
+  properties: {
+    match: { type: "string", minLength: 1, maxLength: PRONUNCIATION_LIMITS.match, description: "Word or phrase, matched as whole words." },
+    caseSensitive: { type: "boolean", description: "Match the case as written; default false." },
+    lang: { type: "string", pattern: RULE_LANG.source, description: 'Only for articles in this language ("de") or locale ("de-DE"); default every language.' },
+    say: { type: "string", minLength: 1, maxLength: PRONUNCIATION_LIMITS.say, description: "Respelling read instead of the word." },
+    spell: { const: true, description: "Read the word letter by letter." },
+    ipa: { type: "string", minLength: 1, maxLength: PRONUNCIATION_LIMITS.ipa, description: "IPA transcription, without slashes or brackets." },
+  },
+  // Each branch names (and so defines) the fields it requires or forbids.
+  anyOf: [
+    { required: ["say"], properties: { say: true, spell: false } },
+    { required: ["spell"], properties: { spell: true, say: false, ipa: false } },
+    { required: ["ipa"], properties: { ipa: true, spell: false } },
+  ],
+};
+
+export const PronunciationList: Schema = {
+  type: "array",
+  items: PronunciationRuleSchema,
+  maxItems: PRONUNCIATION_LIMITS.rules,
+  description: "The project's whole list of rules; PUT replaces it.",
+};
+
+export const PronunciationsResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "pronunciations"],
+  properties: { result: { const: "ok" }, pronunciations: PronunciationList },
+};
+
+/** Named in the OpenAPI document beside SCHEMAS. */
+export const PRONUNCIATION_SCHEMAS = { PronunciationRule: PronunciationRuleSchema, PronunciationList, PronunciationsResult } as const;
+
+const pronunciationListCheck = bodyAjv.compile(PronunciationList);
+
+/** 400 naming the rule (by index) and the field; the list as given otherwise. */
+export function validatePronunciations(body: unknown): PronunciationRule[] {
+  const problem = pronunciationProblem(body);
+  if (problem) throw new HttpError(400, problem);
+  if (!pronunciationListCheck(body)) {
+    const messages = [...new Set((pronunciationListCheck.errors ?? []).map((e) => describe(e, body, "pronunciations")).filter((m): m is string => m !== null))];
+    throw new HttpError(400, messages.map((m) => (m.startsWith("[") ? `pronunciations${m}` : m)).join("; "));
+  }
+  return body as PronunciationRule[];
 }

@@ -5,6 +5,7 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import type { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { createHandlerShared, type ArticlesServiceDeps } from "./handlers/context.js";
 import { operatorHandlers } from "./handlers/operator.js";
+import { pronunciationHandlers } from "./handlers/pronunciations.js";
 import { publisherReadHandlers } from "./handlers/publisher-reads.js";
 import { publisherWriteHandlers } from "./handlers/publisher-writes.js";
 import { workerHandlers } from "./handlers/worker.js";
@@ -18,5 +19,6 @@ export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<t
     ...publisherWriteHandlers(shared),
     ...workerHandlers(shared),
     ...operatorHandlers(shared),
+    ...pronunciationHandlers(shared),
   };
 }

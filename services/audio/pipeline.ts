@@ -2,10 +2,12 @@
 // at frame level with pauses, and cut the preview from the same audio at a
 // chunk (sentence) boundary.
 import { createHash } from "node:crypto";
+import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
+import { engineText, takesPhonemes } from "./providers/local.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
 import type { SpeechRouter } from "./providers/router.js";
 import { packChunks, prepareText, type TextChunk } from "./text/index.js";
@@ -17,6 +19,8 @@ export interface ArticleContent {
   voice: string;
   parse?: boolean;
   isRaw?: boolean;
+  /** The project's rules snapshotted on the revision; chunk texts carry marks for them. */
+  pronunciations?: readonly PronunciationRule[];
 }
 
 export interface RenderOptions {
@@ -97,7 +101,8 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
     const [titlePause, paragraphPause] = await Promise.all([engine.silence(opts.titlePauseMs ?? 700), engine.silence(opts.paragraphPauseMs ?? 400)]);
     const audio = await mapBounded(chunks, opts.concurrency ?? 2, inner.signal, async (chunk) => {
       try {
-        const mp3 = await engine.synthesize({ text: chunk.text, voice: article.voice, lang }, inner.signal);
+        const text = engineText(chunk.text, article.pronunciations, lang, takesPhonemes(engine));
+        const mp3 = await engine.synthesize({ text, voice: article.voice, lang }, inner.signal);
         opts.onProgress?.(++done, chunks.length);
         return mp3;
       } catch (e) {
@@ -114,7 +119,7 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
 function prepareArticle(article: ArticleContent): { lang: Lang; paragraphs: string[] } {
   if (!(LANGS as readonly string[]).includes(article.lang)) throw new RenderInputError(`Unsupported language '${article.lang}'; one of: ${LANGS.join(", ")}`);
   const lang = article.lang as Lang;
-  return { lang, paragraphs: prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw }) };
+  return { lang, paragraphs: prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw, pronunciations: article.pronunciations }) };
 }
 
 function assemble(chunks: TextChunk[], audio: Buffer[], titlePause: Buffer, paragraphPause: Buffer, previewSeconds: number): RenderResult {
@@ -307,7 +312,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
       const { chunks, audio } = plan;
       const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
       await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
-        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt }, s);
+        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations }, s);
       });
       return plan;
     },

@@ -9,6 +9,7 @@ import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } f
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
+import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 
 export interface AudioWorkerOptions {
@@ -88,7 +89,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       }
     };
     try {
-      const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw };
+      const pronunciations = claim.pronunciations.map(ruleFromProto);
+      const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw, pronunciations };
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,

@@ -194,4 +194,12 @@ describe("audio worker", () => {
     await worker!.stop();
     expect(bus.drained).to.equal(true);
   });
+
+  it("reads the article with the pronunciation rules that came with the claim", async () => {
+    add({ id: "art-rules", title: "BASF news", text: "Nguyen spoke for BASF.", pronunciations: [{ match: "Nguyen", say: "Win" }, { match: "BASF", spell: true }] });
+    const engine = fakeEngine();
+    const { bus } = await start(engine);
+    expect(await bus.deliver({ articleId: "art-rules", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(engine.calls.map((c) => c.text)).to.deep.equal(["B A S F news", "Win spoke for B A S F."]);
+  });
 });

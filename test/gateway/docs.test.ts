@@ -3,7 +3,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
 import { buildOpenApi } from "../../gateway/openapi.js";
-import { ArticleCreateRequest, ArticleUpdateRequest, SCHEMAS, validate, VoiceLangRule } from "../../gateway/schemas.js";
+import { ArticleCreateRequest, ArticleUpdateRequest, SCHEMAS, validate, VoiceLangRule, validatePronunciations } from "../../gateway/schemas.js";
 import { validateListener } from "../../gateway/listener-schemas.js";
 import { call, FULL, startHarness, type Harness } from "./support.js";
 
@@ -186,6 +186,7 @@ describe("gateway: docs and OpenAPI", function () {
   const BODY_CHECKS: Record<string, (v: unknown) => void> = {
     "put /api/player": (v) => validateListener.playerSettings(v),
     "post /player/v1/events": (v) => validateListener.events(v),
+    "put /api/pronunciations": (v) => void validatePronunciations(v),
   };
 
   it("every operation carries examples the server accepts: bodies, path and query parameters", () => {
@@ -210,7 +211,7 @@ describe("gateway: docs and OpenAPI", function () {
       }
       const media = op.requestBody?.content?.["application/json"] ?? op.requestBody?.content?.["text/plain"];
       if (media) {
-        expect(media.example, `${method} ${path} body`).to.be.an("object");
+        expect(media.example, `${method} ${path} body`).to.be.an(Array.isArray(media.example) ? "array" : "object");
         const bodyCheck = BODY_CHECKS[`${method} ${path}`] ?? (method === "post" ? validate.createBody : validate.updateBody);
         bodyCheck(media.example);
       }

@@ -3,6 +3,8 @@
 // revision of an article that is not deleted, as in the real service.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import type { PronunciationRule } from "../../lib/pronunciations.js";
+import { ruleToProto } from "../../lib/rpc/pronunciations.js";
 import { logger } from "../../lib/log.js";
 import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
 
@@ -24,6 +26,8 @@ export interface FakeArticle {
   audio?: { key: string; duration: number };
   preview?: { key: string; duration: number };
   provider?: string;
+  /** Pronunciation rules snapshotted on the revision, handed out with the claim. */
+  pronunciations?: PronunciationRule[];
 }
 
 export function startFakeArticles(articles: Map<string, FakeArticle>, internalToken: string): Promise<RpcServer> {
@@ -55,7 +59,7 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
           if (!a) return { stale: true };
           a.status = ArticleStatus.PROCESSING;
           const article = { id: a.id, title: a.title, text: a.text, parse: a.parse ?? false, voice: a.voice ?? "alloy", lang: a.lang ?? "en-US", revision: BigInt(a.revision) };
-          return { stale: false, article };
+          return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto) };
         },
         reportAudioStatus: (req, ctx) =>
           report(req, ctx, (a) => {

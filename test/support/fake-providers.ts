@@ -22,8 +22,8 @@ export interface FakeCall {
   body: string;
   /** OpenAI: the parsed JSON body. */
   json?: { model?: unknown; voice?: unknown; input?: unknown; response_format?: unknown; instructions?: unknown };
-  /** Azure: what the SSML said. */
-  ssml?: { lang: string; voice: string; text: string };
+  /** Azure: what the SSML said; `elements` are the pronunciation elements (sub, say-as, phoneme) as sent. */
+  ssml?: { lang: string; voice: string; text: string; elements?: string[] };
   /** Set when the request broke the contract; the fake answered 400/401/415. */
   violation?: string;
   fault?: Fault["kind"];
@@ -60,6 +60,11 @@ export const AZURE_VOICES = ["de-DE-KatjaNeural", "de-DE-ConradNeural", "en-US-J
 const AZURE_FORMATS = ["audio-24khz-48kbitrate-mono-mp3", "audio-24khz-96kbitrate-mono-mp3", "audio-16khz-32kbitrate-mono-mp3"];
 
 const SSML = /^<speak version="1\.0" xmlns="http:\/\/www\.w3\.org\/2001\/10\/synthesis" xml:lang="([^"<>&]+)"><voice name="([^"<>&]+)">([\s\S]*)<\/voice><\/speak>$/;
+
+// The SSML elements our Azure provider may send inside <voice> (pronunciation rules), with escaped
+// attribute values and a plain word inside. Anything else with "<" is not accepted.
+const PRONUNCIATION_ELEMENT =
+  /<sub alias="[^"<>]*">([^<>]*)<\/sub>|<say-as interpret-as="characters">([^<>]*)<\/say-as>|<phoneme alphabet="ipa" ph="[^"<>]*">([^<>]*)<\/phoneme>/g;
 
 function unescapeXml(text: string): string | undefined {
   // Any "<" or bare "&" left in character data makes the document not well-formed.
@@ -145,9 +150,10 @@ export async function startFakeProviders(opts: FakeProviderOptions): Promise<Fak
     if (!req.headers["user-agent"]) return { status: 400, message: "User-Agent is required" };
     if (Buffer.byteLength(call.body) > 64 * 1024) return { status: 400, message: "SSML is larger than 64 KB" };
     const m = SSML.exec(call.body);
-    const text = m ? unescapeXml(m[3]) : undefined;
+    const elements = m ? [...m[3].matchAll(PRONUNCIATION_ELEMENT)].map((e) => e[0]) : [];
+    const text = m ? unescapeXml(m[3].replace(PRONUNCIATION_ELEMENT, (_e, a?: string, b?: string, c?: string) => a ?? b ?? c ?? "")) : undefined;
     if (!m || text === undefined) return { status: 400, message: "SSML is not well-formed" };
-    call.ssml = { lang: m[1], voice: m[2], text };
+    call.ssml = { lang: m[1], voice: m[2], text, ...(elements.length ? { elements } : {}) };
     if (!AZURE_VOICES.includes(m[2])) return { status: 400, message: `unknown voice ${m[2]}` };
     if (!m[2].startsWith(`${m[1]}-`)) return { status: 400, message: `voice ${m[2]} does not speak ${m[1]}` };
     return { text, voice: m[2] };

@@ -6,6 +6,7 @@
 // the reconciler and the deferred sweep from admitting it twice, and a
 // reservation whose revision was superseded meanwhile is given back.
 import type { Logger } from "../../../lib/log.js";
+import { rulesForLang } from "../../../lib/pronunciations.js";
 import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { explainContent, SCORE_THRESHOLD } from "../content/classify.js";
 import { extractMainContent } from "../content/extract.js";
@@ -72,6 +73,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
       return finish(a, { status: "rejected", types, spokenText, decision: { ...failed, at }, keepPending: false });
     }
 
+    // The rules as they are now go with the revision: a later change of the list applies to
+    // articles admitted after it, never to audio already queued or made. Read before the
+    // reservation, so a failed read leaves nothing to give back.
+    const rules = rulesForLang(await store.getPronunciations(a.projectId), a.lang);
+    const pronunciations = rules.length ? rules : undefined;
+
     const chars = spokenChars(a.title, spoken);
     const reservation = await settings.reserve(a.projectId, chars);
     const outcome = reservation.outcome;
@@ -86,7 +93,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
 
     const reservedChars = reservation.debited && chars > 0 ? chars : undefined;
     const status = spokenText !== undefined ? "parsed" : "waiting";
-    const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false });
+    const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false, pronunciations });
     if (!done) {
       // Superseded or deleted while we reserved: the characters were never used.
       if (reservedChars) await settings.refund(a.projectId, reservedChars);

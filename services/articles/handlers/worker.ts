@@ -7,6 +7,7 @@ import { statusFromProto } from "../convert.js";
 import type { StoredAudio } from "../store/port.js";
 import * as v from "../validate.js";
 import type { HandlerShared } from "./context.js";
+import { ruleToProto } from "../../../lib/rpc/pronunciations.js";
 
 type WorkerCalls = Pick<ServiceImpl<typeof ArticlesService>, "claimAudioJob" | "reportAudioStatus" | "completeAudioJob" | "failAudioJob">;
 
@@ -45,7 +46,7 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
         article.text = a.spokenText;
         article.parse = false;
       }
-      return { stale: false, article };
+      return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto) };
     },
 
     async reportAudioStatus(req, ctx) {

@@ -8,7 +8,7 @@ import { mongoCollection } from "../../../lib/store/mongo-collection.js";
 import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
 import { mongoLayout, nedbLayout, type ArticleDoc } from "./layout.js";
 import type { ArticleStore } from "./port.js";
-import { openArticleStoreOn } from "./store.js";
+import { openArticleStoreOn, type PronunciationDoc } from "./store.js";
 
 export async function openArticleStore(cfg: DataConfig): Promise<ArticleStore> {
   return cfg.MONGODB_URL ? openMongoArticleStore(await mongoDb(cfg.MONGODB_URL, cfg.MONGODB_DB)) : openNedbArticleStore({ dataDir: cfg.DATA_DIR });
@@ -26,9 +26,13 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
     filename: opts.dataDir ? path.join(opts.dataDir, "articles", "articles.db") : undefined,
     compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
   });
-  return openArticleStoreOn(col, nedbLayout);
+  const rules = await openNedbCollection<PronunciationDoc>({
+    filename: opts.dataDir ? path.join(opts.dataDir, "articles", "pronunciations.db") : undefined,
+    compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
+  });
+  return openArticleStoreOn(col, nedbLayout, rules);
 }
 
 export function openMongoArticleStore(db: Db, collection = "articles"): Promise<ArticleStore> {
-  return openArticleStoreOn(mongoCollection<ArticleDoc>(db, collection), mongoLayout);
+  return openArticleStoreOn(mongoCollection<ArticleDoc>(db, collection), mongoLayout, mongoCollection<PronunciationDoc>(db, `${collection}_pronunciations`));
 }

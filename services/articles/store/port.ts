@@ -4,6 +4,7 @@
 //
 // Every write touches one document and is conditional where a race matters:
 // revision checks make a late worker result or a concurrent edit harmless.
+import type { PronunciationRule } from "../../../lib/pronunciations.js";
 
 export const ARTICLE_STATUSES = [
   "waiting",
@@ -47,6 +48,8 @@ export interface AdmissionResult {
   reservedChars?: number;
   /** Deferred articles stay pending and are admitted again later. */
   keepPending: boolean;
+  /** The project's pronunciation rules for the article's language at admission; absent when none. */
+  pronunciations?: PronunciationRule[];
 }
 
 export interface StoredAudio {
@@ -108,6 +111,8 @@ export interface StoredArticle {
   recrawlFrom?: ArticleStatus;
   /** Epoch ms of the last recrawl. */
   crawledAt?: number;
+  /** Pronunciation rules snapshotted by admission for this revision. */
+  pronunciations?: PronunciationRule[];
 }
 
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
@@ -212,6 +217,12 @@ export interface ArticleStore {
   recrawled(id: string, revision: number, crawledText: string, now?: Date): Promise<StoredArticle | null>;
   /** Live articles with a URL added since `addedSince` (unix seconds), by id. */
   findRecrawlCandidates(addedSince: number, opts?: FindStaleOptions): Promise<Array<StaleArticle & { crawledAt?: number; added: number; status: ArticleStatus }>>;
+
+  // Pronunciation rules, one list per project (kept beside the articles, in a collection of their own).
+  /** The project's list; empty when it has none. */
+  getPronunciations(projectId: string): Promise<PronunciationRule[]>;
+  /** Replaces the project's whole list (an empty list removes it). */
+  setPronunciations(projectId: string, rules: PronunciationRule[], now?: Date): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -269,4 +280,5 @@ export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
   "decision",
   "reservedChars",
   "recrawlFrom",
+  "pronunciations",
 ];

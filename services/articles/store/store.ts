@@ -5,7 +5,9 @@
 // NeDB narrows a query by the LAST indexed field with a plain value in it, so
 // every filter below names its most selective field (_id, externalId, url)
 // last; MongoDB does not mind the order.
+import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type Update } from "../../../lib/store/collection.js";
+import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
 import {
@@ -34,9 +36,21 @@ const stale = (d: ArticleDoc): StaleArticle => ({
   ...(d.admission === "pending" ? { pendingAdmission: true } : {}),
 });
 
-/** Creates the layout's indexes (idempotent) and returns the store. */
-export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout): Promise<ArticleStore> {
+/** A project's pronunciation rules: one document per project, keyed by its id. */
+export interface PronunciationDoc {
+  _id: string;
+  rules: PronunciationRule[];
+  /** Epoch ms of the last change. */
+  changedAt: number;
+}
+
+/**
+ * Creates the layout's indexes (idempotent) and returns the store.
+ * `rulesCol` holds the pronunciation rules; without it they live in memory.
+ */
+export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
+  const rules = rulesCol ?? (await openNedbCollection<PronunciationDoc>());
   const { fromDoc, notDeleted, touched } = layout;
 
   const one = async (filter: Filter) => {
@@ -211,6 +225,32 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return Object.fromEntries(ARTICLE_STATUSES.map((s) => [s, counts.get(s) ?? 0])) as Record<ArticleStatus, number>;
     },
 
-    close: () => col.close(),
+    async getPronunciations(projectId) {
+      const d = await rules.findOne({ _id: projectId });
+      return d ? d.rules.map((r) => ({ ...r })) : [];
+    },
+
+    async setPronunciations(projectId, list, now = new Date()) {
+      if (list.length === 0) {
+        await rules.deleteMany({ _id: projectId });
+        return;
+      }
+      // One document per project, replaced whole: readers see the old list or the new one.
+      const doc = { rules: list.map((r) => ({ ...r })), changedAt: now.getTime() };
+      const updated = await rules.updateOne({ _id: projectId }, { $set: doc });
+      if (updated.matched > 0) return;
+      try {
+        await rules.insertOne({ _id: projectId, ...doc });
+      } catch (e) {
+        // A concurrent first write won the insert: ours replaces it, as a later write should.
+        if (!(e instanceof DuplicateKeyError)) throw e;
+        await rules.updateOne({ _id: projectId }, { $set: doc });
+      }
+    },
+
+    close: async () => {
+      await col.close();
+      await rules.close();
+    },
   };
 }

@@ -6,5 +6,12 @@
  * mode, the same way the program reads everything else, so both engines get the same text.
  */
 export function defusePhonemes(text: string): string {
-  return text.replace(/\[\[/g, "[ [").replace(/\]\]/g, "] ]");
+  return (
+    text
+      .replace(/\[\[/g, "[ [")
+      .replace(/\]\]/g, "] ]")
+      // Phonemes a pronunciation rule asked for (text/pronounce.ts) arrive between two
+      // private-use characters no article text holds; only they become phoneme input.
+      .replace(/\uF8F0([^\uF8F0\uF8F1[\]]*)\uF8F1/g, "[[$1]]")
+  );
 }

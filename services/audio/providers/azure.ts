@@ -4,6 +4,8 @@
 // at most 3,000 characters of text per request. Escaping grows the text at most
 // sixfold ("&quot;"), so a request stays under ~18 KB of SSML, and 3,000 characters
 // are about 3.5 minutes of speech at a typical 14 characters per second.
+import type { PronunciationRule } from "../../../lib/pronunciations.js";
+import { splitMarks } from "../text/pronounce.js";
 import { postForMp3 } from "./http.js";
 import type { ProviderRequest, SpeechProvider } from "./types.js";
 
@@ -26,8 +28,22 @@ export function escapeXml(text: string): string {
     .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, " ");
 }
 
+/** A pronunciation rule as SSML: a substitution, letters, or IPA phonemes around the word as written. */
+function ruleSsml(rule: PronunciationRule): string {
+  const word = escapeXml(rule.match);
+  if (rule.ipa !== undefined) return `<phoneme alphabet="ipa" ph="${escapeXml(rule.ipa)}">${word}</phoneme>`;
+  if (rule.spell) return `<say-as interpret-as="characters">${word}</say-as>`;
+  return `<sub alias="${escapeXml(rule.say ?? rule.match)}">${word}</sub>`;
+}
+
+function ssmlText(req: ProviderRequest): string {
+  return splitMarks(req.text, req.pronunciations)
+    .map((part) => (typeof part === "string" ? escapeXml(part) : ruleSsml(part)))
+    .join("");
+}
+
 export function buildSsml(req: ProviderRequest): string {
-  return `<speak version="1.0" xmlns="http://www.w3.org/2001/10/synthesis" xml:lang="${escapeXml(req.lang)}"><voice name="${escapeXml(req.voice)}">${escapeXml(req.text)}</voice></speak>`;
+  return `<speak version="1.0" xmlns="http://www.w3.org/2001/10/synthesis" xml:lang="${escapeXml(req.lang)}"><voice name="${escapeXml(req.voice)}">${ssmlText(req)}</voice></speak>`;
 }
 
 export function createAzureProvider(opts: AzureOptions): SpeechProvider {

@@ -1,4 +1,5 @@
 // OpenAI speech API: POST {base}/audio/speech, JSON in, MP3 out.
+import { respellMarks } from "../text/pronounce.js";
 import { postForMp3 } from "./http.js";
 import type { ProviderRequest, SpeechProvider } from "./types.js";
 
@@ -27,8 +28,10 @@ export function createOpenAiProvider(opts: OpenAiOptions): SpeechProvider {
     usesPrompt: true,
     model,
     async synthesize(req, signal) {
-      if (req.text.length > OPENAI_MAX_CHARS) throw new RangeError(`OpenAI input is limited to ${OPENAI_MAX_CHARS} characters, got ${req.text.length}`);
-      const body: Record<string, string> = { model: model(req), voice: req.voice, input: req.text, response_format: "mp3" };
+      // No phoneme input: pronunciation rules become their respelling (an IPA rule its `say`, else the word).
+      const input = respellMarks(req.text, req.pronunciations, req.lang);
+      if (input.length > OPENAI_MAX_CHARS) throw new RangeError(`OpenAI input is limited to ${OPENAI_MAX_CHARS} characters, got ${input.length}`);
+      const body: Record<string, string> = { model: model(req), voice: req.voice, input, response_format: "mp3" };
       if (req.prompt) body.instructions = req.prompt;
       return postForMp3(
         {

@@ -110,7 +110,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
     async synthesize(step, partial, signal) {
       const req: ProviderRequest = { ...partial, voice: step.voice };
       const p = step.provider;
-      const key = chunkKey({ provider: p.name, model: p.model(req), voice: req.voice, lang: req.lang, prompt: p.usesPrompt ? req.prompt : undefined, text: req.text });
+      const key = chunkKey({ provider: p.name, model: p.model(req), voice: req.voice, lang: req.lang, prompt: p.usesPrompt ? req.prompt : undefined, text: req.text, pronunciations: req.pronunciations });
       const hit = await cache.get(key).catch(() => undefined);
       if (hit) {
         stats.hits++;

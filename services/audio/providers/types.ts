@@ -1,3 +1,4 @@
+import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import type { Lang, ProviderName } from "../../../lib/voices.js";
 
 export interface ProviderRequest {
@@ -7,6 +8,11 @@ export interface ProviderRequest {
   lang: Lang;
   /** Delivery instructions; only providers with `usesPrompt` act on them. */
   prompt?: string;
+  /**
+   * The article's pronunciation rules. `text` holds marks naming them
+   * (services/audio/text/pronounce.ts); every provider renders the marks its own way.
+   */
+  pronunciations?: readonly PronunciationRule[];
 }
 
 export interface SpeechProvider {

@@ -2,7 +2,9 @@
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
+import { spellEnglishInitialisms, spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
+import { markPronunciations, type PronunciationRule } from "./pronounce.js";
 import { readNumbers } from "./numbers.js";
 import { readRomanNumerals } from "./roman.js";
 import { readUrls } from "./urls.js";
@@ -19,6 +21,8 @@ export interface TextInput {
   parse?: boolean;
   /** Read as written: no normalisation beyond splitting into paragraphs and collapsing whitespace. */
   isRaw?: boolean;
+  /** The project's pronunciation rules: their matches become marks the providers render (pronounce.ts). */
+  pronunciations?: readonly PronunciationRule[];
 }
 
 /** Invisible characters, and spaces collapsed to one. */
@@ -37,6 +41,7 @@ export function normalizeParagraph(text: string, lang: string): string {
   s = expandAbbreviations(s, lang);
   s = readRomanNumerals(s, langKey(lang));
   s = readNumbers(s, lang);
+  s = langKey(lang) === "de" ? spellInitialisms(s) : spellEnglishInitialisms(s);
   s = s.replace(/\s&\s/g, langKey(lang) === "de" ? " und " : " and ");
   return cleanWhitespace(s);
 }
@@ -44,7 +49,9 @@ export function normalizeParagraph(text: string, lang: string): string {
 export function prepareText(input: TextInput): string[] {
   const body = input.parse ? htmlToParagraphs(input.text) : splitParagraphs(input.text);
   const title = input.parse ? htmlToParagraphs(input.title).join(" ") : input.title.trim();
-  const paragraphs = [title, ...body].filter((p) => p.trim().length > 0);
+  const rules = input.pronunciations;
+  // Rules apply before normalisation, to the words as the publisher wrote them.
+  const paragraphs = [title, ...body].filter((p) => p.trim().length > 0).map((p) => (rules?.length ? markPronunciations(cleanWhitespace(p), rules, input.lang) : p));
   if (input.isRaw) return paragraphs.map(cleanWhitespace).filter((p) => p.length > 0);
   return paragraphs.map((p) => normalizeParagraph(p, input.lang)).filter((p) => p.length > 0);
 }

@@ -21,6 +21,27 @@ const CURRENCIES: Currency[] = [
 
 const bySymbol = new Map(CURRENCIES.flatMap((c) => c.symbols.map((s) => [s, c] as const)));
 
+// Currencies written as a word after the amount ("12,50 Euro", "3.50 dollars"): read like the
+// symbol, so the cents are said as cents. Only after it: "Euro 2024" is a tournament.
+const WORDS: Record<Key, Record<string, Currency>> = {
+  en: { dollars: CURRENCIES[0], dollar: CURRENCIES[0], euros: CURRENCIES[1], euro: CURRENCIES[1], francs: CURRENCIES[3], yen: CURRENCIES[4] },
+  de: { Euro: CURRENCIES[1], Dollar: CURRENCIES[0], "US-Dollar": CURRENCIES[0], Franken: CURRENCIES[3], Yen: CURRENCIES[4] },
+};
+const byWord = (key: Key, w: string) => WORDS[key][w];
+
+/**
+ * Words that may follow an amount without making it an adjective. Any other
+ * lowercase word is the noun the amount describes: "a $412,500 home" is a
+ * "dollar home", not a "dollars home".
+ */
+const NOT_A_NOUN = new Set(
+  "a an the and or but nor for to of in on at by with without from into onto over under per each apiece more less than as so if is was were are be been being will would could should can may might must has had have that which who whom whose when while after before since until because this next last every back now then up down off out instead total overall worth plus minus alone too also already still just only even yet".split(" "),
+);
+const describesNoun = (after: string) => {
+  const w = /^\s+(\p{Ll}+)(?![\p{L}'’])/u.exec(after)?.[1];
+  return w !== undefined && !NOT_A_NOUN.has(w) && !/(?:ly|ed|ing)$/.test(w);
+};
+
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 // Letter codes need word boundaries ("EURO" or "USDA" are not amounts); symbols do not.
 const symbolAlt = [...bySymbol.keys()]
@@ -38,25 +59,32 @@ const SHORT_SCALE: Record<string, string> = { k: "thousand", m: "million", mn: "
 interface Rules {
   before: RegExp;
   after: RegExp;
+  word: RegExp;
 }
 const rules = perLanguage((key): Rules => {
   const { integer, decimal } = numberNotation(key);
   // The integer, then decimals or a dash meaning "no cents" ("10,–", "12.-").
   const amount = `(${integer})(?:[.,]([-–])|${decimal}(\\d+))?`;
   const scale = `(?:\\s?(${SCALES[key]}|k|mn|m|bn|tn)(?![\\p{L}\\d]))?`;
+  const words = Object.keys(WORDS[key]).map(escape).join("|");
   return {
     before: new RegExp(`(?<![\\p{L}\\d])(${symbolAlt})\\s?${amount}${scale}(?![\\d]|[.,]\\d)`, "gu"),
     after: new RegExp(`(?<![\\p{L}\\d.,])${amount}(?:\\s(${SCALES[key]}))?\\s?(${symbolAlt})(?![\\p{L}\\d])`, "gu"),
+    // Only with cents: "12 Euro" is already read right as a number before a noun.
+    word: new RegExp(`(?<![\\p{L}\\d.,])(${integer})${decimal}(\\d{2})(?:\\s(${SCALES[key]}))?\\s(${words})(?![\\p{L}\\d-])`, "gu"),
   };
 });
 
-function amountWords(key: Key, c: Currency, int: string, frac: string | undefined, scale: string | undefined): string {
+function amountWords(key: Key, c: Currency, int: string, frac: string | undefined, scale: string | undefined, before = "", after = ""): string {
   const names = c[key];
   const digits = int.replace(/[.,]/g, "");
+  // Before a noun English uses the singular: "a $5 million deal", "a $412,500 home".
+  const adjective = key === "en" && !(frac && !scale) && describesNoun(after);
+  if (adjective) return `${scale ? scaledWords(key, digits, frac, scale) : cardinal(key, digits)} ${names[0]}`;
   if (scale) return `${scaledWords(key, digits, frac, scale)} ${names[1]}`;
   if (frac && (frac.length > 2 || c.noCents)) return `${decimalWords(key, digits, frac)} ${names[1]}`;
   const cents = frac ? Number(frac.padEnd(2, "0")) : 0;
-  const whole = digits === "0" && cents ? "" : `${countWords(key, digits, undefined, c.gender)} ${digits === "1" ? names[0] : names[1]}`;
+  const whole = digits === "0" && cents ? "" : `${countWords(key, digits, undefined, c.gender, before)} ${digits === "1" ? names[0] : names[1]}`;
   if (!cents) return whole;
   if (key === "de") return whole ? `${whole} ${cardinal(key, cents)}` : `${countWords(key, String(cents), undefined, c.gender)} ${cents === 1 ? names[2] : names[3]}`;
   const centWords = `${cardinal(key, cents)} ${cents === 1 ? names[2] : names[3]}`;
@@ -87,15 +115,23 @@ function scaledWords(key: Key, digits: string, frac: string | undefined, scale: 
   return name === "thousand" && !frac ? `${n}${many}` : `${n} ${many}`;
 }
 
+const CONTEXT = 40;
+
 export function readMoney(text: string, key: Key): string {
   const r = rules(key);
+  const before = (whole: string, off: number) => whole.slice(Math.max(0, off - CONTEXT), off);
+  const after = (whole: string, end: number) => whole.slice(end, end + 24);
   return text
-    .replace(r.before, (m, sym: string, int: string, dash: string | undefined, frac: string | undefined, scale: string | undefined) => {
+    .replace(r.before, (m, sym: string, int: string, dash: string | undefined, frac: string | undefined, scale: string | undefined, off: number, whole: string) => {
       const c = bySymbol.get(sym);
-      return c ? amountWords(key, c, int, dash ? undefined : frac, scale) : m;
+      return c ? amountWords(key, c, int, dash ? undefined : frac, scale, before(whole, off), after(whole, off + m.length)) : m;
     })
-    .replace(r.after, (m, int: string, dash: string | undefined, frac: string | undefined, scale: string | undefined, sym: string) => {
+    .replace(r.after, (m, int: string, dash: string | undefined, frac: string | undefined, scale: string | undefined, sym: string, off: number, whole: string) => {
       const c = bySymbol.get(sym);
-      return c ? amountWords(key, c, int, dash ? undefined : frac, scale) : m;
+      return c ? amountWords(key, c, int, dash ? undefined : frac, scale, before(whole, off), after(whole, off + m.length)) : m;
+    })
+    .replace(r.word, (m, int: string, frac: string, scale: string | undefined, word: string, off: number, whole: string) => {
+      const c = byWord(key, word);
+      return c ? amountWords(key, c, int, frac, scale, before(whole, off), after(whole, off + m.length)) : m;
     });
 }

@@ -4,12 +4,13 @@
 // plain number in the language's notation (en 1,234.5 / de 1.234,5).
 // Anything it does not recognise is left for the speech engine.
 import { readDates } from "./dates.js";
+import { readSlashedNumbers } from "./fractions.js";
 import { langKey, MONTHS } from "./lang.js";
 import { readMoney } from "./money.js";
 import { readPhoneNumbers } from "./phones.js";
 import { readTimes } from "./times.js";
 import { readMeasures } from "./units.js";
-import { cardinal, countWords, decimalWords, germanOrdinal, MAX_DIGITS, numberNotation, ordinal, perLanguage, yearWords as yearWordsFor, type Key } from "./words.js";
+import { cardinal, countWords, decimalWords, digitWords, germanGender, germanOrdinal, MAX_DIGITS, numberNotation, ordinal, perLanguage, yearWords as yearWordsFor, type Key } from "./words.js";
 
 /** Up to this many characters before a match decide German inflection; bounded so long paragraphs stay linear. */
 const CONTEXT = 40;
@@ -54,8 +55,25 @@ function valueOf(key: Key, written: string): number {
   return Number(key === "de" ? written.replace(/\./g, "").replace(",", ".") : written.replace(/,/g, ""));
 }
 
-/** German nouns with these endings are mostly feminine: "eine Stunde", "eine Person". */
-const FEMININE_ENDING = /(?:ung|heit|keit|schaft|ion|tät|ik|ie|e|frau|person)$/;
+/**
+ * A lowercase English word ending in "s" after a four-digit number is mostly a
+ * plural noun that makes it a count ("1600 hours", "2050 units"); these are not.
+ */
+const NOT_PLURAL_NOUN = new Set(
+  "was has is as its his hers this thus plus less unless across always perhaps whereas besides towards afterwards nevertheless yes does goes us ours yours theirs".split(" "),
+);
+const PLURAL_WITHOUT_S = new Set("people children men women staff feet police personnel cattle sheep fish deer".split(" "));
+const countsNoun = (after: string) => {
+  const w = /^\s+(\p{Ll}+)\b/u.exec(after)?.[1];
+  if (w === undefined) return false;
+  if (PLURAL_WITHOUT_S.has(w)) return true;
+  return w.endsWith("s") && w.length > 3 && !NOT_PLURAL_NOUN.has(w) && !/(?:ss|ous|ics)$/.test(w);
+};
+
+// "10115 Berlin": five undivided digits before a capitalised word are a German postcode;
+// "DC 20500", "CA 94103-1234": a US ZIP code after a state.
+const DE_POSTCODE = /(?<![\p{L}\d.,:/-])(\d{5})(?=\s+\p{Lu}\p{Ll})/gu;
+const EN_ZIP = /(?<=\b[A-Z]{2}\s)(\d{5})(?:-(\d{4}))?(?![\p{L}\d]|[.,]\d)/gu;
 
 function readOrdinals(s: string, key: Key): string {
   if (key === "en") {
@@ -101,14 +119,17 @@ export function readNumbers(text: string, lang: string): string {
   s = readDates(s, key);
   s = readTimes(s, key);
   s = readPhoneNumbers(s, key);
+  s = key === "de" ? s.replace(DE_POSTCODE, (d: string) => digitWords(key, d)) : s.replace(EN_ZIP, (_m, d: string, ext?: string) => digitWords(key, d) + (ext ? `, ${digitWords(key, ext)}` : ""));
+  s = readSlashedNumbers(s, key);
 
   // Ranges: "10-20" / "10–20" → "10 to 20" (the ends are read below). When the
-  // first is not smaller it is a score ("3-1") or something else: no "to" then.
+  // first is not smaller it is a score or a vote ("3-1", "218-214"): "to" in
+  // English, "zu" in German. "2023-24" is a season.
   s = s.replace(r.range, (_m, a: string, b: string) => {
     const x = valueOf(key, a), y = valueOf(key, b);
-    if (x < y) return `${a} ${key === "de" ? "bis" : "to"} ${b}`;
-    if (a.length <= 2 && b.length <= 2) return `${a} ${key === "de" ? "zu" : "to"} ${b}`;
-    return `${a} ${b}`;
+    const season = a.length === 4 && b.length === 2 && y > x % 100;
+    if (x < y || season) return `${a} ${key === "de" ? "bis" : "to"} ${b}`;
+    return `${a} ${key === "de" ? "zu" : "to"} ${b}`;
   });
   // Scores and ratios with a one-digit second part ("2:1"); longer ones were clock times.
   s = s.replace(/(?<![\d:.,])(\d{1,2}):(\d)(?![\d:]|[.,]\d)/g, `$1 ${key === "de" ? "zu" : "to"} $2`);
@@ -122,6 +143,7 @@ export function readNumbers(text: string, lang: string): string {
     if (n < 1000 || n >= 2100) return m;
     // "um 1500 Stellen", "nach 1200 Kilometern": these prepositions also take counts, which a noun gives away.
     if (key === "de" && /(?:^|[\s(])(?:von|ab|bis|um|vor|nach)\s+$/i.test(pre) && /^\s+\p{Lu}/u.test(whole.slice(off + m.length, off + m.length + 3))) return m;
+    if (key === "en" && countsNoun(whole.slice(off + m.length, off + m.length + 24))) return m;
     return `${pre}${yearWordsFor(n, key)}`;
   });
   s = readDecades(s, key);
@@ -143,14 +165,14 @@ export function readNumbers(text: string, lang: string): string {
       // A bare four-digit number in the range of years reads best as a year;
       // in German only when no noun follows ("1500 Menschen" is a count).
       const n = Number(digits);
-      if (n >= 1100 && n < 2100 && !(key === "de" && /^\s+\p{Lu}/u.test(after))) return yearWordsFor(n, key);
+      if (n >= 1100 && n < 2100 && !(key === "de" ? /^\s+\p{Lu}/u.test(after) : countsNoun(after))) return yearWordsFor(n, key);
     }
     let words: string;
     if (frac) words = decimalWords(key, digits, frac);
     else if (key === "de") {
       // Before a noun German says "ein Kind", "eine Stunde", "hundertein Tage", not "eins".
       const noun = /^\s+(\p{Lu}\p{Ll}+)/u.exec(after)?.[1];
-      words = noun ? countWords(key, digits, undefined, FEMININE_ENDING.test(noun.toLowerCase()) ? "f" : "n") : cardinal(key, digits);
+      words = noun ? countWords(key, digits, undefined, germanGender(noun), whole.slice(Math.max(0, off - CONTEXT), off)) : cardinal(key, digits);
     } else words = cardinal(key, digits);
     const prefix = sign === "+" ? "plus " : sign ? "minus " : "";
     return prefix + words;

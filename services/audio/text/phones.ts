@@ -6,7 +6,8 @@ const PHONE = new RegExp(
   [
     // International: "+" and groups separated by spaces, dashes, dots or slashes; "(0)" allowed.
     String.raw`\+\d{1,3}(?:[ \-./]?(?:\(\d{1,4}\)|\d{1,6})){1,6}`,
-    // North American: "(555) 123-4567" and "555-123-4567".
+    // North American: "1-800-555-0199", "(555) 123-4567" and "555-123-4567".
+    String.raw`1[-.\s]\d{3}[-.]\d{3}[-.]\d{4}`,
     String.raw`\(\d{3}\)\s?\d{3}[-.\s]\d{4}`,
     String.raw`\d{3}-\d{3}-\d{4}`,
     // A trunk prefix ("030", "0800") and at least one more group.

@@ -2,7 +2,7 @@
 // too eagerly for articles: after abbreviations and initials ("Dr. Smith",
 // "z. B. der", "J. R. R."), German ordinals ("am 3. Oktober") and inside
 // web addresses.
-import { NON_FINAL } from "./abbreviations.js";
+import { NON_FINAL, startsNewSentence } from "./abbreviations.js";
 import { langKey, MONTHS } from "./lang.js";
 import { URL_PATTERN } from "./urls.js";
 
@@ -25,12 +25,20 @@ function endsWithAbbreviation(segment: string, key: "en" | "de"): boolean {
   let re = endPatterns.get(key);
   if (!re) {
     const words = NON_FINAL[key].map((w) => escape(w).replace(/\\\. /g, "\\.\\s?"));
-    // Single letters are initials or parts of "z. B."; they must start a
-    // word, so "word." or "km/h." never match through their last letter.
-    re = new RegExp(`(?<![^\\s(])(?:${words.join("|")}|\\p{L})\\.$`, "u");
+    re = new RegExp(`(?<![^\\s(])(?:${words.join("|")})\\.$`, "u");
     endPatterns.set(key, re);
   }
   return re.test(segment.trimEnd());
+}
+
+// Single letters are initials or parts of "z. B." ("J. Smith", spelled "U S."); they must
+// start a word, so "word." or "km/h." never match through their last letter. Dotted
+// initialisms ("U.S.", "D.C.", "Ph.D.") count too.
+const INITIAL_END = /(?<![^\s(])(?:\p{L}|(?:\p{Lu}\p{Ll}?\.)+\p{Lu})\.$/u;
+
+/** An initial's period ends the sentence only when a sentence opener (or nothing) follows it. */
+function initialInside(segment: string, next: string, key: "en" | "de"): boolean {
+  return INITIAL_END.test(segment.trimEnd()) && !startsNewSentence(` ${next.trimStart()}`, key);
 }
 
 const GERMAN_ORDINAL_NOUN = new RegExp(`^\\s*(?:${MONTHS.de.join("|")}|Jahrhundert|Jahrtausend|Mal|Platz|Stock|Klasse|Liga|Bundesliga|Runde|Etage|Spieltag|Weltkrieg|FC)\\b`);
@@ -54,7 +62,8 @@ export function splitSentences(text: string, lang: string): string[] {
       current = segment;
       continue;
     }
-    const join = insideProtected(index) || endsWithAbbreviation(current, key) || (key === "de" && germanOrdinalBreak(current, segment));
+    const join =
+      insideProtected(index) || endsWithAbbreviation(current, key) || initialInside(current, segment, key) || (key === "de" && germanOrdinalBreak(current, segment));
     if (join) current += segment;
     else {
       out.push(current);

@@ -1,7 +1,11 @@
 // Clock times: "14:30", "2:30 pm", "5 p.m.", "14.30 Uhr", "9 Uhr".
 // English listeners expect the twelve-hour clock, so afternoon times written
-// on the 24-hour clock are read with "P M".
+// on the 24-hour clock are read with "p m". The suffix is spelled out as the
+// letter names ("ay em", "pee em"): engines read a lone "A" as the article.
 import { cardinal, type Key } from "./words.js";
+
+const AM = "ay em";
+const PM = "pee em";
 
 function englishClock(h: number, m: number, suffix = ""): string {
   const tail = suffix ? ` ${suffix}` : "";
@@ -10,9 +14,9 @@ function englishClock(h: number, m: number, suffix = ""): string {
 }
 
 function english24(h: number, m: number): string {
-  if (h === 0) return englishClock(12, m, "A M");
+  if (h === 0) return englishClock(12, m, AM);
   if (h <= 12) return englishClock(h, m);
-  return englishClock(h - 12, m, "P M");
+  return englishClock(h - 12, m, PM);
 }
 
 /** "ein Uhr", not "eins Uhr"; minutes follow "Uhr". */
@@ -30,7 +34,7 @@ export function readTimes(text: string, key: Key): string {
   let s = text;
   if (key === "en") {
     s = s.replace(EN_MERIDIEM, (_m, h: string, mi: string | undefined, dotted: string | undefined, plain: string | undefined, off: number, whole: string) => {
-      const suffix = (dotted ?? plain ?? "a").toLowerCase() === "p" ? "P M" : "A M";
+      const suffix = (dotted ?? plain ?? "a").toLowerCase() === "p" ? PM : AM;
       const words = englishClock(Number(h), mi ? Number(mi) : 0, suffix);
       // "p.m." may also close the sentence; its period must survive.
       const rest = whole.slice(off + _m.length, off + _m.length + 3);

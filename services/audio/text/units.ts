@@ -14,6 +14,7 @@ interface Unit {
 
 const UNITS: Unit[] = [
   { symbol: "km/h", en: ["kilometer per hour", "kilometers per hour"], de: ["Kilometer pro Stunde", "Kilometer pro Stunde"], gender: "m" },
+  { symbol: "mpg", en: ["mile per gallon", "miles per gallon"], de: ["Meile pro Gallone", "Meilen pro Gallone"], gender: "f" },
   { symbol: "mph", en: ["mile per hour", "miles per hour"], de: ["Meile pro Stunde", "Meilen pro Stunde"], gender: "f" },
   { symbol: "km²", en: ["square kilometer", "square kilometers"], de: ["Quadratkilometer", "Quadratkilometer"], gender: "m" },
   { symbol: "m²", en: ["square meter", "square meters"], de: ["Quadratmeter", "Quadratmeter"], gender: "m" },
@@ -59,14 +60,38 @@ const pattern = perLanguage((key): RegExp => {
   return new RegExp(`(?<![\\p{L}\\d.,])([-−+]?)(${integer})(?:${decimal}(\\d+))?(${symbols})(?![\\p{L}\\d²³])`, "gu");
 });
 
+// A unit with no number before it, after a word that takes one ("pro kWh", "per km", "Cent/kWh"):
+// read in the singular. Single-letter symbols and "%" stay, being too ambiguous without a number.
+// The words before are checked in the callback: a leading lookbehind would run at every position.
+const bare = perLanguage((key) => {
+  const symbols = UNITS.filter((u) => u.symbol.length > 1 && !u.spaced && /^\p{L}/u.test(u.symbol))
+    .map((u) => u.symbol)
+    .sort((a, b) => b.length - a.length)
+    .map(escape)
+    .join("|");
+  const per = key === "de" ? "pro|je|in|Euro|Cent|Dollar" : "per|a|an|each|in|dollars?|cents?|euros?";
+  return {
+    re: new RegExp(`(/?)(${symbols})(?![\\p{L}\\d²³/])`, "gu"),
+    afterWord: new RegExp(`(?:^|[\\s(])(?:${per})\\s$`),
+  };
+});
+
 export function readMeasures(text: string, key: Key): string {
-  return text.replace(pattern(key), (m, sign: string, int: string, frac: string | undefined, sym: string) => {
+  const s = text.replace(pattern(key), (m, sign: string, int: string, frac: string | undefined, sym: string, off: number, whole: string) => {
     const unit = bySymbol.get(sym.trim());
     const digits = int.replace(/[.,]/g, "");
     if (!unit || digits.length > 15) return m;
     const singular = digits === "1" && !frac;
-    const words = countWords(key, digits, frac, unit.gender);
+    const words = countWords(key, digits, frac, unit.gender, whole.slice(Math.max(0, off - 40), off));
     const prefix = sign === "+" ? "plus " : sign ? "minus " : "";
     return `${prefix}${words} ${unit[key][singular ? 0 : 1]}`;
+  });
+  const b = bare(key);
+  return s.replace(b.re, (m, slash: string, sym: string, off: number, whole: string) => {
+    const unit = bySymbol.get(sym);
+    if (!unit) return m;
+    const prev = whole.slice(Math.max(0, off - 12), off);
+    if (slash) return /[\p{L}\d€$]\s?$/u.test(prev) ? ` ${key === "de" ? "pro" : "per"} ${unit[key][0]}` : m;
+    return b.afterWord.test(prev) ? unit[key][0] : m;
   });
 }

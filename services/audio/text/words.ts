@@ -53,14 +53,45 @@ export function decimalWords(key: Key, int: string, frac: string): string {
   return `${cardinal(key, int)} ${key === "de" ? "Komma" : "point"} ${digitWords(key, frac)}`;
 }
 
-/** A number as a count before a noun: German "eins" becomes "ein"/"eine" there. */
-export function countWords(key: Key, int: string, frac: string | undefined, gender: Gender = "m"): string {
+/**
+ * A number as a count before a noun: German "eins" becomes "ein"/"eine"
+ * there, and after a preposition it takes the case the preposition asks for
+ * ("mit einer Stunde", "für einen Monat"); `before` is the text before it.
+ */
+export function countWords(key: Key, int: string, frac: string | undefined, gender: Gender = "m", before = ""): string {
   if (frac) return decimalWords(key, int, frac);
   const words = cardinal(key, int);
   if (key !== "de") return words;
-  if (int === "1") return gender === "f" ? "eine" : "ein";
+  if (int === "1") return germanOne(gender, before);
   // "einhunderteins Euro" is said "einhundertein Euro".
   return words.endsWith("eins") ? words.slice(0, -1) : words;
+}
+
+// Prepositions right before a German numeral, by the case they govern. Two-way
+// prepositions ("in", "vor") mostly locate in time or place before a count: dative.
+const DATIVE_BEFORE = /(?:^|[\s(„"'])(?:mit|von|aus|bei|nach|seit|zu|vor|in|an|auf|unter|über|hinter|neben|zwischen|gegenüber|samt|nebst|binnen|ab)\s+$/i;
+// Verbs whose object is the count ("kostet einen Euro", "dauerte einen Tag") ask for the accusative too.
+const ACCUSATIVE_BEFORE = /(?:^|[\s(„"'])(?:für|durch|gegen|ohne|um|je|kostet|kosten|kostete|kosteten|zahlt|zahlte|zahlen|bekam|bekommt|erhielt|erhält|gewann|gewinnt|verlor|verliert|braucht|brauchte|dauert|dauerte|wartete|wartet|lief|läuft|fuhr|fährt)\s+$/i;
+const GENITIVE_BEFORE = /(?:^|[\s(„"'])(?:während|wegen|trotz|innerhalb|außerhalb|statt|anstatt|mithilfe|aufgrund|angesichts|infolge)\s+$/i;
+
+/** German "one" before a noun of `gender`, in the case the word before asks for. */
+export function germanOne(gender: Gender, before: string): string {
+  if (DATIVE_BEFORE.test(before)) return gender === "f" ? "einer" : "einem";
+  if (GENITIVE_BEFORE.test(before)) return gender === "f" ? "einer" : "eines";
+  if (ACCUSATIVE_BEFORE.test(before)) return gender === "f" ? "eine" : gender === "m" ? "einen" : "ein";
+  return gender === "f" ? "eine" : "ein";
+}
+
+const MASCULINE_NOUN =
+  /^(?:euro|dollar|cent|franken|rappen|yen|monat|tag|punkt|prozentpunkt|fall|mann|sieg|platz|schritt|satz|preis|meter|kilometer|zentimeter|millimeter|liter|milliliter|name|kunde|bürger|kollege|experte|zeuge|spieler|mitarbeiter|besucher|einwohner|abgeordneter|wagen|zug|bus|baum|stein|hund|ort|weg|tisch|stuhl|brief|anteil|betrag|vertrag|antrag|termin|versuch|wert|rang|stock|gast|arzt|sohn|vater|bruder|freund|lehrer|schüler|kandidat|student|patient|präsident|minister|kanzler|abend|morgen|winter|sommer|herbst|frühling)$|(?:ling|ismus|ant|ent|ist|eur|or|tag|platz|preis|vertrag|monat|punkt|euro|meter|liter)$/;
+const FEMININE_NOUN = /(?:ung|heit|keit|schaft|ion|tät|ik|ie|ei|in|ur|e|frau|person|liga|nacht|stadt|hand|zeit|welt|art|bank|wahl|uhr|tür|milch|kraft|zahl|macht|angst)$/;
+
+/** Grammatical gender of a German noun by its ending: a heuristic, right for the common nouns of news text. */
+export function germanGender(noun: string): Gender {
+  const n = noun.toLowerCase();
+  if (MASCULINE_NOUN.test(n) && !/(?:ung|heit|keit|schaft|ion)$/.test(n)) return "m";
+  if (FEMININE_NOUN.test(n)) return "f";
+  return "n";
 }
 
 /** Years as people say them: "nineteen eighty-four", "twenty twenty-six", "neunzehnhundertvierundachtzig". */
@@ -102,8 +133,10 @@ const NEUTER = /^(?:mal|jahrhundert|jahrtausend|jahr|quartal|halbjahr|kapitel|sp
 export function germanOrdinal(n: number, before: string, next = ""): string {
   const base = de.toOrdinal(n);
   if (WEAK_AFTER.test(before) || PREP_ARTICLE.test(before)) return `${base}n`;
-  if (WEAK_E_AFTER.test(before)) return base;
   const noun = next.replace(/[^\p{L}]/gu, "");
+  // "der" before a feminine noun is genitive or dative: "die Spieler der ersten Bundesliga".
+  if (/(?:^|[\s(„"'])der\s+$/i.test(before) && !MASCULINE.test(noun) && germanGender(noun) === "f") return `${base}n`;
+  if (WEAK_E_AFTER.test(before)) return base;
   if (MASCULINE.test(noun)) return `${base}r`;
   if (NEUTER.test(noun)) return `${base}s`;
   // "eine" was handled above, so an indefinite article here is "ein"/"kein": strong masculine.

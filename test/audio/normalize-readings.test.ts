@@ -1,0 +1,223 @@
+// Readings a listener notices, one real sentence each, with the exact text the
+// speech engine is given. English and German; every class from issue 14:
+// clock times with a.m./p.m., dotted initialisms mid-sentence, counts that are
+// not years, scores and votes, money before a noun, phone numbers, fractions
+// and ratios, street and title abbreviations, German case and gender, currency
+// written as a word, postcodes, units without a number and spelled initialisms.
+import { expect } from "chai";
+import { normalizeParagraph, prepareText, splitSentences } from "../../services/audio/text/index.js";
+
+const ENGLISH: Array<[written: string, spoken: string]> = [
+  ["The meeting starts at 9:30 a.m. on Monday.", "The meeting starts at nine thirty ay em on Monday."],
+  ["Polls close at 8 p.m. Results follow.", "Polls close at eight pee em. Results follow."],
+  ["The flight lands at 6:05 a.m. and leaves at 11:45 p.m.", "The flight lands at six oh five ay em and leaves at eleven forty-five pee em."],
+  ["Doors open at 7:15am and the show starts at 8pm sharp.", "Doors open at seven fifteen ay em and the show starts at eight pee em sharp."],
+  ["Service resumes at 12 a.m. tomorrow.", "Service resumes at twelve ay em tomorrow."],
+  ["The store opens at 10 A.M. daily.", "The store opens at ten ay em daily."],
+  ["The U.S. economy grew 2% last year.", "The U S economy grew two percent last year."],
+  ["Officials in the U.S. Senate voted on Tuesday.", "Officials in the U S Senate voted on Tuesday."],
+  ["She moved to the U.K. in 2019.", "She moved to the U K in twenty nineteen."],
+  ["The U.N. Security Council met in New York.", "The U N Security Council met in New York."],
+  ["He works in Washington, D.C., for a think tank.", "He works in Washington, D C, for a think tank."],
+  ["The company is based in the U.S. It employs 4,000 people.", "The company is based in the U S. It employs four thousand people."],
+  ["J.R.R. Tolkien wrote the book.", "J R R Tolkien wrote the book."],
+  ["U.S.-China talks resumed.", "U S-China talks resumed."],
+  ["The plant ran for 1600 hours last year.", "The plant ran for one thousand six hundred hours last year."],
+  ["The firm shipped 2050 units in March.", "The firm shipped two thousand fifty units in March."],
+  ["They planted 1200 trees and hired 1500 workers.", "They planted one thousand two hundred trees and hired one thousand five hundred workers."],
+  ["About 1800 people attended.", "About one thousand eight hundred people attended."],
+  ["The treaty was signed in 1648.", "The treaty was signed in sixteen forty-eight."],
+  ["By 2050 the city will need more water.", "By twenty fifty the city will need more water."],
+  ["The House voted 218-214 to pass the bill.", "The House voted two hundred eighteen to two hundred fourteen to pass the bill."],
+  ["The Lakers won 112-108 on Sunday.", "The Lakers won one hundred twelve to one hundred eight on Sunday."],
+  ["The Senate approved it 51-49.", "The Senate approved it fifty-one to forty-nine."],
+  ["Temperatures will reach 20-25 degrees.", "Temperatures will reach twenty to twenty-five degrees."],
+  ["The team lost 3-1 at home.", "The team lost three to one at home."],
+  ["The 2023-24 season was a record.", "The twenty twenty-three to twenty-four season was a record."],
+  ["They bought a $412,500 home in Ohio.", "They bought a four hundred twelve thousand five hundred dollar home in Ohio."],
+  ["It is a $5 million deal.", "It is a five million dollar deal."],
+  ["The city approved a $1.2 billion budget.", "The city approved a one point two billion dollar budget."],
+  ["She paid $20 for the ticket.", "She paid twenty dollars for the ticket."],
+  ["Tickets cost $3.50 each.", "Tickets cost three dollars and fifty cents each."],
+  ["The fine was $250,000 in total.", "The fine was two hundred fifty thousand dollars in total."],
+  ["He won $1,000.", "He won one thousand dollars."],
+  ["Call 1-800-555-0199 for help.", "Call one, eight zero zero, five five five, zero one nine nine for help."],
+  ["Dial 555-123-4567 today.", "Dial five five five, one two three, four five six seven today."],
+  ["The number is (212) 555-0147.", "The number is two one two, five five five, zero one four seven."],
+  ["Since 9/11, security has changed.", "Since nine eleven, security has changed."],
+  ["The store is open 24/7.", "The store is open twenty-four seven."],
+  ["About 1/3 of voters agreed.", "About one third of voters agreed."],
+  ["Only 2/3 of the seats were filled.", "Only two thirds of the seats were filled."],
+  ["Add 1/2 cup of sugar.", "Add one half cup of sugar."],
+  ["Use 3/4 of the budget.", "Use three quarters of the budget."],
+  ["The 2023/24 budget passed.", "The twenty twenty-three twenty-four budget passed."],
+  ["Odds are 50/50.", "Odds are fifty fifty."],
+  ["He lives on Main St. near the park.", "He lives on Main Street near the park."],
+  ["The parade went down Fifth Ave. yesterday.", "The parade went down Fifth Avenue yesterday."],
+  ["The church of St. Mary is old.", "The church of Saint Mary is old."],
+  ["They flew to St. Louis.", "They flew to Saint Louis."],
+  ["He climbed Mt. Everest twice.", "He climbed Mount Everest twice."],
+  ["She holds a Ph.D. in chemistry.", "She holds a P H D in chemistry."],
+  ["After her Ph.D. She moved abroad.", "After her P H D. She moved abroad."],
+  ["He scored 31 pts. in the game.", "He scored thirty-one points in the game."],
+  ["The parcel weighs 5 lbs. and costs more.", "The parcel weighs five pounds and costs more."],
+  ["The ceiling is 9 ft. high.", "The ceiling is nine feet high."],
+  ["Apple Inc. reported results.", "Apple Incorporated reported results."],
+  ["Electricity costs 15 cents per kWh.", "Electricity costs fifteen cents per kilowatt hour."],
+  ["Prices rose to $0.30/kWh.", "Prices rose to thirty cents per kilowatt hour."],
+  ["The car gets 30 mpg.", "The car gets thirty miles per gallon."],
+  ["Turnout hit 61.5% in Ohio.", "Turnout hit sixty-one point five percent in Ohio."],
+  ["It was 2.5 km long.", "It was two point five kilometers long."],
+  ["Wind reached 90 km/h.", "Wind reached ninety kilometers per hour."],
+  ["Drive along Elm Rd. to the lake.", "Drive along Elm Road to the lake."],
+  ["The office at 1600 Pennsylvania Ave. is famous.", "The office at sixteen hundred Pennsylvania Avenue is famous."],
+  ["Write to Washington, DC 20500.", "Write to Washington, DC two zero five zero zero."],
+  ["Send it to Austin, TX 78701-1234.", "Send it to Austin, TX seven eight seven zero one, one two three four."],
+  ["The 1990s were calm.", "The nineteen nineties were calm."],
+  ["He was born on July 4, 1976.", "He was born on July fourth, nineteen seventy-six."],
+  ["She finished 2nd in the race.", "She finished second in the race."],
+  ["The company cut 12,500 jobs.", "The company cut twelve thousand five hundred jobs."],
+  ["A 50% stake costs 10 million euros.", "A fifty percent stake costs ten million euros."],
+  ["The bill is 12.50 dollars.", "The bill is twelve dollars and fifty cents."],
+  ["Lunch cost 8.75 euros.", "Lunch cost eight euros and seventy-five cents."],
+  ["Dr. Smith met Mr. Jones.", "Doctor Smith met Mister Jones."],
+  ["Gen. Miller spoke at 3:15 p.m. Then he left.", "General Miller spoke at three fifteen pee em. Then he left."],
+  ["The vote was 5-4 with 2 abstentions.", "The vote was five to four with two abstentions."],
+  ["Scores of 99-98 are rare.", "Scores of ninety-nine to ninety-eight are rare."],
+  ["The suspect is 6 ft. tall.", "The suspect is six feet tall."],
+  ["He owns 5,000 shares.", "He owns five thousand shares."],
+  ["In 1945 the war ended.", "In nineteen forty-five the war ended."],
+  ["They expect 2025 to be hard.", "They expect twenty twenty-five to be hard."],
+  ["The game starts at 7 p.m. on ESPN.", "The game starts at seven pee em on ESPN."],
+  ["The U.S. Supreme Court ruled 6-3 on Friday.", "The U S Supreme Court ruled six to three on Friday."],
+  ["He paid $2.5 million for a Mt. Vernon estate.", "He paid two point five million dollars for a Mount Vernon estate."],
+  ["Mortgage rates hit 7% for a $300,000 loan.", "Mortgage rates hit seven percent for a three hundred thousand dollar loan."],
+  ["About 2/3 of U.S. adults agree.", "About two thirds of U S adults agree."],
+  ["Trade fell 5-10% in 2020.", "Trade fell five to ten percent in twenty twenty."],
+  ["US stocks fell while the US dollar rose.", "U S stocks fell while the U S dollar rose."],
+  ["LET US GO is a song.", "LET US GO is a song."],
+];
+
+const GERMAN: Array<[written: string, spoken: string]> = [
+  ["Der Spieler der 1. Bundesliga trainiert.", "Der Spieler der ersten Bundesliga trainiert."],
+  ["Die 2. Liga startet am Freitag.", "Die zweite Liga startet am Freitag."],
+  ["Er belegte den 3. Platz.", "Er belegte den dritten Platz."],
+  ["Im 2. Weltkrieg starben Millionen.", "Im zweiten Weltkrieg starben Millionen."],
+  ["Am 1. Mai ist frei.", "Am ersten Mai ist frei."],
+  ["Das 3. Quartal war stark.", "Das dritte Quartal war stark."],
+  ["Sie kam mit 1 Stunde Verspätung.", "Sie kam mit einer Stunde Verspätung."],
+  ["Er wartete 1 Tag.", "Er wartete einen Tag."],
+  ["Für 1 Monat gilt die Regel.", "Für einen Monat gilt die Regel."],
+  ["Sie zahlte mit 1 Euro.", "Sie zahlte mit einem Euro."],
+  ["In 1 Jahr ist es vorbei.", "In einem Jahr ist es vorbei."],
+  ["Ohne 1 Cent stand er da.", "Ohne einen Cent stand er da."],
+  ["Es gab 1 Kind und 1 Frau.", "Es gab ein Kind und eine Frau."],
+  ["Während 1 Woche regnete es.", "Während einer Woche regnete es."],
+  ["Nach 1 Sekunde war alles vorbei.", "Nach einer Sekunde war alles vorbei."],
+  ["Seit 1 Jahr wohnt er hier.", "Seit einem Jahr wohnt er hier."],
+  ["Das kostet 12,50 Euro.", "Das kostet zwölf Euro fünfzig."],
+  ["Der Eintritt kostet 7,90 Euro.", "Der Eintritt kostet sieben Euro neunzig."],
+  ["Das Buch kostet 1,99 Euro.", "Das Buch kostet einen Euro neunundneunzig."],
+  ["Die Aktie kostete 99,95 US-Dollar.", "Die Aktie kostete neunundneunzig Dollar fünfundneunzig."],
+  ["Das Ticket kostet 25 Euro.", "Das Ticket kostet fünfundzwanzig Euro."],
+  ["Der Preis liegt bei 3,50 Franken.", "Der Preis liegt bei drei Franken fünfzig."],
+  ["Die Firma sitzt in 10115 Berlin.", "Die Firma sitzt in eins null eins eins fünf Berlin."],
+  ["Schreiben Sie an 80331 München.", "Schreiben Sie an acht null drei drei eins München."],
+  ["Die Adresse lautet Hauptstraße 5, 20095 Hamburg.", "Die Adresse lautet Hauptstraße fünf, zwei null null neun fünf Hamburg."],
+  ["Es kamen 10.115 Menschen.", "Es kamen zehntausendeinhundertfünfzehn Menschen."],
+  ["Der Strom kostet 30 Cent pro kWh.", "Der Strom kostet dreißig Cent pro Kilowattstunde."],
+  ["Der Preis je kWh steigt.", "Der Preis je Kilowattstunde steigt."],
+  ["Sie zahlen 0,35 Euro/kWh.", "Sie zahlen fünfunddreißig Cent pro Kilowattstunde."],
+  ["Die Kosten pro km sinken.", "Die Kosten pro Kilometer sinken."],
+  ["Die EU hat entschieden.", "Die Eh Uh hat entschieden."],
+  ["Die BASF meldet Gewinne.", "Die Beh Ah Ess Eff meldet Gewinne."],
+  ["Der DIHK warnt vor Rezession.", "Der Deh Ih Hah Kah warnt vor Rezession."],
+  ["Das BIP wuchs um 0,3 %.", "Das Beh Ih Peh wuchs um null Komma drei Prozent."],
+  ["Die USA und die EZB reagierten.", "Die Uh Ess Ah und die Eh Zett Beh reagierten."],
+  ["Die SPD und die CDU verhandeln.", "Die Ess Peh Deh und die Zeh Deh Uh verhandeln."],
+  ["Die NATO tagt in Brüssel.", "Die NATO tagt in Brüssel."],
+  ["Der DAX schloss im Plus.", "Der DAX schloss im Plus."],
+  ["Die ARD sendet live.", "Die Ah Err Deh sendet live."],
+  ["Die EU-Kommission legte vor.", "Die Eh Uh-Kommission legte vor."],
+  ["Ein Drittel: 1/3 der Stimmen fiel weg.", "Ein Drittel: ein Drittel der Stimmen fiel weg."],
+  ["Etwa 2/3 der Befragten stimmten zu.", "Etwa zwei Drittel der Befragten stimmten zu."],
+  ["Nur 1/4 der Plätze war belegt.", "Nur ein Viertel der Plätze war belegt."],
+  ["Die Saison 2023/24 war lang.", "Die Saison zweitausenddreiundzwanzig vierundzwanzig war lang."],
+  ["Der Laden ist 24/7 geöffnet.", "Der Laden ist vierundzwanzig sieben geöffnet."],
+  ["Die Saison 2023-24 endete.", "Die Saison zweitausenddreiundzwanzig bis vierundzwanzig endete."],
+  ["Bayern gewann 3:1 gegen Dortmund.", "Bayern gewann drei zu eins gegen Dortmund."],
+  ["Das Spiel endete 2-0.", "Das Spiel endete zwei zu null."],
+  ["Der Bundestag stimmte mit 380-290 zu.", "Der Bundestag stimmte mit dreihundertachtzig zu zweihundertneunzig zu."],
+  ["Es werden 10–20 Zentimeter erwartet.", "Es werden zehn bis zwanzig Zentimeter erwartet."],
+  ["Die Sitzung beginnt um 9.30 Uhr.", "Die Sitzung beginnt um neun Uhr dreißig."],
+  ["Um 18 Uhr schließt der Laden.", "Um achtzehn Uhr schließt der Laden."],
+  ["Der Zug fährt um 1:05 Uhr.", "Der Zug fährt um ein Uhr fünf."],
+  ["Die Wahl ist am 22.11.2026.", "Die Wahl ist am zweiundzwanzigsten November zweitausendsechsundzwanzig."],
+  ["Am Montag, 5. Oktober, beginnt es.", "Am Montag, fünften Oktober, beginnt es."],
+  ["Rund 1500 Menschen kamen.", "Rund eintausendfünfhundert Menschen kamen."],
+  ["Im Jahr 2024 wuchs die Stadt.", "Im Jahr zweitausendvierundzwanzig wuchs die Stadt."],
+  ["Seit 1990 ist das Land vereint.", "Seit neunzehnhundertneunzig ist das Land vereint."],
+  ["Die Inflation lag bei 2,4 %.", "Die Inflation lag bei zwei Komma vier Prozent."],
+  ["Es waren -3 °C.", "Es waren minus drei Grad Celsius."],
+  ["Der Stau war 12 km lang.", "Der Stau war zwölf Kilometer lang."],
+  ["Er lief 1 km weit.", "Er lief einen Kilometer weit."],
+  ["Mit 1 kg Mehl backt man Brot.", "Mit einem Kilogramm Mehl backt man Brot."],
+  ["Hinweise unter 030 4664 4664.", "Hinweise unter null drei null, vier sechs sechs vier, vier sechs sechs vier."],
+  ["Das gilt z. B. für Mieter.", "Das gilt zum Beispiel für Mieter."],
+  ["Die Fahrt kostet 1 Euro.", "Die Fahrt kostet einen Euro."],
+  ["Für 1 Euro gibt es nichts.", "Für einen Euro gibt es nichts."],
+  ["Das Paket kostet 4,60 €.", "Das Paket kostet vier Euro sechzig."],
+  ["Das Unternehmen machte 2,5 Mrd. Euro Umsatz.", "Das Unternehmen machte zwei Komma fünf Milliarden Euro Umsatz."],
+  ["Er trat zum 3. Mal an.", "Er trat zum dritten Mal an."],
+  ["Sie wohnt im 4. Stock.", "Sie wohnt im vierten Stock."],
+  ["Die 1. Bundesliga ist spannend.", "Die erste Bundesliga ist spannend."],
+  ["In der 1. Runde schied er aus.", "In der ersten Runde schied er aus."],
+  ["Das Finale der 1. Liga war knapp.", "Das Finale der ersten Liga war knapp."],
+  ["Die Firma hat 1 Mio. Euro investiert.", "Die Firma hat eine Million Euro investiert."],
+  ["Der Sieger bekam 1.000 Euro.", "Der Sieger bekam eintausend Euro."],
+  ["Das Haus kostet 412.500 Euro.", "Das Haus kostet vierhundertzwölftausendfünfhundert Euro."],
+  ["Die KI verändert vieles.", "Die Kah Ih verändert vieles."],
+  ["Die AG meldet Verluste.", "Die Ah Geh meldet Verluste."],
+  ["Er erhielt 1 Stimme.", "Er erhielt eine Stimme."],
+  ["Der Zug hält in 60311 Frankfurt am Main.", "Der Zug hält in sechs null drei eins eins Frankfurt am Main."],
+  ["Der Verband fordert 1 Milliarde Euro.", "Der Verband fordert eine Milliarde Euro."],
+  ["Die Bahn fährt mit 1 Minute Verspätung.", "Die Bahn fährt mit einer Minute Verspätung."],
+  ["Die Preise stiegen um 1 Prozentpunkt.", "Die Preise stiegen um einen Prozentpunkt."],
+  ["Das Heizöl kostet 1,05 Euro pro Liter.", "Das Heizöl kostet einen Euro fünf pro Liter."],
+  ["Die 3. Liga spielt am 2. Spieltag.", "Die dritte Liga spielt am zweiten Spieltag."],
+  ["Die AfD und die GmbH stritten.", "Die Ah Eff Deh und die Geh Emm Beh Hah stritten."],
+  ["Ludwig XIV baute Versailles.", "Ludwig XIV baute Versailles."],
+  ["Der ICE hält in Köln.", "Der Ih Zeh Eh hält in Köln."],
+];
+
+describe("readings table (en-US)", () => {
+  for (const [written, spoken] of ENGLISH) {
+    it(written, () => expect(normalizeParagraph(written, "en-US")).to.equal(spoken));
+  }
+});
+
+describe("readings table (de-DE)", () => {
+  for (const [written, spoken] of GERMAN) {
+    it(written, () => expect(normalizeParagraph(written, "de-DE")).to.equal(spoken));
+  }
+});
+
+describe("sentence ends around initials and abbreviations", () => {
+  it("does not end a sentence at U.S. or Ph.D. before a name or a lowercase word (raw text)", () => {
+    expect(splitSentences("The U.S. Senate voted. She earned a Ph.D. in physics. Then she left.", "en-US")).to.deep.equal([
+      "The U.S. Senate voted.",
+      "She earned a Ph.D. in physics.",
+      "Then she left.",
+    ]);
+  });
+
+  it("ends the sentence at U.S. or Ph.D. when a sentence opener follows", () => {
+    expect(splitSentences("It was built in the U.S. The plant closed.", "en-US")).to.deep.equal(["It was built in the U.S.", "The plant closed."]);
+    expect(splitSentences("She earned a Ph.D. Then she left.", "en-US")).to.deep.equal(["She earned a Ph.D.", "Then she left."]);
+  });
+
+  it("keeps the first sentence whole once U.S. is read, so the preview has no pause in it", () => {
+    const [, body] = prepareText({ title: "T", text: "The U.S. economy grew at 9:30 a.m. news time. Markets rose in the U.S. Then they fell.", lang: "en-US" });
+    expect(splitSentences(body, "en-US")).to.deep.equal(["The U S economy grew at nine thirty ay em news time.", "Markets rose in the U S.", "Then they fell."]);
+  });
+});
