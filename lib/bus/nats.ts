@@ -37,6 +37,11 @@ import {
   type JobSubscription,
 } from "./port.js";
 
+/** Bound on one JetStream API request (stream info, pulls, consumer management). */
+const API_TIMEOUT_MS = 2_000;
+/** Pause after a failed pull before the consumer loop asks again. */
+const FETCH_RETRY_MS = 250;
+
 export interface NatsBusOptions {
   url: string;
   log: Logger;
@@ -122,9 +127,12 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     }
   })().catch(() => undefined);
 
-  const jsm = await nc.jetstreamManager();
+  // JetStream API calls made while the server restarts are never answered; a short
+  // timeout lets the consumer loop ask again soon after the reconnect instead of
+  // waiting out the client's 5 s default (publishes keep their own timeout).
+  const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS });
   await ensureStream(jsm, stream, subject, o.duplicateWindowMs ?? 120_000);
-  const js = nc.jetstream();
+  const js = nc.jetstream({ timeout: API_TIMEOUT_MS });
 
   const ensured = new Map<string, Promise<void>>();
   const consumerOf = (laneSubject: string): string | undefined => {
@@ -312,7 +320,7 @@ class NatsSubscription {
       } catch (err) {
         if (this.stopping) break;
         this.log.warn({ err: (err as Error).message }, "job fetch failed, retrying");
-        await new Promise((r) => setTimeout(r, 1000));
+        await new Promise((r) => setTimeout(r, FETCH_RETRY_MS));
         continue;
       }
       // Nothing to deliver: sleep until a publish rings or the next refresh is due.
