@@ -98,6 +98,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     interceptors: [hideInternalErrors(opts.log)],
   });
 
+  // Content threads start now (in the background), not on the first article that needs one.
+  admission!.content.warm();
   const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
   const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, ...opts.reconcile });
   const scheduler =
@@ -119,6 +121,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       server.setServing(false);
       await reconciler?.stop();
       await scheduler?.stop();
+      await admission?.close();
       await webhooks?.close();
       await server.close();
     },
