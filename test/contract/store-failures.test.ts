@@ -6,8 +6,11 @@ import { expect } from "chai";
 import path from "node:path";
 import { readFileSync } from "node:fs";
 import { StorageError, storageErrorFromFs } from "../../lib/store/errors.js";
+import { MongoClient } from "mongodb";
+import { mongoCollection } from "../../lib/store/mongo-collection.js";
 import { openNedbCollection } from "../../lib/store/nedb-collection.js";
 import type { DocumentCollection } from "../../lib/store/collection.js";
+import { requireMongo } from "../support/servers.js";
 import { smallVolumeOrSkip, type SmallVolume } from "../support/tmpfs.js";
 
 type Doc = { _id: string; key?: string; n: number; body?: string };
@@ -93,5 +96,23 @@ describe("storage failure causes", () => {
     ]);
     expect(of("EROFS").message).to.equal("the things store's volume is not writable (EROFS); nothing was written");
     expect(of("EIO").message).to.not.include("/secret/path");
+  });
+});
+
+describe("MongoDB driver failures", function () {
+  this.timeout(60_000);
+
+  it("become StorageError 'unavailable' (503 at the gateway), reads and writes alike, without the driver's text", async function () {
+    const url = await requireMongo(this);
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 2_000 });
+    await client.connect();
+    const col = mongoCollection<Doc>(client.db(`store_failures_${process.pid}`), "things");
+    await col.insertOne({ _id: "a", n: 1 });
+    await client.close();
+    for (const attempt of [() => col.findOne({ _id: "a" }), () => col.insertOne({ _id: "b", n: 1 }), () => col.updateOne({ _id: "a" }, { $set: { n: 2 } })]) {
+      const err = await failure(attempt());
+      expect(err.failure).to.equal("unavailable");
+      expect(err.message).to.match(/^the database is unavailable \(Mongo\w+Error, collection things\)$/);
+    }
   });
 });

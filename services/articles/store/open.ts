@@ -25,6 +25,7 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
   const col = await openNedbCollection<ArticleDoc>({
     filename: opts.dataDir ? path.join(opts.dataDir, "articles", "articles.db") : undefined,
     compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
+    what: "articles",
   });
   return openArticleStoreOn(col, nedbLayout);
 }
