@@ -30,8 +30,8 @@ const cfg = {
   cases: (process.env.BENCH_CASES ?? "getById,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
-  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -438,6 +438,13 @@ async function main(): Promise<void> {
   const report: Record<string, unknown> = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg } };
   if (cfg.suites.includes("api")) Object.assign(report, await apiSuite());
   if (cfg.suites.includes("audio")) report.audio = await audioSuite();
+  if (cfg.suites.includes("fsync")) {
+    console.log("\nembedded store, fsync before acknowledging:");
+    const { benchStoreFsync, formatStoreFsync } = await import("./store-fsync.js");
+    const f = await benchStoreFsync(cfg.duration, cfg.runs);
+    console.log(`  ${formatStoreFsync(f)}`);
+    report.storeFsync = f;
+  }
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

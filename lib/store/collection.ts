@@ -56,8 +56,12 @@ export interface DocumentCollection<D extends { _id: string }> {
   countBy(field: string): Promise<Map<unknown, number>>;
   /** Atomic conditional write of at most one document. Throws DuplicateKeyError. */
   updateOne(filter: Filter, update: Update): Promise<UpdateResult>;
-  /** Like updateOne, returning the document as written, or null when nothing matched. */
-  findOneAndUpdate(filter: Filter, update: Update): Promise<D | null>;
+  /**
+   * Like updateOne, returning the document as written, or null when nothing matched.
+   * `durable: false` may answer before the write is on stable storage: only for
+   * writes that are harmless to lose in a power failure (a lease that would expire anyway).
+   */
+  findOneAndUpdate(filter: Filter, update: Update, opts?: { durable?: boolean }): Promise<D | null>;
   updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
   deleteMany(filter: Filter): Promise<number>;
   /** Idempotent: opening the same store again keeps the existing index. */

@@ -76,9 +76,9 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
     throw e;
   };
 
-  const update = async (filter: Filter, upd: Update, multi: boolean) => {
+  const update = async (filter: Filter, upd: Update, multi: boolean, durable = true) => {
     try {
-      return await write(() => internals._updateAsync(filter, upd, { multi, returnUpdatedDocs: !multi }));
+      return await write(() => internals._updateAsync(filter, upd, { multi, returnUpdatedDocs: !multi }), durable);
     } catch (e) {
       return rethrow(e, (upd.$set ?? {}) as Record<string, unknown>);
     }
@@ -115,8 +115,8 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       // NeDB counts matched documents and does not say whether they changed.
       return { matched: r.numAffected, modified: r.numAffected };
     },
-    async findOneAndUpdate(filter, upd) {
-      const r = (await update(filter, upd, false)) as { numAffected: number; affectedDocuments: unknown };
+    async findOneAndUpdate(filter, upd, o) {
+      const r = (await update(filter, upd, false, o?.durable ?? true)) as { numAffected: number; affectedDocuments: unknown };
       const d = r.affectedDocuments as unknown as D | null;
       return r.numAffected === 1 && d ? d : null;
     },
@@ -168,7 +168,7 @@ function transactional(db: NedbInternals, journal: AppendJournal | undefined) {
     } else undo?.push(() => change(newDoc!, oldDoc));
   };
 
-  return async function write<T>(op: () => Promise<T>): Promise<T> {
+  return async function write<T>(op: () => Promise<T>, durable = true): Promise<T> {
     const result = await db.executor.pushAsync(async () => {
       undo = [];
       try {
@@ -180,7 +180,7 @@ function transactional(db: NedbInternals, journal: AppendJournal | undefined) {
         undo = undefined;
       }
     });
-    await journal?.sync();
+    if (durable) await journal?.sync();
     return result;
   };
 }

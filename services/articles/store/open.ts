@@ -19,6 +19,8 @@ export interface NedbArticleStoreOptions {
   dataDir?: string;
   /** Rewrites the append-only datafile periodically; default 10 minutes. */
   compactEveryMs?: number;
+  /** false: acknowledge writes before fdatasync; only the benchmark's reference uses it. */
+  durable?: boolean;
 }
 
 export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): Promise<ArticleStore> {
@@ -26,6 +28,7 @@ export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): 
     filename: opts.dataDir ? path.join(opts.dataDir, "articles", "articles.db") : undefined,
     compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
     what: "articles",
+    durable: opts.durable,
   });
   return openArticleStoreOn(col, nedbLayout);
 }
