@@ -169,7 +169,7 @@ async function start(limits: ContentLimits): Promise<Worker> {
   const entry = await workerEntry(new URL("./worker.ts", import.meta.url));
   const worker = new Worker(entry, {
     workerData: { maxDepth: limits.maxDepth, maxOutputChars: limits.maxOutputChars },
-    resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 16 },
+    resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb, maxYoungGenerationSizeMb: 8 },
   });
   return new Promise<Worker>((resolve, reject) => {
     const cleanup = () => {
