@@ -37,6 +37,13 @@ export interface NedbCollectionOptions {
   onCompactionError?: (err: unknown) => void;
 }
 
+let durableByDefault = true;
+
+/** For the benchmark's same-run reference only: collections opened from now on acknowledge writes before fdatasync. */
+export function acknowledgeBeforeFsync(): void {
+  durableByDefault = false;
+}
+
 const isUniqueViolation = (e: unknown): e is { key: unknown } => (e as { errorType?: string })?.errorType === "uniqueViolated";
 
 type Doc = Record<string, unknown>;
@@ -58,7 +65,7 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
   if (opts.filename) await mkdir(dirname(opts.filename), { recursive: true });
   const db = new Datastore<D>(opts.filename ? { filename: opts.filename } : { inMemoryOnly: true });
   await db.loadDatabaseAsync();
-  const journal = opts.filename ? journalFor(db, opts.filename, { what: opts.what ?? opts.filename, durable: opts.durable }) : undefined;
+  const journal = opts.filename ? journalFor(db, opts.filename, { what: opts.what ?? opts.filename, durable: opts.durable ?? durableByDefault }) : undefined;
   const internals = db as unknown as NedbInternals;
   const write = transactional(internals, journal);
   const compaction = opts.filename && opts.compactEveryMs ? startCompaction(db, opts.filename, opts.compactEveryMs, opts.onCompactionError) : undefined;
