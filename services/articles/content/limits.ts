@@ -18,7 +18,7 @@ export const CONTENT_LIMITS = {
   maxQueued: 256,
 } as const;
 
-export type ContentLimits = typeof CONTENT_LIMITS;
+export type ContentLimits = { readonly [K in keyof typeof CONTENT_LIMITS]: number };
 
 /** The input broke a limit or made the extractor fail: rejecting it is final. */
 export class ContentRejectedError extends Error {
