@@ -30,8 +30,8 @@ const cfg = {
   cases: (process.env.BENCH_CASES ?? "getById,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
-  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -432,12 +432,35 @@ async function audioSuite(): Promise<Record<string, unknown>> {
   return { localEngine: local, providerPath, memory };
 }
 
+/** Issue 12: what fsync before acknowledging costs, POST /api/articles and the store alone, each against a no-fsync reference in this run. */
+async function fsyncSuite(): Promise<Record<string, unknown>> {
+  console.log("\nembedded default, fsync (group commit) before acknowledging a write:");
+  const post: Record<string, CaseFigures> = {};
+  for (const mode of ["embedded-nofsync", "embedded"]) {
+    const sut = await startSut(mode);
+    if (typeof sut === "string") throw new Error(sut);
+    try {
+      post[mode] = await measure(mode === "embedded" ? "POST, fsync + group commit" : "POST, no fsync (reference)", { url: sut.url, kind: "create" }, sut, mode);
+    } finally {
+      await sut.stop();
+    }
+  }
+  const ratio = post.embedded.reqPerSec / post["embedded-nofsync"].reqPerSec;
+  const cpu = post.embedded.cpuMsPerReq! / post["embedded-nofsync"].cpuMsPerReq!;
+  console.log(`  POST with fsync: ${ratio.toFixed(2)} × the reference's req/s, ${cpu.toFixed(2)} × its CPU per request`);
+  const { benchStoreFsync, formatStoreFsync } = await import("./store-fsync.js");
+  const store = await benchStoreFsync(cfg.duration, cfg.runs);
+  console.log(`  store alone: ${formatStoreFsync(store)}`);
+  return { post, postRatio: ratio, postCpuRatio: cpu, store };
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
   const report: Record<string, unknown> = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg } };
   if (cfg.suites.includes("api")) Object.assign(report, await apiSuite());
   if (cfg.suites.includes("audio")) report.audio = await audioSuite();
+  if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

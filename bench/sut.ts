@@ -190,7 +190,10 @@ async function profileCommand(line: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const started = mode === "reference" ? await reference() : mode === "embedded" ? await embedded() : mode === "stack" ? await stack() : `unknown mode '${mode}'`;
+  // embedded-nofsync: the embedded default acknowledging writes before fdatasync, the reference for its cost.
+  if (mode === "embedded-nofsync") (await import("../lib/store/nedb-collection.js")).acknowledgeBeforeFsync();
+  const started =
+    mode === "reference" ? await reference() : mode === "embedded" || mode === "embedded-nofsync" ? await embedded() : mode === "stack" ? await stack() : `unknown mode '${mode}'`;
   if (typeof started === "string") {
     announce(`SKIP ${started}`);
     process.exit(0);

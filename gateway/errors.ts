@@ -4,6 +4,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import type { Context, Next } from "koa";
 import type { Logger } from "../lib/log.js";
 import { drainBody } from "./body.js";
+import { isStorageFailure, STORAGE_FAILURE_ANSWER, STORAGE_FAILURE_KEY } from "../lib/store/errors.js";
 
 export class HttpError extends Error {
   constructor(
@@ -65,6 +66,12 @@ interface Mapped {
 function mapError(err: unknown, requestId: string): Mapped {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof ConnectError) {
+    // A store that could not write (and changed nothing): 507 for a full volume, 503 otherwise, saying which.
+    const failure = err.code === Code.Unavailable ? err.metadata.get(STORAGE_FAILURE_KEY) : null;
+    if (isStorageFailure(failure)) {
+      const answer = STORAGE_FAILURE_ANSWER[failure];
+      return { status: answer.status, message: `${answer.message} (request id ${requestId})`, headers: {} };
+    }
     const status = httpStatusOf(err.code);
     const headers: Record<string, string> = status === 401 ? { "WWW-Authenticate": 'Bearer realm="api"' } : {};
     // Upstream 4xx messages are written for publishers; 5xx ones may describe

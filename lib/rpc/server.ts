@@ -11,6 +11,7 @@ import type { Logger } from "../log.js";
 import { rpcServerMetrics } from "./metrics.js";
 import { requestIdServerInterceptor } from "./request-id.js";
 import { joinInProcess } from "./in-process.js";
+import { storageErrorInterceptor } from "./storage-errors.js";
 import { createLeanUnaryServer } from "./unary-server.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
@@ -46,8 +47,9 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     return serving ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING;
   };
 
-  // Outermost first: the request id and timing see the final status code.
-  const interceptors = [requestIdServerInterceptor(), rpcServerMetrics(), ...(opts.interceptors ?? [])];
+  // Outermost first: the request id and timing see the final status code; a
+  // store's failure is named (innermost) before a service's own error hiding sees it.
+  const interceptors = [requestIdServerInterceptor(), rpcServerMetrics(), ...(opts.interceptors ?? []), storageErrorInterceptor()];
   const readMaxBytes = opts.readMaxBytes ?? 32 * 1024 * 1024;
   // Internal unary calls skip Connect's generic handler (see unary-server.ts).
   const lean = createLeanUnaryServer({ interceptors, readMaxBytes });

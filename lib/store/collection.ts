@@ -56,14 +56,19 @@ export interface DocumentCollection<D extends { _id: string }> {
   countBy(field: string): Promise<Map<unknown, number>>;
   /** Atomic conditional write of at most one document. Throws DuplicateKeyError. */
   updateOne(filter: Filter, update: Update): Promise<UpdateResult>;
-  /** Like updateOne, returning the document as written, or null when nothing matched. */
-  findOneAndUpdate(filter: Filter, update: Update): Promise<D | null>;
+  /**
+   * Like updateOne, returning the document as written, or null when nothing matched.
+   * `durable: false` may answer before the write is on stable storage: only for
+   * writes that are harmless to lose in a power failure (a lease that would expire anyway).
+   */
+  findOneAndUpdate(filter: Filter, update: Update, opts?: { durable?: boolean }): Promise<D | null>;
   updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
   /**
    * Atomic: applies the modifiers to the document matching `key` (plain
    * field values only), or creates it from `key` and the modifiers.
+   * `durable: false` may answer before the write reaches the disk.
    */
-  upsertOne(key: Record<string, string | number>, update: Update): Promise<void>;
+  upsertOne(key: Record<string, string | number>, update: Update, opts?: { durable?: boolean }): Promise<void>;
   deleteMany(filter: Filter): Promise<number>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;

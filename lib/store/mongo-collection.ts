@@ -1,7 +1,30 @@
 // Full-stack driver: a MongoDB collection. Conditional writes are
 // single-document updates, atomic on the server, so no transaction is needed.
-import { MongoServerError, type Collection, type Db, type Document } from "mongodb";
+import { MongoError, MongoServerError, type Collection, type Db, type Document } from "mongodb";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type Update } from "./collection.js";
+import { StorageError } from "./errors.js";
+
+/** MongoDB's code for a server that could not write for lack of disk space. */
+const OUT_OF_DISK_SPACE = 14031;
+
+/**
+ * Driver failures (server unreachable, not primary, timeouts, write errors)
+ * become a StorageError, answered as 503 (507 for a full server disk) instead
+ * of a generic 500; the driver's text, which can name hosts, stays in the log.
+ */
+function driverFailure(e: unknown, name: string): unknown {
+  if (!(e instanceof MongoError)) return e;
+  if (e instanceof MongoServerError && e.code === OUT_OF_DISK_SPACE) return new StorageError("full", `the database is out of disk space (collection ${name}); nothing was written`, { cause: e });
+  return new StorageError("unavailable", `the database is unavailable (${e.name}, collection ${name})`, { cause: e });
+}
+
+async function translated<T>(name: string, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (e) {
+    throw driverFailure(e, name);
+  }
+}
 
 /** The Db comes from lib/mongo.ts; its shared client is closed by the process, not per collection. */
 export function mongoCollection<D extends { _id: string }>(db: Db, name: string): DocumentCollection<D> {
@@ -24,25 +47,26 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       return await write();
     } catch (e) {
       if (e instanceof MongoServerError && e.code === 11000) throw new DuplicateKeyError(clashingField(e));
-      throw e;
+      throw driverFailure(e, name);
     }
   }
+  const read = <T>(op: () => Promise<T>) => translated(name, op);
 
   return {
     async insertOne(doc) {
       await guarded(() => col.insertOne(doc as Document));
     },
-    findOne: async (filter) => (await col.findOne(filter)) as D | null,
+    findOne: (filter) => read(async () => (await col.findOne(filter)) as D | null),
     find(filter, o: FindOptions = {}) {
       let cursor = col.find(filter, o.projection ? { projection: o.projection } : {});
       if (o.sort) cursor = cursor.sort(o.sort);
       if (o.skip) cursor = cursor.skip(o.skip);
       if (o.limit !== undefined) cursor = cursor.limit(o.limit);
-      return cursor.toArray() as unknown as Promise<D[]>;
+      return read(() => cursor.toArray() as unknown as Promise<D[]>);
     },
-    count: (filter) => col.countDocuments(filter),
+    count: (filter) => read(() => col.countDocuments(filter)),
     async countBy(field) {
-      const groups = await col.aggregate<{ _id: unknown; n: number }>([{ $match: { [field]: { $exists: true } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).toArray();
+      const groups = await read(() => col.aggregate<{ _id: unknown; n: number }>([{ $match: { [field]: { $exists: true } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).toArray());
       return new Map(groups.map((g) => [g._id, g.n]));
     },
     async updateOne(filter, update: Update) {
@@ -58,7 +82,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     async upsertOne(key, update) {
       await guarded(() => col.updateOne(key, update, { upsert: true }));
     },
-    deleteMany: async (filter) => (await col.deleteMany(filter)).deletedCount,
+    deleteMany: async (filter) => (await guarded(() => col.deleteMany(filter))).deletedCount,
     async ensureIndex(spec, o = {}) {
       const options: Record<string, unknown> = { name: spec.name };
       if (o.unique) options.unique = true;

@@ -2,12 +2,21 @@
 // only). NeDB runs every operation through one queue, so a conditional
 // update is atomic with respect to the others, like a single-document write
 // in MongoDB.
-import { closeSync, openSync, writeSync } from "node:fs";
+//
+// NeDB changes its in-memory documents and indexes before it appends to the
+// file; a failed append (full or read-only volume) would leave a phantom
+// document that reads and unique indexes see until the next restart. Every
+// write here runs as one queued task that records how to undo each index
+// change and undoes them all if the append fails, so a failed write changes
+// nothing. A write resolves only after the journal's group-committed
+// fdatasync (journal.ts).
+import { unlink } from "node:fs/promises";
 import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { createRequire } from "node:module";
 import type * as NedbModule from "@seald-io/nedb";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type Update } from "./collection.js";
+import { AppendJournal } from "./journal.js";
 
 // The package is CommonJS (module.exports = class) while its typings declare
 // a default export; loading it with require keeps both sides honest.
@@ -20,16 +29,46 @@ export interface NedbCollectionOptions {
   filename?: string;
   /** Rewrites the append-only datafile this often; off when omitted. */
   compactEveryMs?: number;
+  /** Names the store in error messages; default: the file's name. */
+  what?: string;
+  /** false: acknowledge writes without fdatasync (the benchmark's reference); default true. */
+  durable?: boolean;
+  /** Told when a periodic compaction fails (e.g. no space for the rewritten file); the datafile is untouched then. */
+  onCompactionError?: (err: unknown) => void;
+}
+
+let durableByDefault = true;
+
+/** For the benchmark's same-run reference only: collections opened from now on acknowledge writes before fdatasync. */
+export function acknowledgeBeforeFsync(): void {
+  durableByDefault = false;
 }
 
 const isUniqueViolation = (e: unknown): e is { key: unknown } => (e as { errorType?: string })?.errorType === "uniqueViolated";
+
+type Doc = Record<string, unknown>;
+type Modification = { oldDoc: Doc; newDoc: Doc };
+
+/** The NeDB internals a write runs through (the public *Async methods queue these same functions). */
+interface NedbInternals {
+  executor: { pushAsync<T>(task: () => Promise<T>): Promise<T> };
+  _insertAsync(doc: unknown): Promise<unknown>;
+  _updateAsync(query: unknown, update: unknown, options: unknown): Promise<{ numAffected: number; affectedDocuments: unknown }>;
+  _removeAsync(query: unknown, options: unknown): Promise<number>;
+  _addToIndexes(doc: Doc): void;
+  _removeFromIndexes(doc: Doc): void;
+  _updateIndexes(oldDoc: Doc | Modification[], newDoc?: Doc): void;
+  persistence: { persistNewStateAsync?: (docs: unknown[]) => Promise<void> };
+}
 
 export async function openNedbCollection<D extends { _id: string }>(opts: NedbCollectionOptions = {}): Promise<DocumentCollection<D>> {
   if (opts.filename) await mkdir(dirname(opts.filename), { recursive: true });
   const db = new Datastore<D>(opts.filename ? { filename: opts.filename } : { inMemoryOnly: true });
   await db.loadDatabaseAsync();
-  const journal = opts.filename ? keepDatafileOpen(db, opts.filename) : undefined;
-  if (opts.filename && opts.compactEveryMs) db.setAutocompactionInterval(opts.compactEveryMs);
+  const journal = opts.filename ? journalFor(db, opts.filename, { what: opts.what ?? opts.filename, durable: opts.durable ?? durableByDefault }) : undefined;
+  const internals = db as unknown as NedbInternals;
+  const write = transactional(internals, journal);
+  const compaction = opts.filename && opts.compactEveryMs ? startCompaction(db, opts.filename, opts.compactEveryMs, opts.onCompactionError) : undefined;
   const uniqueFields = ["_id"];
 
   /** NeDB's error carries only the clashing value; find the unique field of `doc` holding it. */
@@ -44,9 +83,9 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
     throw e;
   };
 
-  const update = async (filter: Filter, upd: Update, multi: boolean) => {
+  const update = async (filter: Filter, upd: Update, multi: boolean, durable = true) => {
     try {
-      return await db.updateAsync(filter, upd, { multi, returnUpdatedDocs: !multi });
+      return await write(() => internals._updateAsync(filter, upd, { multi, returnUpdatedDocs: !multi }), durable);
     } catch (e) {
       return rethrow(e, (upd.$set ?? {}) as Record<string, unknown>);
     }
@@ -55,7 +94,7 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
   return {
     async insertOne(doc) {
       try {
-        await db.insertAsync(doc);
+        await write(() => internals._insertAsync(doc));
       } catch (e) {
         await rethrow(e, doc);
       }
@@ -79,24 +118,24 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       return counts;
     },
     async updateOne(filter, upd) {
-      const r = await update(filter, upd, false);
+      const r = (await update(filter, upd, false)) as { numAffected: number };
       // NeDB counts matched documents and does not say whether they changed.
       return { matched: r.numAffected, modified: r.numAffected };
     },
-    async findOneAndUpdate(filter, upd) {
-      const r = await update(filter, upd, false);
+    async findOneAndUpdate(filter, upd, o) {
+      const r = (await update(filter, upd, false, o?.durable ?? true)) as { numAffected: number; affectedDocuments: unknown };
       const d = r.affectedDocuments as unknown as D | null;
       return r.numAffected === 1 && d ? d : null;
     },
     async updateMany(filter, upd) {
-      const r = await update(filter, upd, true);
+      const r = (await update(filter, upd, true)) as { numAffected: number };
       return { matched: r.numAffected, modified: r.numAffected };
     },
-    async upsertOne(key, upd) {
+    async upsertOne(key, upd, o) {
       // NeDB builds the new document from the query's plain values and the modifiers, as MongoDB does.
-      await db.updateAsync(key, upd, { upsert: true });
+      await write(() => internals._updateAsync(key, upd, { multi: false, upsert: true }), o?.durable ?? true);
     },
-    deleteMany: async (filter) => db.removeAsync(filter, { multi: true }),
+    deleteMany: (filter) => write(() => internals._removeAsync(filter, { multi: true })),
     async ensureIndex(spec, o = {}) {
       const fieldName = Object.keys(spec.keys)[0];
       if (!fieldName || fieldName === "_id") return;
@@ -104,44 +143,103 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       if (o.unique && !uniqueFields.includes(fieldName)) uniqueFields.push(fieldName);
     },
     async close() {
-      db.stopAutocompaction();
-      // Rewrites the file without superseded lines so it does not keep growing.
-      if (opts.filename) await db.compactDatafileAsync();
-      await journal?.close();
+      compaction?.stop();
+      // Rewrites the file without superseded lines so it does not keep growing; on a full volume it stays as it is.
+      if (opts.filename) await compact(db, opts.filename).catch((err) => opts.onCompactionError?.(err));
+      journal?.close();
     },
+  };
+}
+
+/**
+ * Runs one write as a single task in NeDB's queue, recording how to undo each
+ * index change it makes; if the write throws (the append failed, a unique
+ * index refused it), the changes are undone in reverse before anything else
+ * reads. The caller gets the result after the journal's sync.
+ */
+function transactional(db: NedbInternals, journal: AppendJournal | undefined) {
+  let undo: Array<() => void> | undefined;
+  const add = db._addToIndexes.bind(db);
+  const remove = db._removeFromIndexes.bind(db);
+  const change = db._updateIndexes.bind(db);
+  // Each hook runs NeDB's own function first: if that throws, it rolled itself back and nothing is recorded.
+  db._addToIndexes = (doc) => {
+    add(doc);
+    undo?.push(() => remove(doc));
+  };
+  db._removeFromIndexes = (doc) => {
+    remove(doc);
+    undo?.push(() => add(doc));
+  };
+  db._updateIndexes = (oldDoc, newDoc) => {
+    change(oldDoc, newDoc);
+    if (Array.isArray(oldDoc)) {
+      const back = oldDoc.map((m) => ({ oldDoc: m.newDoc, newDoc: m.oldDoc }));
+      undo?.push(() => change(back));
+    } else undo?.push(() => change(newDoc!, oldDoc));
+  };
+
+  return async function write<T>(op: () => Promise<T>, durable = true): Promise<T> {
+    const result = await db.executor.pushAsync(async () => {
+      undo = [];
+      try {
+        return await op();
+      } catch (err) {
+        for (const step of undo.reverse()) step();
+        throw err;
+      } finally {
+        undo = undefined;
+      }
+    });
+    if (durable) await journal?.sync();
+    return result;
   };
 }
 
 /**
  * NeDB appends every write with fs.appendFile, which opens and closes the
  * datafile each time: a third of the CPU of a create in the embedded default
- * went to open/close (bench/README.md, round 4). The same lines are appended
- * here to a descriptor kept open, with a synchronous write: a few hundred
- * bytes into the page cache take microseconds, less than the thread-pool
- * round trip and promise of an asynchronous write (which cost 38 µs of main-
- * thread time per write in the profile). Each write still resolves only once
- * its lines are written. Compaction replaces the file, so the descriptor is
- * dropped then and reopened by the next write.
+ * went to open/close (bench/README.md, round 4). The same lines go to a
+ * journal (journal.ts) that keeps the descriptor open and writes
+ * synchronously: a few hundred bytes into the page cache take microseconds,
+ * less than the thread-pool round trip of an asynchronous write. Compaction
+ * replaces the file (written and synced in full), so the journal drops its
+ * descriptor then and reopens on the next write.
  */
-function keepDatafileOpen(db: InstanceType<typeof Datastore>, filename: string): { close(): Promise<void> } {
-  const persistence = (db as unknown as { persistence: { persistNewStateAsync?: (docs: unknown[]) => Promise<void> } }).persistence;
+function journalFor(db: InstanceType<typeof Datastore>, filename: string, opts: { what: string; durable?: boolean }): AppendJournal {
+  const persistence = (db as unknown as NedbInternals).persistence;
   // A NeDB release without this hook would otherwise silently stop persisting through us.
   if (typeof persistence.persistNewStateAsync !== "function") throw new Error("@seald-io/nedb: Persistence#persistNewStateAsync is missing; check the pinned version");
-  let fd: number | undefined;
-  const drop = () => {
-    if (fd === undefined) return;
-    const was = fd;
-    fd = undefined;
-    closeSync(was);
-  };
-  db.on("compaction.done", drop);
+  const journal = new AppendJournal(filename, opts);
+  db.on("compaction.done", () => journal.replaced());
   persistence.persistNewStateAsync = async (docs) => {
     let lines = "";
     for (const doc of docs) lines += `${serialize(doc)}\n`;
-    if (lines.length === 0) return;
-    fd ??= openSync(filename, "a", 0o644);
-    const bytes = Buffer.from(lines, "utf8");
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    journal.append(lines);
   };
-  return { close: async () => drop() };
+  return journal;
+}
+
+/** Rewrites the datafile; a failed rewrite (no space for the copy) leaves the old file and removes the partial copy. */
+async function compact(db: InstanceType<typeof Datastore>, filename: string): Promise<void> {
+  try {
+    await db.compactDatafileAsync();
+  } catch (err) {
+    await unlink(`${filename}~`).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** NeDB's own timer leaves a failed compaction as an unhandled rejection, which ends the process; this one reports it. */
+function startCompaction(db: InstanceType<typeof Datastore>, filename: string, everyMs: number, onError?: (err: unknown) => void): { stop(): void } {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    compact(db, filename)
+      .catch((err) => onError?.(err))
+      .finally(() => (running = false));
+  }, Math.max(everyMs, 5_000));
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }

@@ -26,6 +26,9 @@ export interface Reconciler {
   stop(): Promise<void>;
 }
 
+/** Admissions at once in one pass: as many as the content pool has threads, plus slack for the quick ones. */
+const ADMIT_LANES = 4;
+
 export function startReconciler(opts: ReconcilerOptions): Reconciler {
   const intervalMs = opts.intervalMs ?? 30_000;
   const staleMs = opts.staleMs ?? 120_000;
@@ -33,30 +36,43 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
   let stopped = false;
   let running: Promise<unknown> = Promise.resolve();
 
+  async function admitAll(pending: StaleArticle[]): Promise<void> {
+    let next = 0;
+    const lane = async () => {
+      while (!stopped && next < pending.length) {
+        const a = pending[next++];
+        try {
+          await opts.admit!(a);
+        } catch (err) {
+          opts.log.warn({ err, articleId: a.id }, "reconciler could not admit; will retry next pass");
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: ADMIT_LANES }, lane));
+  }
+
   async function runOnce(olderThan: number): Promise<number> {
     let published = 0;
     let afterId: string | undefined;
     while (!stopped) {
       const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { afterId, limit: batch });
+      // Admissions run a few at a time beside the re-publishing: one article whose content takes
+      // its full time limit must not hold up every other pending article behind it.
+      const admissions = opts.admit ? admitAll(page.filter((a) => a.pendingAdmission)) : Promise.resolve();
       for (const a of page) {
         if (stopped) break;
-        if (a.pendingAdmission && opts.admit) {
-          try {
-            await opts.admit(a);
-          } catch (err) {
-            opts.log.warn({ err, articleId: a.id }, "reconciler could not admit; will retry next pass");
-          }
-          continue;
-        }
+        if (a.pendingAdmission && opts.admit) continue;
         try {
           await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision });
           published++;
         } catch (err) {
           // The bus is down: the next pass tries again.
           opts.log.warn({ err, articleId: a.id }, "reconciler could not re-publish; will retry next pass");
+          await admissions;
           return published;
         }
       }
+      await admissions;
       if (page.length < batch) break;
       afterId = page[page.length - 1].id;
     }

@@ -339,6 +339,8 @@ describe("periodic recrawl", () => {
   it("recrawls only recent articles of projects that enabled it, once per period", async () => {
     const { periodicRecrawl } = await import("../../services/articles/admission/recrawl.js");
     const { UNBOUNDED } = await import("../../services/articles/admission/settings.js");
+    const { createContentPool } = await import("../../services/articles/content/pool.js");
+    const content = createContentPool();
     let body = SPORTS_HTML;
     const server = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(body));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -347,7 +349,7 @@ describe("periodic recrawl", () => {
     const admitted: string[] = [];
     const deps = {
       store,
-      admission: { admit: async (id: string) => (admitted.push(id), null), readmitDeferred: async () => 0 },
+      admission: { admit: async (id: string) => (admitted.push(id), null), content },
       settings: {
         get: async (p: string) => ({ ...UNBOUNDED, recrawl: { enabled: p === "on", everyMinutes: 60, maxAgeHours: 24 } }),
         reserve: async () => ({ outcome: "reserved" as const, debited: false }),
@@ -379,6 +381,7 @@ describe("periodic recrawl", () => {
       expect(await periodicRecrawl(deps, now + 60_000)).to.equal(0);
       expect(await periodicRecrawl(deps, Date.now() + 61 * 60_000)).to.equal(1);
     } finally {
+      await content.close();
       await store.close();
       await new Promise((r) => server.close(r));
     }

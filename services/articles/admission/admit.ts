@@ -5,11 +5,15 @@
 // with its reason recorded. A lease on the revision keeps the create path,
 // the reconciler and the deferred sweep from admitting it twice, and a
 // reservation whose revision was superseded meanwhile is given back.
+// Parsing and classification run in the content pool's worker threads, under
+// hard limits; content that breaks one is rejected (rule `content`) once,
+// and stays rejected: it is no longer pending, so nothing retries it.
 import type { Logger } from "../../../lib/log.js";
 import { rulesForLang } from "../../../lib/pronunciations.js";
 import { requestIdFields } from "../../../lib/rpc/request-id.js";
-import { explainContent, SCORE_THRESHOLD } from "../content/classify.js";
-import { extractMainContent } from "../content/extract.js";
+import { SCORE_THRESHOLD } from "../content/classify.js";
+import { ContentRejectedError } from "../content/limits.js";
+import { createContentPool, type ContentWork } from "../content/pool.js";
 import type { StatusEmitter } from "../events/publish.js";
 import { DEFERRED_STATUSES, type AdmissionResult, type ArticleStore, type StoredArticle } from "../store/port.js";
 import { checkRules } from "./rules.js";
@@ -24,6 +28,8 @@ export interface AdmissionDeps {
   log: Logger;
   /** How long one run may hold a revision before another may retry it; default 60 s. */
   leaseMs?: number;
+  /** Where parsing and classification run; default: a pool of its own (closed by close()). */
+  content?: ContentWork;
 }
 
 export interface Admission {
@@ -31,12 +37,14 @@ export interface Admission {
   admit(id: string, revision: number, requestId?: string): Promise<StoredArticle | null>;
   /** Re-admits deferred articles oldest first; per project it stops at the first that has to wait again. Returns how many went through. */
   readmitDeferred(projectId?: string): Promise<number>;
+  /** The worker threads content work runs in (recrawl extracts there too). */
+  readonly content: ContentWork;
+  close(): Promise<void>;
 }
 
-/** What the speech engine reads for this article: crawled text, parsed HTML, or the text as sent. */
-export function contentToSpeak(a: Pick<StoredArticle, "text" | "parse" | "url" | "crawledText">): string {
-  if (a.crawledText !== undefined) return a.crawledText;
-  return a.parse ? extractMainContent(a.text, a.url).text : a.text;
+/** What was spoken for an admitted revision: crawled text, parsed HTML's text, or the text as sent. */
+export function spokenTextOf(a: Pick<StoredArticle, "text" | "spokenText" | "crawledText">): string {
+  return a.crawledText ?? a.spokenText ?? a.text;
 }
 
 /** Characters debited for an article: everything that will be spoken, title included. */
@@ -47,6 +55,8 @@ const isDeferred = (s: string) => (DEFERRED_STATUSES as readonly string[]).inclu
 export function createAdmission(deps: AdmissionDeps): Admission {
   const { store, settings, log } = deps;
   const leaseMs = deps.leaseMs ?? 60_000;
+  const ownPool = deps.content === undefined;
+  const content = deps.content ?? createContentPool();
 
   async function finish(a: StoredArticle, result: AdmissionResult): Promise<StoredArticle | null> {
     const done = await store.finishAdmission(a.id, a.revision, result);
@@ -58,9 +68,18 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     const a = await store.claimAdmission(id, revision, leaseMs);
     if (!a) return null;
     const project = await settings.get(a.projectId);
-    const spoken = contentToSpeak(a);
+    let analysis;
+    try {
+      analysis = await content.analyse(a.projectId, { title: a.title, text: a.text, lang: a.lang, parse: a.parse, url: a.url, crawledText: a.crawledText });
+    } catch (err) {
+      // Anything else (a busy or closed pool) is no verdict: the article stays pending for the next attempt.
+      if (!(err instanceof ContentRejectedError)) throw err;
+      log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, rule: "content", detail: err.reason, ...requestIdFields(requestId) }, "article rejected");
+      const decision = { rule: "content", detail: err.reason, at: new Date().toISOString() };
+      return finish(a, { status: "rejected", types: [], decision, keepPending: false });
+    }
+    const { spoken, scores } = analysis;
     const spokenText = spoken !== a.text ? spoken : undefined;
-    const scores = explainContent({ title: a.title, text: spoken, lang: a.lang });
     const types = scores.filter((t) => t.score >= SCORE_THRESHOLD).sort((x, y) => y.score - x.score).map(({ name, score }) => ({ name, score }));
     const at = new Date().toISOString();
 
@@ -129,5 +148,12 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     return admitted;
   }
 
-  return { admit, readmitDeferred };
+  return {
+    admit,
+    readmitDeferred,
+    content,
+    async close() {
+      if (ownPool) await content.close();
+    },
+  };
 }

@@ -5,15 +5,15 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../../lib/log.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
-import { extractMainContent } from "../content/extract.js";
+import { ContentBusyError, ContentRejectedError } from "../content/limits.js";
 import type { StatusEmitter } from "../events/publish.js";
 import type { ArticleStatus, ArticleStore, StoredArticle } from "../store/port.js";
-import { contentToSpeak, type Admission } from "./admit.js";
+import { spokenTextOf, type Admission } from "./admit.js";
 import type { ProjectSettingsSource } from "./settings.js";
 
 export interface RecrawlDeps {
   store: ArticleStore;
-  admission: Admission;
+  admission: Pick<Admission, "admit" | "content">;
   settings: ProjectSettingsSource;
   emit: StatusEmitter;
   log: Logger;
@@ -39,6 +39,12 @@ function decode(body: Buffer, contentType: string | null): string {
   }
 }
 
+/** What the current revision speaks; parsed again (off the loop) only if admission never recorded it. */
+async function spokenBefore(deps: RecrawlDeps, a: StoredArticle): Promise<string> {
+  if (!a.parse || a.crawledText !== undefined || a.spokenText !== undefined) return spokenTextOf(a);
+  return deps.admission.content.extract(a.projectId, a.text, a.url).catch(() => a.text);
+}
+
 export async function recrawlArticle(deps: RecrawlDeps, projectId: string, id: string): Promise<RecrawlResult> {
   const { store, log } = deps;
   const a = await store.get(projectId, id);
@@ -61,15 +67,18 @@ export async function recrawlArticle(deps: RecrawlDeps, projectId: string, id: s
   try {
     const res = await safeFetch(a.url, { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, accept: ["text/html", "application/xhtml+xml"], ...deps.fetchOptions });
     if (res.status !== 200) throw new FetchLimitError(`the page answered HTTP ${res.status}`, "content_type");
-    text = extractMainContent(decode(res.body, res.headers.get("content-type")), res.url).text;
+    // Off the event loop and under the same limits as admission (content/pool.ts).
+    text = await deps.admission.content.extract(projectId, decode(res.body, res.headers.get("content-type")), res.url);
   } catch (err) {
     await restore();
-    const why = err instanceof UnsafeUrlError || err instanceof FetchLimitError ? err.message : "the page could not be fetched";
     log.warn({ articleId: a.id, projectId, err: err instanceof Error ? err.message : String(err) }, "recrawl failed");
+    if (err instanceof ContentBusyError) throw new ConnectError(`Recrawl of '${id}' failed: content extraction is busy; try again later`, Code.Unavailable);
+    const why =
+      err instanceof UnsafeUrlError || err instanceof FetchLimitError ? err.message : err instanceof ContentRejectedError ? err.reason : "the page could not be fetched";
     throw new ConnectError(`Recrawl of '${id}' failed: ${why}`, Code.FailedPrecondition);
   }
 
-  if (text.trim() === "" || sameText(text, contentToSpeak(a))) {
+  if (text.trim() === "" || sameText(text, await spokenBefore(deps, a))) {
     log.info({ articleId: a.id, projectId }, "recrawl: content unchanged");
     return { changed: false, article: await restore() };
   }

@@ -75,7 +75,8 @@ export async function openStatsStoreOn(col: DocumentCollection<StatsDoc>): Promi
       const $inc: Record<string, number> = {};
       for (const k of FIGURES) if (delta[k]) $inc[k] = delta[k] as number;
       if (Object.keys($inc).length === 0) return;
-      await col.upsertOne({ _id: `${projectId}|${articleId}|${day}`, projectId, articleId, day }, { $inc });
+      // Counters, not acknowledged data: a second of them lost on power failure is not worth a disk sync.
+      await col.upsertOne({ _id: `${projectId}|${articleId}|${day}`, projectId, articleId, day }, { $inc }, { durable: false });
     },
     async article(projectId, articleId, from, to) {
       const docs = await col.find({ projectId, day: { $gte: from, $lte: to }, articleId });

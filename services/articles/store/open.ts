@@ -19,12 +19,16 @@ export interface NedbArticleStoreOptions {
   dataDir?: string;
   /** Rewrites the append-only datafile periodically; default 10 minutes. */
   compactEveryMs?: number;
+  /** false: acknowledge writes before fdatasync; only the benchmark's reference uses it. */
+  durable?: boolean;
 }
 
 export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): Promise<ArticleStore> {
   const col = await openNedbCollection<ArticleDoc>({
     filename: opts.dataDir ? path.join(opts.dataDir, "articles", "articles.db") : undefined,
     compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
+    what: "articles",
+    durable: opts.durable,
   });
   const rules = await openNedbCollection<PronunciationDoc>({
     filename: opts.dataDir ? path.join(opts.dataDir, "articles", "pronunciations.db") : undefined,

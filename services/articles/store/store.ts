@@ -58,8 +58,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     return d ? fromDoc(d) : null;
   };
   /** The article after a conditional update, or null when the condition failed. */
-  const conditional = async (filter: Filter, update: Update) => {
-    const d = await col.findOneAndUpdate(filter, update);
+  const conditional = async (filter: Filter, update: Update, opts?: { durable?: boolean }) => {
+    const d = await col.findOneAndUpdate(filter, update, opts);
     return d ? fromDoc(d) : null;
   };
 
@@ -164,10 +164,12 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     getById: (id) => one({ _id: id }),
 
+    // The lease need not survive a power failure (it would expire anyway), so it does not wait for fsync.
     claimAdmission: (id, revision, leaseMs, now = new Date()) =>
       conditional(
         { revision, admission: "pending", ...notDeleted, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }], _id: id },
         { $set: { admittingUntil: now.getTime() + leaseMs } },
+        { durable: false },
       ),
 
     finishAdmission(id, revision, r, now = new Date()) {

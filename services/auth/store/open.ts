@@ -17,8 +17,8 @@ export async function openAuthStore(cfg: DataConfig): Promise<AuthStore> {
 export async function openNedbAuthStore(dataDir: string): Promise<AuthStore> {
   const dir = join(dataDir, "auth");
   const [projects, tokens] = await Promise.all([
-    openNedbCollection<ProjectDoc>({ filename: join(dir, "projects.db") }),
-    openNedbCollection<TokenDoc>({ filename: join(dir, "tokens.db") }),
+    openNedbCollection<ProjectDoc>({ filename: join(dir, "projects.db"), what: "projects" }),
+    openNedbCollection<TokenDoc>({ filename: join(dir, "tokens.db"), what: "tokens" }),
   ]);
   return openAuthStoreOn({ projects, tokens });
 }

@@ -1,0 +1,48 @@
+// Where a worker thread starts. Compiled output starts the sibling .js file
+// as it is. From TypeScript sources (tsx: `npm start`, tests, `npm run
+// stack`) a thread would need tsx's loader of its own (about 18 MB per
+// thread); instead the entry and everything it imports is bundled once into
+// plain JavaScript with esbuild, which tsx brings along, and each thread
+// starts that from a data: URL. (The speech engine's pool does the same.)
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const bundles = new Map<string, Promise<URL>>();
+
+/** `entry`: the worker module as a URL next to the caller, e.g. new URL("./worker.ts", import.meta.url). */
+export function workerEntry(entry: URL): Promise<URL> {
+  if (!entry.pathname.endsWith(".ts")) return Promise.resolve(entry);
+  const compiled = new URL(entry.href.replace(/\.ts$/, ".js"));
+  // Running compiled output whose caller still names the .ts file: nothing to bundle.
+  if (!import.meta.url.endsWith(".ts")) return Promise.resolve(compiled);
+  let pending = bundles.get(entry.href);
+  if (!pending) {
+    pending = bundle(fileURLToPath(entry));
+    const mine = pending;
+    // A failed bundle is not kept: the next worker start tries again.
+    mine.catch(() => {
+      if (bundles.get(entry.href) === mine) bundles.delete(entry.href);
+    });
+    bundles.set(entry.href, pending);
+  }
+  return pending;
+}
+
+interface Esbuild {
+  build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ text: string }> }>;
+  stop(): Promise<void> | void;
+}
+
+async function bundle(entry: string): Promise<URL> {
+  // Resolved from tsx's own package: esbuild is its dependency, not ours.
+  const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json");
+  const esbuild = createRequire(tsxPackage)("esbuild") as Esbuild;
+  try {
+    // Optional dependencies a library probes with require() (linkedom: canvas) are then simply absent.
+    const { outputFiles } = await esbuild.build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", target: "node20", write: false, logLevel: "silent" });
+    return new URL(`data:text/javascript,${encodeURIComponent(outputFiles[0].text)}`);
+  } finally {
+    // The async API, then stop(): esbuild's synchronous one keeps a worker thread (~13 MB) for good.
+    await esbuild.stop();
+  }
+}
