@@ -12,6 +12,7 @@ export type Caller =
 
 export interface CallerResolverOptions {
   auth: Client<typeof AuthService>;
+  /** Recognised locally as the internal caller, and sent to Authenticate, which requires it. */
   internalToken?: string;
   /** How long a successful lookup is reused; revocations take effect after this. */
   ttlMs?: number;
@@ -40,6 +41,8 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
   const max = opts.maxEntries ?? 10_000;
   const internal = opts.internalToken ? sha256(opts.internalToken) : undefined;
   const cache = new Map<string, { caller: Caller; expires: number }>();
+  // Authenticate answers only the internal credential (it would be a token oracle otherwise).
+  const authCall = opts.internalToken ? { headers: { authorization: `Bearer ${opts.internalToken}` } } : undefined;
   const inflight = new Map<string, Promise<Caller>>();
 
   return async (headers) => {
@@ -53,7 +56,7 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
     let p = inflight.get(key);
     if (!p) {
       p = opts.auth
-        .authenticate({ token })
+        .authenticate({ token }, authCall)
         .then((r): Caller => {
           const caller: Caller = {
             kind: "publisher",

@@ -18,7 +18,7 @@ const schema = {
   ADMIN_TOKEN: { type: "string", description: "credential for the admin RPCs; unset disables them" },
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
-  INTERNAL_TOKEN: { type: "string", description: "service-to-service token (settings reads, reservations); unset disables those calls" },
+  INTERNAL_TOKEN: { type: "string", description: "service-to-service token (token checks, settings reads, reservations); unset disables those calls" },
 } as const;
 
 const log = logger("auth");
