@@ -12,6 +12,7 @@ import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js";
 import { errorMiddleware } from "./errors.js";
+import { rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { articleRoutes } from "./routes/articles.js";
@@ -34,6 +35,8 @@ export interface GatewayOptions {
   rpcTimeoutMs?: number;
   /** How long close() lets in-flight requests finish before cutting them. */
   drainMs?: number;
+  /** Per-project rate limits (ratelimit-setup.ts); absent = none. */
+  rateLimit?: RateLimitMiddlewareOptions;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -55,6 +58,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   app.use(gatewayMetrics());
   app.use(requestContext(opts.log));
   app.use(errorMiddleware());
+  if (opts.rateLimit) app.use(rateLimitMiddleware(opts.rateLimit));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

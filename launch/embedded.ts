@@ -25,6 +25,7 @@ import { startAuthService } from "../services/auth/app.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
 import { startGateway } from "../gateway/app.js";
+import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
 import { freePort } from "../lib/net/free-port.js";
 
 export const EMBEDDED_VARS = {
@@ -46,6 +47,7 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private (e.g. an intranet CMS)" },
+  ...RATE_LIMIT_VARS,
   // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
@@ -131,7 +133,10 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
     closers.push(async () => queueSampler?.stop());
 
+    const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
+    if (rateLimit) closers.push(() => rateLimit.close());
     const gateway = await startGateway({
+      rateLimit: rateLimit?.options,
       articlesUrl: articles.url,
       healthTargets: [
         { name: "auth", url: auth.url },
