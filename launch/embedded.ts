@@ -46,6 +46,7 @@ export const EMBEDDED_VARS = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
+  ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated hosts or addresses that recrawls and webhooks may reach although private (e.g. an intranet CMS)" },
   ...RATE_LIMIT_VARS,
   // The gateway's own /metrics already covers the whole process; METRICS_PORT adds a separate listener.
@@ -127,6 +128,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       port: cfg.AUDIO_PORT,
       inProcess: cfg.RPC_IN_PROCESS,
       concurrency: cfg.AUDIO_CONCURRENCY,
+      adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
       worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
     });
     closers.push(() => audio.close());
