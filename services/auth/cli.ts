@@ -17,7 +17,10 @@ Commands:
   settings:get <project>             show a project's settings, balance and today's count
   settings:set <project> <change>... change settings: a JSON merge patch ('{"dailyLimit":10}')
                                      or key=value pairs (dailyLimit=10 rules.maxChars=20000
-                                     webhook=null); values are JSON, else strings
+                                     webhook=null); values are JSON, else strings.
+                                     Rate limits: rateLimit.writes.perSecond=2
+                                     rateLimit.writes.burst=10 (reads likewise; null =
+                                     back to the defaults; docs/limits.md)
   credit:add <project> <chars>       add characters to a bounded balance
   articles:recrawl <project> <id>    fetch the article's url again; re-audify if it changed
   articles:decision <project> <id>   why an article is rejected or waiting
