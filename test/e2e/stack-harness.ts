@@ -100,6 +100,7 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
     AUDIO_THREADS: "1",
     SEED_TOKENS: SEED,
     ...ROOMY_RATE_LIMITS,
+    RATE_LIMIT_KV_BUCKET: `rl_${run}`,
     ADMIN_TOKEN,
     // The assertions read the children's logs.
     LOG_LEVEL: "info",
@@ -121,6 +122,7 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
       await stack.stop();
       await dropDatabase(o.mongoUrl, db).catch(() => undefined);
       await deleteStream(o.natsUrl, stream).catch(() => undefined);
+      await deleteStream(o.natsUrl, `KV_rl_${run}`).catch(() => undefined);
       await rm(dataDir, { recursive: true, force: true });
     },
   };
