@@ -49,21 +49,38 @@ export function rateLimitHeaders(cls: LimitClass, p: BucketPolicy, remaining: nu
   };
 }
 
+/**
+ * The hot path skips hashing and the resolver for a header seen in the last
+ * second (the resolver's own cache is 5 s, so revocation is no slower).
+ */
+const RECENT_MS = 1_000;
+const RECENT_MAX = 10_000;
+
 export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
+  const recent = new Map<string, { projectId: string | null; until: number }>();
   return async (ctx: Context, next: Next): Promise<void> => {
     const cls = limitClassOf(ctx.method);
+    const authorization = ctx.get("Authorization");
     // Only authenticated API calls are counted; a missing or bad token is the route's 401.
-    if (!cls || !ctx.path.startsWith("/api") || EXEMPT.test(ctx.path) || !ctx.get("Authorization")) return next();
-    let projectId: string;
-    try {
-      // The resolver reads one header; no need to build a Headers object per request.
-      const caller = await opts.resolveCaller({ get: (name: string) => ctx.get(name) || null } as Headers);
-      if (caller.kind !== "publisher") return next();
-      projectId = caller.projectId;
-    } catch (e) {
-      if (ConnectError.from(e).code === Code.Unauthenticated) return next();
-      throw e;
+    if (!cls || !authorization || !ctx.path.startsWith("/api") || EXEMPT.test(ctx.path)) return next();
+    let projectId: string | null;
+    const hit = recent.get(authorization);
+    if (hit && hit.until > Date.now()) {
+      projectId = hit.projectId;
+    } else {
+      try {
+        // The resolver reads one header; no need to build a Headers object per request.
+        const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
+        projectId = caller.kind === "publisher" ? caller.projectId : null;
+      } catch (e) {
+        if (ConnectError.from(e).code === Code.Unauthenticated) return next();
+        throw e;
+      }
+      if (recent.size >= RECENT_MAX) recent.clear();
+      recent.set(authorization, { projectId, until: Date.now() + RECENT_MS });
     }
+    // The internal token: not a project, not counted.
+    if (projectId === null) return next();
     const policy = (await opts.limitsOf(projectId))[cls];
     const d = await opts.limiter.take(`${projectId}.${cls}`, policy);
     if (!d.allowed) {
