@@ -57,13 +57,14 @@ const RECENT_MS = 1_000;
 const RECENT_MAX = 10_000;
 
 export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
-  const recent = new Map<string, { projectId: string | null; until: number }>();
+  // projectId null: the internal token; false: a token the auth service refused (not counted, the route answers 401).
+  const recent = new Map<string, { projectId: string | null | false; until: number }>();
   return async (ctx: Context, next: Next): Promise<void> => {
     const cls = limitClassOf(ctx.method);
     const authorization = ctx.get("Authorization");
     // Only authenticated API calls are counted; a missing or bad token is the route's 401.
     if (!cls || !authorization || !ctx.path.startsWith("/api") || EXEMPT.test(ctx.path)) return next();
-    let projectId: string | null;
+    let projectId: string | null | false;
     const hit = recent.get(authorization);
     if (hit && hit.until > Date.now()) {
       projectId = hit.projectId;
@@ -73,21 +74,21 @@ export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
         const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
         projectId = caller.kind === "publisher" ? caller.projectId : null;
       } catch (e) {
-        if (ConnectError.from(e).code === Code.Unauthenticated) return next();
-        throw e;
+        if (ConnectError.from(e).code !== Code.Unauthenticated) throw e;
+        projectId = false;
       }
       if (recent.size >= RECENT_MAX) recent.clear();
       recent.set(authorization, { projectId, until: Date.now() + RECENT_MS });
     }
-    // The internal token: not a project, not counted.
-    if (projectId === null) return next();
+    // The internal token is not a project; a refused token gets its 401 from the route.
+    if (projectId === null || projectId === false) return next();
     const policy = (await opts.limitsOf(projectId))[cls];
     const d = await opts.limiter.take(`${projectId}.${cls}`, policy);
     if (!d.allowed) {
       const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
       throw new HttpError(
         429,
-        `Too many ${cls === "reads" ? "reads" : "writes"} for this project: the limit is ${policy.perSecond}/s with bursts of ${policy.burst}; retry after ${seconds} s`,
+        `Too many ${cls} for this project: the limit is ${policy.perSecond}/s with bursts of ${policy.burst}; retry after ${seconds} s`,
         { ...rateLimitHeaders(cls, policy, 0, d.retryAfterMs), "Retry-After": String(seconds) },
       );
     }
