@@ -37,6 +37,8 @@ export interface RateLimiterOptions {
   leaseTtlMs?: number;
   /** Store failures: admit (fail open) and report here. */
   onStoreError?: (err: unknown) => void;
+  /** After a failure the store is left alone this long (admitting meanwhile). */
+  storeRestMs?: number;
   now?: () => number;
   maxKeys?: number;
 }
@@ -61,6 +63,9 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const leaseTtlMs = opts.leaseTtlMs ?? 1_000;
   const maxKeys = opts.maxKeys ?? 100_000;
   const locals = new Map<string, Local>();
+  // After a store failure, admit without asking it for a while: one slow failure per key and second would still add latency.
+  const storeRestMs = opts.storeRestMs ?? 5_000;
+  let storeDownUntil = 0;
 
   function localOf(key: string, policy: BucketPolicy): Local {
     let l = locals.get(key);
@@ -83,6 +88,11 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   async function refill(key: string, l: Local, policy: BucketPolicy): Promise<void> {
     // Everyone queued behind this lease gets served by it when the bucket allows.
     const want = Math.min(policy.burst, Math.max(leaseSize(policy), l.waiting + 1));
+    if (now() < storeDownUntil) {
+      l.leased += want;
+      l.leaseExpires = now() + leaseTtlMs;
+      return;
+    }
     try {
       const r = await opts.store.take(key, want, policy);
       const t = now();
@@ -93,6 +103,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       if (r.granted === 0) l.deniedUntil = t + r.retryAfterMs;
     } catch (err) {
       opts.onStoreError?.(err);
+      storeDownUntil = now() + storeRestMs;
       // Fail open for a moment rather than refusing every project's traffic.
       l.leased += want;
       l.leaseExpires = now() + leaseTtlMs;

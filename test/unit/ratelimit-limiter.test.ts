@@ -47,10 +47,18 @@ describe("rate limiter (leased tokens)", () => {
 
   it("admits while the store is down, and says so", async () => {
     const errors: unknown[] = [];
-    const broken: BucketStore = { take: async () => Promise.reject(new Error("kv down")), close: async () => {} };
-    const limiter = createRateLimiter({ store: broken, now, onStoreError: (e) => errors.push(e) });
-    expect((await limiter.take("x.reads", { perSecond: 1, burst: 1 })).allowed).to.equal(true);
+    let calls = 0;
+    const broken: BucketStore = { take: async () => (calls++, Promise.reject(new Error("kv down"))), close: async () => {} };
+    const limiter = createRateLimiter({ store: broken, now, onStoreError: (e) => errors.push(e), leaseSize: () => 1 });
+    for (let i = 0; i < 20; i++) {
+      expect((await limiter.take("x.reads", { perSecond: 1, burst: 1 })).allowed).to.equal(true);
+      t += 100;
+    }
     expect(errors).to.have.length(1);
+    expect(calls, "the store is left alone for a while after a failure").to.equal(1);
+    t += 5_000;
+    await limiter.take("x.reads", { perSecond: 1, burst: 1 });
+    expect(calls).to.equal(2);
   });
 
   it("a changed policy applies at once", async () => {
