@@ -58,6 +58,11 @@ function benchEnv(dataDir: string): Record<string, string | undefined> {
     HOST: "127.0.0.1",
     DATA_DIR: dataDir,
     SEED_TOKENS: process.env.BENCH_SEED_TOKENS,
+    // The limiter stays in the measured path; the load must not be refused by it.
+    RATE_LIMIT_READS_PER_SECOND: process.env.RATE_LIMIT_READS_PER_SECOND ?? "100000",
+    RATE_LIMIT_READS_BURST: process.env.RATE_LIMIT_READS_BURST ?? "1000000",
+    RATE_LIMIT_WRITES_PER_SECOND: process.env.RATE_LIMIT_WRITES_PER_SECOND ?? "100000",
+    RATE_LIMIT_WRITES_BURST: process.env.RATE_LIMIT_WRITES_BURST ?? "1000000",
     AUDIO_CONCURRENCY: process.env.AUDIO_CONCURRENCY ?? "1",
     AUDIO_THREADS: process.env.AUDIO_THREADS ?? "1",
   };

@@ -14,6 +14,7 @@ import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
 import { errorMiddleware } from "./errors.js";
+import { rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { writerCheck } from "./writer-check.js";
@@ -53,6 +54,8 @@ export interface GatewayOptions {
   internalToken?: string;
   /** Also serve /metrics on the public port (off by default: use a METRICS_PORT listener). */
   metricsOnPublicPort?: boolean;
+  /** Per-project rate limits (ratelimit-setup.ts); absent = none. */
+  rateLimit?: RateLimitMiddlewareOptions;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -92,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
   // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
   app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
+  if (opts.rateLimit) app.use(rateLimitMiddleware(opts.rateLimit));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -8,6 +8,7 @@ import { closeRpcClients } from "../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS } from "../lib/metrics.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../lib/service.js";
 import { startGateway } from "./app.js";
+import { gatewayRateLimit, RATE_LIMIT_VARS } from "./ratelimit-setup.js";
 import type { HealthTarget } from "./routes/health.js";
 
 const log = logger("gateway");
@@ -16,9 +17,11 @@ const schema = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port" },
   HOST: { type: "string", default: "0.0.0.0", description: "public bind address" },
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
-  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, player keys and feeds)" },
-  INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service" },
+  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, the project lookup of rate limits, player keys and feeds)" },
+  INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service (write checks, rate limits)" },
   PUBLIC_BASE_URL: { type: "string", format: "uri", description: "public base URL for links in player snippets and feeds (default: each request's origin)" },
+  NATS_URL: { type: "string", format: "uri", description: "NATS JetStream: rate-limit buckets shared by every gateway replica (KV); unset = per-process buckets" },
+  ...RATE_LIMIT_VARS,
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
@@ -39,7 +42,9 @@ async function main(): Promise<void> {
   // Same location as the audio service writes to.
   const blobs = await openBlobStore(config);
 
+  const rateLimit = await gatewayRateLimit(config, { url: config.AUTH_URL, internalToken: config.INTERNAL_TOKEN }, log);
   const gateway = await startGateway({
+    rateLimit: rateLimit?.options,
     articlesUrl: config.ARTICLES_URL,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     healthTargets,
@@ -60,6 +65,7 @@ async function main(): Promise<void> {
   onShutdown(log, async () => {
     gateway.setServing(false);
     await gateway.close();
+    await rateLimit?.close();
     await blobs.close();
     closeRpcClients();
     if (config.MONGODB_URL) await closeMongo();

@@ -27,7 +27,14 @@ const ERROR_RESPONSES: Record<string, Json> = {
   NotFound: errorResponse("No such article in the token's project."),
   PayloadTooLarge: errorResponse("Request body larger than the configured limit (10 MiB by default)."),
   UnsupportedMediaType: errorResponse("Request body not sent as application/json, or sent compressed (Content-Encoding other than identity)."),
-  TooManyRequests: errorResponse("Rate or quota limit reached."),
+  TooManyRequests: {
+    ...errorResponse("The project's request rate limit (reads or writes, shared by all its tokens; docs/limits.md) or a quota was reached."),
+    headers: {
+      "Retry-After": { description: "Seconds until a retry can succeed.", schema: { type: "integer", minimum: 1 } },
+      "RateLimit-Policy": { description: 'The bucket that refused, per draft-ietf-httpapi-ratelimit-headers: `"reads"|"writes";q=<burst>;w=<seconds to refill>`. Also sent on every counted response.', schema: { type: "string" } },
+      RateLimit: { description: 'Its state: `"reads"|"writes";r=<remaining>;t=<seconds>`. Also sent on every counted response.', schema: { type: "string" } },
+    },
+  },
   InternalError: errorResponse("Unexpected server error; the message carries a request id."),
   Unavailable: errorResponse("A backing service is unavailable; retry later."),
   GatewayTimeout: errorResponse("A backing service did not answer in time; retry later."),

@@ -30,6 +30,7 @@ import { startAuthService } from "../services/auth/app.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
 import { startGateway } from "../gateway/app.js";
+import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
 import { freePort } from "../lib/net/free-port.js";
 
 export const EMBEDDED_VARS = {
@@ -50,7 +51,9 @@ export const EMBEDDED_VARS = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
+  ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
+  ...RATE_LIMIT_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
   METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
@@ -166,13 +169,17 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       port: cfg.AUDIO_PORT,
       inProcess: cfg.RPC_IN_PROCESS,
       concurrency: cfg.AUDIO_CONCURRENCY,
+      adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
       worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
     });
     closers.push(() => audio.close());
     const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
     closers.push(async () => queueSampler?.stop());
 
+    const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
+    if (rateLimit) closers.push(() => rateLimit.close());
     const gateway = await startGateway({
+      rateLimit: rateLimit?.options,
       articlesUrl: articles.url,
       healthTargets: [
         { name: "auth", url: auth.url },

@@ -23,6 +23,18 @@ export interface ProjectRules {
   types?: Record<string, TypeThreshold>;
 }
 
+/** A token bucket: `perSecond` refill, `burst` capacity (gateway/ratelimit.ts, docs/limits.md). */
+export interface BucketSettings {
+  perSecond?: number;
+  burst?: number;
+}
+
+/** Per-project REST API limits; absent fields take the deployment's defaults. */
+export interface RateLimitSettings {
+  reads?: BucketSettings;
+  writes?: BucketSettings;
+}
+
 export interface ProjectSettings {
   /** Articles audified per UTC day; null = unlimited. */
   dailyLimit: number | null;
@@ -33,6 +45,8 @@ export interface ProjectSettings {
   rules: ProjectRules;
   webhook: { url: string; secret: string } | null;
   recrawl: { enabled: boolean; everyMinutes: number; maxAgeHours: number };
+  /** REST API rate limits of this project; absent = the gateway's defaults. */
+  rateLimit?: RateLimitSettings;
 }
 
 export const DEFAULT_SETTINGS: ProjectSettings = Object.freeze({

@@ -16,6 +16,7 @@ export interface CallerResolverOptions {
   auth: Client<typeof AuthService>;
   /** Resolves public player keys (pk_…), sending the internal token; absent: such keys are refused. */
   player?: Client<typeof PlayerService>;
+  /** Recognised locally as the internal caller, and sent to Authenticate, which requires it. */
   internalToken?: string;
   /** How long a successful lookup is reused; revocations take effect after this. */
   ttlMs?: number;
@@ -44,6 +45,8 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
   const max = opts.maxEntries ?? 10_000;
   const internal = opts.internalToken ? sha256(opts.internalToken) : undefined;
   const cache = new Map<string, { caller: Caller; expires: number }>();
+  // Authenticate answers only the internal credential (it would be a token oracle otherwise).
+  const authCall = opts.internalToken ? { headers: { authorization: `Bearer ${opts.internalToken}` } } : undefined;
   const inflight = new Map<string, Promise<Caller>>();
 
   return async (headers) => {
@@ -70,7 +73,7 @@ export function createCallerResolver(opts: CallerResolverOptions): CallerResolve
 
   function resolvePublisher(token: string): Promise<Caller> {
     return opts.auth
-        .authenticate({ token })
+        .authenticate({ token }, authCall)
         .then((r): Caller => {
           const caller: Caller = {
             kind: "publisher",

@@ -2,7 +2,7 @@
 import type { Client } from "@connectrpc/connect";
 import type { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
-import type { AuthService } from "../../gen/auth/v1/auth_pb.js";
+import { ReservationOutcome, type AuthService } from "../../gen/auth/v1/auth_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { JobBus } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
@@ -12,7 +12,8 @@ import type { RunningService } from "../../lib/service.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { speechRouterFromEnv } from "./providers/config.js";
 import type { SpeechRouter } from "./providers/router.js";
-import { audioServiceImpl } from "./service.js";
+import { startAdhocSweeper } from "./adhoc.js";
+import { audioServiceImpl, type SynthesisQuota } from "./service.js";
 import { startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
 export interface AudioServiceOptions {
@@ -35,6 +36,8 @@ export interface AudioServiceOptions {
   inProcess?: boolean;
   /** Articles rendered at once by the worker. */
   concurrency?: number;
+  /** Lifetime of ad-hoc (Synthesize) audio; default 24 h (adhoc.ts). */
+  adhocTtlMs?: number;
   /** Overrides for the worker (retries, lease), mainly for tests. */
   worker?: Partial<Pick<AudioWorkerOptions, "maxAttempts" | "ackWaitMs" | "backoffMs" | "keepAliveMs" | "chunkConcurrency" | "drainTimeoutMs">>;
 }
@@ -42,6 +45,19 @@ export interface AudioServiceOptions {
 /** The caller owns the dependencies: close() stops the worker and the server, not the bus, store or engine. */
 export async function startAudioService(opts: AudioServiceOptions): Promise<RunningService> {
   const resolveCaller = createCallerResolver({ auth: opts.auth, internalToken: opts.internalToken });
+  // Reservations are internal-token calls; `auth` carries no token of its own.
+  const internalCall = { headers: { authorization: `Bearer ${opts.internalToken}` } };
+  const quota: SynthesisQuota = {
+    async reserve(projectId, chars) {
+      const r = await opts.auth.reserveAudification({ projectId, day: new Date().toISOString().slice(0, 10), chars: BigInt(chars) }, internalCall);
+      if (r.outcome === ReservationOutcome.RESERVED) return { outcome: "reserved", debited: r.creditChars !== undefined };
+      return { outcome: r.outcome === ReservationOutcome.NO_MONEY ? "no_money" : "limit_reached" };
+    },
+    async refund(projectId, chars) {
+      if (chars > 0) await opts.auth.refundAudification({ projectId, chars: BigInt(chars) }, internalCall);
+    },
+  };
+  const sweeper = startAdhocSweeper({ blobs: opts.blobs, ttlMs: opts.adhocTtlMs, log: opts.log });
   const server = await startRpcServer({
     name: "audio",
     services: [AudioService.typeName],
@@ -50,7 +66,10 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     inProcess: opts.inProcess,
     log: opts.log,
     routes(router) {
-      router.service(AudioService, audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency }));
+      router.service(
+        AudioService,
+        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, quota, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
+      );
     },
   });
   let worker;
@@ -58,6 +77,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     const speech = opts.speech ?? (await speechRouterFromEnv(process.env, { engine: opts.engine, log: opts.log, localConcurrency: opts.worker?.chunkConcurrency }));
     worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
   } catch (e) {
+    sweeper.stop();
     await server.close();
     throw e;
   }
@@ -70,6 +90,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     close() {
       closing ??= (async () => {
         server.setServing(false);
+        sweeper.stop();
         // Jobs in hand finish (and report) before the listener goes away.
         await worker.stop();
         await server.close();

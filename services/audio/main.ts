@@ -25,6 +25,7 @@ const schema = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: by CPU count)" },
   AUDIO_ACK_WAIT_MS: { type: "integer", minimum: 1000, description: "job lease: a job whose worker died is redelivered after this (default 30 s)" },
+  ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
 } as const;
 
 const log = logger("audio");
@@ -52,6 +53,7 @@ async function main() {
     host: cfg.RPC_HOST,
     port: cfg.AUDIO_PORT,
     concurrency: cfg.AUDIO_CONCURRENCY,
+    adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
     worker: {
       // What is still rendering when this runs out is aborted and handed back, within the grace period.
       drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000),

@@ -1,4 +1,6 @@
-// audio.v1.AudioService: voices, text preview and ad-hoc synthesis.
+// audio.v1.AudioService: voices, text preview and ad-hoc synthesis. A
+// publisher's ad-hoc synthesis spends what an article spends, so it is
+// charged like one (daily limit, credit) and its files expire (adhoc.ts).
 import { randomUUID } from "node:crypto";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
@@ -6,10 +8,19 @@ import type { BlobStore } from "../../lib/blob/port.js";
 import type { Logger } from "../../lib/log.js";
 import { requirePublisher, type Caller, type CallerResolver } from "../../lib/rpc/caller.js";
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE, LANGS, VOICES } from "../../lib/voices.js";
+import { adhocBase, adhocExpiry, DEFAULT_ADHOC_TTL_MS } from "./adhoc.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { RenderInputError, renderArticle } from "./pipeline.js";
 import { prepareText } from "./text/index.js";
 import { errorMessage } from "./worker.js";
+
+export type QuotaOutcome = { outcome: "reserved"; debited: boolean } | { outcome: "limit_reached" | "no_money" };
+
+/** The project's daily limit and credit, kept by the auth service (ReserveAudification/RefundAudification). */
+export interface SynthesisQuota {
+  reserve(projectId: string, chars: number): Promise<QuotaOutcome>;
+  refund(projectId: string, chars: number): Promise<void>;
+}
 
 export interface AudioServiceDeps {
   resolveCaller: CallerResolver;
@@ -19,6 +30,11 @@ export interface AudioServiceDeps {
   chunkConcurrency?: number;
   /** Longest accepted title + text, in characters. */
   maxTextChars?: number;
+  /** Charges publishers' ad-hoc synthesis. Absent: publishers may not call Synthesize at all. */
+  quota?: SynthesisQuota;
+  /** Lifetime of ad-hoc files and how often the sweep runs (for the `expires` answer). */
+  adhocTtlMs?: number;
+  adhocSweepEveryMs?: number;
 }
 
 function checkLang(lang: string): string {
@@ -50,12 +66,26 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
 
     async synthesize(req, ctx) {
       const who = await caller(ctx);
-      if (who.kind !== "internal") requirePublisher(who, "full");
+      const publisher = who.kind === "internal" ? undefined : requirePublisher(who, "full");
+      if (publisher && !deps.quota) throw new ConnectError("Synthesize is reserved for internal services here", Code.PermissionDenied);
       const voice = req.voice || DEFAULT_VOICE;
       const lang = checkLang(req.lang);
       const bad = checkVoiceLang(voice, lang);
       if (bad) throw new ConnectError(bad, Code.InvalidArgument);
       checkSize(req.title, req.text);
+
+      // Charged before any work, as admission charges an article: the characters sent, markup included.
+      const chars = req.title.length + req.text.length;
+      let debited = false;
+      if (publisher && deps.quota) {
+        const q = await deps.quota.reserve(publisher.projectId, chars);
+        if (q.outcome === "limit_reached") throw new ConnectError("The project's daily limit of audified articles is reached; ad-hoc synthesis counts as one", Code.ResourceExhausted);
+        if (q.outcome !== "reserved") throw new ConnectError(`Not enough credit: this synthesis needs ${chars} characters`, Code.ResourceExhausted);
+        debited = q.debited;
+      }
+      const refund = async () => {
+        if (publisher && debited && deps.quota) await deps.quota.refund(publisher.projectId, chars).catch((err: unknown) => deps.log.error({ err: errorMessage(err), projectId: publisher.projectId, chars }, "ad-hoc synthesis refund failed"));
+      };
 
       const started = Date.now();
       let r;
@@ -65,21 +95,30 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
           signal: ctx.signal,
         });
       } catch (e) {
+        await refund();
         if (e instanceof RenderInputError || e instanceof SpeechInputError) throw new ConnectError(e.message, Code.InvalidArgument);
         if (ctx.signal.aborted) throw new ConnectError("Synthesis cancelled", Code.Canceled);
         deps.log.error({ err: errorMessage(e) }, "ad-hoc synthesis failed");
         throw new ConnectError(`Speech synthesis failed: ${errorMessage(e)}`, Code.Internal);
       }
-      const base = `adhoc/${randomUUID()}`;
+      const base = adhocBase(Date.now(), randomUUID());
       const full = `${base}/full.mp3`;
       const preview = `${base}/preview.mp3`;
-      await deps.blobs.put(full, r.full, "audio/mpeg");
-      await deps.blobs.put(preview, r.preview, "audio/mpeg");
-      deps.log.info({ key: full, chunks: r.chunks, duration: r.fullDuration, ms: Date.now() - started }, "ad-hoc synthesis stored");
+      try {
+        await deps.blobs.put(full, r.full, "audio/mpeg");
+        await deps.blobs.put(preview, r.preview, "audio/mpeg");
+      } catch (e) {
+        await refund();
+        await deps.blobs.deletePrefix(`${base}/`).catch(() => undefined);
+        throw e;
+      }
+      const expires = adhocExpiry(Date.now(), deps.adhocTtlMs ?? DEFAULT_ADHOC_TTL_MS, deps.adhocSweepEveryMs ?? 10 * 60_000);
+      deps.log.info({ key: full, chunks: r.chunks, duration: r.fullDuration, ms: Date.now() - started, projectId: publisher?.projectId, chars }, "ad-hoc synthesis stored");
       return {
         full: { key: full, duration: r.fullDuration, size: BigInt(r.full.length) },
         preview: { key: preview, duration: r.previewDuration, size: BigInt(r.preview.length) },
         provider: deps.engine.name,
+        expires: BigInt(Math.floor(expires / 1000)),
       };
     },
   };

@@ -18,7 +18,10 @@ Commands:
   settings:get <project>             show a project's settings, balance and today's count
   settings:set <project> <change>... change settings: a JSON merge patch ('{"dailyLimit":10}')
                                      or key=value pairs (dailyLimit=10 rules.maxChars=20000
-                                     webhook=null); values are JSON, else strings
+                                     webhook=null); values are JSON, else strings.
+                                     Rate limits: rateLimit.writes.perSecond=2
+                                     rateLimit.writes.burst=10 (reads likewise; null =
+                                     back to the defaults; docs/limits.md)
   credit:add <project> <chars>       add characters to a bounded balance
   player:get <project>               show the public player key, feed and oEmbed settings
   player:set <project> <change>...   change them: a JSON merge patch or key=value pairs

@@ -19,7 +19,7 @@ const schema = {
   ADMIN_TOKEN: { type: "string", description: "credential for the admin RPCs; unset disables them" },
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
-  INTERNAL_TOKEN: { type: "string", description: "service-to-service token (settings reads, reservations); unset disables those calls" },
+  INTERNAL_TOKEN: { type: "string", description: "service-to-service token (token checks, settings reads, reservations); unset disables those calls" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries a webhook URL may point at although private (same list as the articles service)" },
 } as const;
 

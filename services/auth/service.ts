@@ -100,7 +100,9 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
   }
 
   return {
-    async authenticate(req) {
+    async authenticate(req, ctx) {
+      // An oracle for "is this token valid?" is for the services that check callers, not for anyone on the port.
+      requireInternalToken(ctx);
       const token = req.token;
       if (!token) throw new ConnectError("missing API token: send 'Authorization: Bearer <API_TOKEN>'", Code.Unauthenticated);
       if (token.length > MAX_TOKEN_LENGTH) throw new ConnectError("unknown API token", Code.Unauthenticated);

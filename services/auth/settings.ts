@@ -10,6 +10,14 @@ export { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThr
 
 const stringList = { type: "array", maxItems: 200, items: { type: "string", minLength: 1, maxLength: 500 } } as const;
 const count = { type: "integer", minimum: 0, maximum: 1_000_000_000_000 } as const;
+const bucket = {
+  type: "object",
+  additionalProperties: false,
+  properties: {
+    perSecond: { type: "number", exclusiveMinimum: 0, maximum: 100_000 },
+    burst: { type: "integer", minimum: 1, maximum: 1_000_000 },
+  },
+} as const;
 
 const schema = {
   type: "object",
@@ -57,6 +65,7 @@ const schema = {
         { type: "null" },
       ],
     },
+    rateLimit: { type: "object", additionalProperties: false, properties: { reads: bucket, writes: bucket } },
     recrawl: {
       type: "object",
       additionalProperties: false,

@@ -4,7 +4,7 @@ import { Code, ConnectError, createClient, type Client } from "@connectrpc/conne
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
-import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { AuthService, ReservationOutcome, Scope } from "../../gen/auth/v1/auth_pb.js";
 import { assertSafeKey, type BlobStore } from "../../lib/blob/port.js";
 import { createMemoryBus } from "../../lib/bus/memory.js";
 import type { JobBus } from "../../lib/bus/port.js";
@@ -49,6 +49,9 @@ interface Job {
 }
 
 /** Auth and articles stand-ins on one listener: tokens "full-token" / "read-token"; one claimable article per id. */
+/** What the fake auth service was asked to reserve and refund, and what it answers next. */
+const quota = { outcome: ReservationOutcome.RESERVED, reserved: [] as Array<{ projectId: string; chars: number }>, refunded: [] as number[] };
+
 async function startFakes(jobs: Map<string, Job>): Promise<RpcServer> {
   return startRpcServer({
     name: "fakes",
@@ -60,6 +63,15 @@ async function startFakes(jobs: Map<string, Job>): Promise<RpcServer> {
           if (req.token === "full-token") return { projectId: "p1", scope: Scope.FULL, tokenId: "t1" };
           if (req.token === "read-token") return { projectId: "p1", scope: Scope.READ, tokenId: "t2" };
           throw new ConnectError("unknown token", Code.Unauthenticated);
+        },
+        reserveAudification(req, ctx) {
+          if (ctx.requestHeader.get("authorization") !== `Bearer ${INTERNAL}`) throw new ConnectError("internal only", Code.PermissionDenied);
+          quota.reserved.push({ projectId: req.projectId, chars: Number(req.chars) });
+          return { outcome: quota.outcome, creditChars: 1_000n, usedToday: 1n };
+        },
+        refundAudification(req) {
+          quota.refunded.push(Number(req.chars));
+          return {};
         },
       });
       router.service(ArticlesService, {
@@ -156,8 +168,14 @@ describe("audio service", () => {
 
   it("Synthesize stores ad-hoc audio for a full token or the internal token", async function () {
     this.timeout(60_000);
+    quota.reserved.length = 0;
     const r = await audio.synthesize({ title: "Hello", text: "This is a short test of the audio service.", voice: "nova", lang: "en-US" }, as("full-token"));
-    expect(r.full?.key).to.match(/^adhoc\/[0-9a-f-]{36}\/full\.mp3$/);
+    expect(r.full?.key).to.match(/^adhoc\/\d{10}\/[0-9a-f-]{36}\/full\.mp3$/);
+    // Charged like an article: one reservation of title + text characters for the caller's project.
+    expect(quota.reserved).to.deep.equal([{ projectId: "p1", chars: "Hello".length + "This is a short test of the audio service.".length }]);
+    // Temporary: gone a day (plus the hour folder and one sweep) from now.
+    const hoursLeft = (Number(r.expires) * 1000 - Date.now()) / 3_600_000;
+    expect(hoursLeft).to.be.within(24, 25.2);
     expect(r.preview?.key).to.equal(r.full!.key.replace("full.mp3", "preview.mp3"));
     const stored = blobs.files.get(r.full!.key)!;
     expect(Number(r.full!.size)).to.equal(stored.length);
@@ -165,6 +183,25 @@ describe("audio service", () => {
     expect(r.provider).to.equal(engine.name);
     const internal = await audio.synthesize({ title: "Hallo", text: "Ein kurzer Test.", voice: "de-DE-ConradNeural", lang: "de-DE" }, as(INTERNAL));
     expect(blobs.files.has(internal.full!.key)).to.equal(true);
+    expect(quota.reserved, "internal callers have no project to charge").to.have.length(1);
+  });
+
+  it("Synthesize refuses a project at its daily limit or out of credit, before any work and storing nothing", async () => {
+    const before = blobs.files.size;
+    try {
+      for (const [outcome, message] of [
+        [ReservationOutcome.LIMIT_REACHED, /daily limit/],
+        [ReservationOutcome.NO_MONEY, /Not enough credit: this synthesis needs 47600 characters/],
+      ] as const) {
+        quota.outcome = outcome;
+        const e = await code(audio.synthesize({ title: "", text: "x".repeat(47_600), voice: "alloy", lang: "en-US" }, as("full-token")));
+        expect(e?.code).to.equal(Code.ResourceExhausted);
+        expect(e?.rawMessage).to.match(message);
+      }
+    } finally {
+      quota.outcome = ReservationOutcome.RESERVED;
+    }
+    expect(blobs.files.size).to.equal(before);
   });
 
   it("Synthesize refuses read tokens and bad voice/lang pairs, storing nothing", async () => {

@@ -11,6 +11,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { inProcessEndpoint } from "../../lib/rpc/in-process.js";
 import { mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { api, waitFor } from "../support/http.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 
 const TOKENS = {
   aFull: "test-a-full-0123456789",
@@ -40,7 +41,7 @@ describe("REST API end to end (embedded default)", function () {
   let anon: ReturnType<typeof api>;
 
   // AUDIO_ENGINE=wasm checks the engine a fresh machine without espeak-ng/lame uses.
-  const env = () => ({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(64 * 1024), AUDIO_ENGINE: process.env.AUDIO_ENGINE });
+  const env = () => ({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(64 * 1024), AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...ROOMY_RATE_LIMITS });
 
   async function start(extra: Record<string, string> = {}) {
     sys = await startEmbedded({ ...env(), ...extra }, sink());

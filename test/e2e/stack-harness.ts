@@ -9,6 +9,7 @@ import path from "node:path";
 import { MongoClient } from "mongodb";
 import { connect } from "nats";
 import { startStack, type Stack } from "../../launch/stack.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 
 export const TOKENS = {
   aFull: "stack-a-full-0123456789",
@@ -98,6 +99,8 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
     // Two workers share two cores with the rest of the stack.
     AUDIO_THREADS: "1",
     SEED_TOKENS: SEED,
+    ...ROOMY_RATE_LIMITS,
+    RATE_LIMIT_KV_BUCKET: `rl_${run}`,
     ADMIN_TOKEN,
     // The assertions read the children's logs.
     LOG_LEVEL: "info",
@@ -120,6 +123,7 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
       await dropDatabase(o.mongoUrl, db).catch(() => undefined);
       await deleteStream(o.natsUrl, stream).catch(() => undefined);
       await deleteStream(o.natsUrl, `${stream}_LISTENING`).catch(() => undefined);
+      await deleteStream(o.natsUrl, `KV_rl_${run}`).catch(() => undefined);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

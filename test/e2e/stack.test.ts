@@ -9,11 +9,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { startStack } from "../../launch/stack.js";
+import { rpcClient } from "../../lib/rpc/client.js";
 import { mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
-import { TOKENS, deleteStream, prose, startTestStack, withMongo, type TestStack } from "./stack-harness.js";
+import { ADMIN_TOKEN, TOKENS, deleteStream, prose, startTestStack, withMongo, type TestStack } from "./stack-harness.js";
 
 type Call = ReturnType<typeof api>;
 
@@ -228,6 +230,22 @@ describe("REST API end to end (full stack: one process per service, MongoDB, NAT
     const h = await anon("GET", "/healthz");
     expect(h.status).to.equal(200);
     expect(h.body.services).to.deep.equal({ auth: "SERVING", articles: "SERVING", audio: "SERVING" });
+  });
+
+  // Last: it leaves project beta without write tokens.
+  it("counts a project's writes in the shared NATS KV bucket and answers 429 past its own limit", async () => {
+    const admin = rpcClient(AuthService, t.stack.process("auth").url, { token: ADMIN_TOKEN });
+    await admin.updateProjectSettings({ projectId: "beta", patchJson: JSON.stringify({ rateLimit: { writes: { perSecond: 0.01, burst: 2 } } }) });
+    // The gateway keeps a project's limits for up to 30 s; the ROOMY defaults may still apply for that long.
+    const rs = await waitFor("beta's own write limit", async () => {
+      const r = await B("DELETE", "/api/articles/no-such-article-rl");
+      return r.status === 429 ? r : undefined;
+    }, 60_000, 500);
+    expect(rs.body).to.deep.include({ result: "fail" });
+    expect(rs.headers.get("ratelimit-policy")).to.equal('"writes";q=2;w=200');
+    expect(Number(rs.headers.get("retry-after"))).to.be.within(1, 100);
+    // Another project is not held back.
+    expect((await A("DELETE", "/api/articles/no-such-article-rl")).status).to.not.equal(429);
   });
 });
 

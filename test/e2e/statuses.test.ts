@@ -7,6 +7,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { PublisherSite, statusScenarios } from "./statuses-scenarios.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 
 const ADMIN = "admin-token-for-statuses-0123456789";
 const INTERNAL = "internal-token-for-statuses-0123456789";
@@ -22,7 +23,7 @@ describe("statuses end to end (embedded default, REST + admin CLI)", function ()
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-statuses-"));
     await site.start();
     sys = await startEmbedded(
-      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, SEED_TOKENS: "[]", FETCH_ALLOW_PRIVATE: "127.0.0.1" },
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, SEED_TOKENS: "[]", FETCH_ALLOW_PRIVATE: "127.0.0.1", ...ROOMY_RATE_LIMITS },
       sink(),
     );
   });

@@ -38,14 +38,14 @@ describe("auth admin CLI", () => {
     expect(issued.code).to.equal(0);
     const token = /\b(aa_[A-Za-z0-9_-]{43})\b/.exec(issued.out)?.[1] as string;
     expect(token, issued.out).to.be.a("string");
-    const who = await f.client.authenticate({ token });
+    const who = await f.internal.authenticate({ token });
     expect(who).to.include({ projectId: "news", scope: Scope.READ });
 
     const listed = await cli(["tokens:list", "news"], env);
     expect(listed.out).to.include(who.tokenId).and.include(token.slice(0, 8)).and.not.include(token);
 
     expect((await cli(["tokens:revoke", who.tokenId], env)).code).to.equal(0);
-    const e = ConnectError.from(await rejection(() => f.client.authenticate({ token })));
+    const e = ConnectError.from(await rejection(() => f.internal.authenticate({ token })));
     expect(e.code).to.equal(Code.Unauthenticated);
     const json = JSON.parse((await cli(["tokens:list", "news", "--json"], env)).out);
     expect(json).to.have.length(1);
@@ -104,11 +104,13 @@ interface Proc {
   waitFor(re: RegExp, ms?: number): Promise<RegExpExecArray>;
 }
 
+const MAIN_INTERNAL = "internal-token-of-the-auth-main-test";
+
 function startMain(env: Record<string, string>): Proc {
   const base = { ...process.env };
   for (const k of ["MONGODB_URL", "SEED_TOKENS", "ADMIN_TOKEN", "AUTH_PORT", "NODE_ENV"]) delete base[k];
   const child = spawn(process.execPath, ["--import", "tsx", "services/auth/main.ts"], {
-    env: { ...base, RPC_HOST: "127.0.0.1", AUTH_PORT: "0", LOG_LEVEL: "info", ...env },
+    env: { ...base, RPC_HOST: "127.0.0.1", AUTH_PORT: "0", LOG_LEVEL: "info", INTERNAL_TOKEN: MAIN_INTERNAL, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const p: Proc = {
@@ -158,7 +160,7 @@ describe("auth service process (main.ts)", function () {
     const full = /full access : (\S+)/.exec(first.stdout)?.[1] as string;
     const read = /read only   : (\S+)/.exec(first.stdout)?.[1] as string;
     expect(full, first.stdout).to.match(/^aa_/);
-    const client = rpcClient(AuthService, url);
+    const client = rpcClient(AuthService, url, { token: MAIN_INTERNAL });
     expect(await client.authenticate({ token: full })).to.include({ projectId: "demo", scope: Scope.FULL });
     const logLines = first.stdout.split("\n").filter((l) => l.startsWith("{"));
     expect(logLines.length).to.be.greaterThan(0);
@@ -169,7 +171,7 @@ describe("auth service process (main.ts)", function () {
     const second = startMain({ DATA_DIR: dir });
     const url2 = (await second.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/))[1];
     expect(second.stdout).to.not.include("full access");
-    expect(await rpcClient(AuthService, url2).authenticate({ token: read })).to.include({ projectId: "demo", scope: Scope.READ });
+    expect(await rpcClient(AuthService, url2, { token: MAIN_INTERNAL }).authenticate({ token: read })).to.include({ projectId: "demo", scope: Scope.READ });
     second.kill("SIGTERM");
     expect(await second.exited).to.equal(0);
   });

@@ -11,6 +11,7 @@ import type { AuthStore } from "../../services/auth/store/port.js";
 import { openNedbAuthStore } from "../../services/auth/store/open.js";
 
 export const ADMIN = "admin-secret-for-tests-0123456789";
+export const INTERNAL = "internal-secret-for-tests-0123456789";
 
 export interface AuthFixture {
   dir: string;
@@ -18,6 +19,8 @@ export interface AuthFixture {
   svc: RunningService;
   /** No credentials. */
   client: ReturnType<typeof rpcClient<typeof AuthService>>;
+  /** The internal credential, as the services send it (Authenticate needs it). */
+  internal: ReturnType<typeof rpcClient<typeof AuthService>>;
   clientWith(token: string): ReturnType<typeof rpcClient<typeof AuthService>>;
   stop(): Promise<void>;
 }
@@ -25,12 +28,13 @@ export interface AuthFixture {
 export async function startAuthFixture(opts: { adminToken?: string } = {}): Promise<AuthFixture> {
   const dir = await mkdtemp(join(tmpdir(), "auth-svc-"));
   const store = await openNedbAuthStore(dir);
-  const svc = await startAuthService({ store, adminToken: opts.adminToken, log: logger("auth-test"), host: "127.0.0.1", port: 0 });
+  const svc = await startAuthService({ store, adminToken: opts.adminToken, internalToken: INTERNAL, log: logger("auth-test"), host: "127.0.0.1", port: 0 });
   return {
     dir,
     store,
     svc,
     client: rpcClient(AuthService, svc.url),
+    internal: rpcClient(AuthService, svc.url, { token: INTERNAL }),
     clientWith: (token) => rpcClient(AuthService, svc.url, { token }),
     async stop() {
       await svc.close();

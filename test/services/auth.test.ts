@@ -9,7 +9,7 @@ import { ConfigError } from "../../lib/config.js";
 import { closeRpcClients } from "../../lib/rpc/client.js";
 import { applySeedTokens, ensureDemoProject } from "../../services/auth/seed.js";
 import { openNedbAuthStore } from "../../services/auth/store/open.js";
-import { ADMIN, rejection, startAuthFixture, type AuthFixture } from "./auth-fixture.js";
+import { ADMIN, INTERNAL, rejection, startAuthFixture, type AuthFixture } from "./auth-fixture.js";
 
 const SEED_FULL = "seed-full-token-acme-0001";
 const SEED_READ = "seed-read-token-acme-0002";
@@ -35,37 +35,47 @@ describe("auth service", () => {
 
   describe("Authenticate", () => {
     it("resolves full and read tokens to their project and scope", async () => {
-      const full = await f.client.authenticate({ token: SEED_FULL });
-      const read = await f.client.authenticate({ token: SEED_READ });
+      const full = await f.internal.authenticate({ token: SEED_FULL });
+      const read = await f.internal.authenticate({ token: SEED_READ });
       expect([full.projectId, full.scope]).to.deep.equal(["acme", Scope.FULL]);
       expect([read.projectId, read.scope]).to.deep.equal(["acme", Scope.READ]);
       expect(full.tokenId).to.match(/^tok_/);
       expect(full.tokenId).to.not.equal(read.tokenId);
     });
 
+    it("answers only the internal credential: anyone else learns nothing about a token", async () => {
+      for (const client of [f.client, f.clientWith(SEED_FULL), f.clientWith(ADMIN), f.clientWith("not-the-internal-token-at-all")]) {
+        for (const token of [SEED_FULL, "unknown-token-guess"]) {
+          const e = await connectError(() => client.authenticate({ token }));
+          expect(e.code, token).to.equal(Code.PermissionDenied);
+          expect(e.rawMessage).to.match(/reserved for internal services/);
+        }
+      }
+    });
+
     it("rejects an unknown token without echoing it", async () => {
       const guess = SEED_FULL.slice(0, -1) + "X";
-      const e = await connectError(() => f.client.authenticate({ token: guess }));
+      const e = await connectError(() => f.internal.authenticate({ token: guess }));
       expect(e.code).to.equal(Code.Unauthenticated);
       expect(e.rawMessage).to.match(/unknown API token/);
       expect(e.message).to.not.include(guess);
     });
 
     it("rejects an empty token with a hint", async () => {
-      const e = await connectError(() => f.client.authenticate({ token: "" }));
+      const e = await connectError(() => f.internal.authenticate({ token: "" }));
       expect(e.code).to.equal(Code.Unauthenticated);
       expect(e.rawMessage).to.match(/missing API token.*Bearer/);
     });
 
     it("rejects a revoked token, saying it was revoked", async () => {
-      const { tokenId } = await f.client.authenticate({ token: SEED_READ });
+      const { tokenId } = await f.internal.authenticate({ token: SEED_READ });
       await f.clientWith(ADMIN).revokeToken({ tokenId });
-      const e = await connectError(() => f.client.authenticate({ token: SEED_READ }));
+      const e = await connectError(() => f.internal.authenticate({ token: SEED_READ }));
       expect(e.code).to.equal(Code.Unauthenticated);
       expect(e.rawMessage).to.match(/revoked/);
       expect(e.message).to.not.include(SEED_READ);
       // The other token of the project is unaffected.
-      expect((await f.client.authenticate({ token: SEED_FULL })).projectId).to.equal("acme");
+      expect((await f.internal.authenticate({ token: SEED_FULL })).projectId).to.equal("acme");
     });
   });
 
@@ -119,11 +129,11 @@ describe("auth service", () => {
       expect(issued.info?.prefix).to.equal(issued.token.slice(0, 8));
       expect(issued.info?.revoked).to.equal(0n);
 
-      const who = await f.client.authenticate({ token: issued.token });
+      const who = await f.internal.authenticate({ token: issued.token });
       expect(who).to.include({ projectId: "acme", scope: Scope.READ, tokenId: issued.info?.id });
 
       await admin.revokeToken({ tokenId: issued.info!.id });
-      const e = await connectError(() => f.client.authenticate({ token: issued.token }));
+      const e = await connectError(() => f.internal.authenticate({ token: issued.token }));
       expect(e.code).to.equal(Code.Unauthenticated);
 
       const { tokens } = await admin.listTokens({ projectId: "acme" });
@@ -199,13 +209,13 @@ describe("auth service", () => {
     });
 
     it("adds new items next to existing ones and reports revoked seeds without restoring them", async () => {
-      const { tokenId } = await f.client.authenticate({ token: SEED_READ });
+      const { tokenId } = await f.internal.authenticate({ token: SEED_READ });
       await f.store.revokeToken(tokenId);
       const more = JSON.stringify([...JSON.parse(SEED), { token: "seed-other-project-0003", project: "beta", scope: "read" }]);
       const r = await applySeedTokens(f.store, more);
       expect(r).to.deep.equal({ projectsCreated: 1, tokensCreated: 1, unchanged: 1, revoked: [1] });
-      expect((await f.client.authenticate({ token: "seed-other-project-0003" })).projectId).to.equal("beta");
-      expect((await connectError(() => f.client.authenticate({ token: SEED_READ }))).code).to.equal(Code.Unauthenticated);
+      expect((await f.internal.authenticate({ token: "seed-other-project-0003" })).projectId).to.equal("beta");
+      expect((await connectError(() => f.internal.authenticate({ token: SEED_READ }))).code).to.equal(Code.Unauthenticated);
     });
 
     it("refuses the same token for a different project, changing nothing", async () => {
@@ -258,8 +268,8 @@ describe("auth service", () => {
       try {
         const demo = await ensureDemoProject(g.store);
         expect(demo?.projectId).to.equal("demo");
-        const full = await g.client.authenticate({ token: demo!.fullToken });
-        const read = await g.client.authenticate({ token: demo!.readToken });
+        const full = await g.internal.authenticate({ token: demo!.fullToken });
+        const read = await g.internal.authenticate({ token: demo!.readToken });
         expect([full.projectId, full.scope, read.projectId, read.scope]).to.deep.equal(["demo", Scope.FULL, "demo", Scope.READ]);
         expect(await ensureDemoProject(g.store)).to.equal(null);
         expect(await g.store.listTokens("demo")).to.have.length(2);
@@ -277,7 +287,9 @@ describe("auth service", () => {
 
     function call<T>(client: grpc.Client, method: string, req: object): Promise<T> {
       return new Promise((resolve, reject) => {
-        (client as unknown as Record<string, Function>)[method](req, (err: grpc.ServiceError | null, res: T) => (err ? reject(err) : resolve(res)));
+        const md = new grpc.Metadata();
+        md.set("authorization", `Bearer ${INTERNAL}`);
+        (client as unknown as Record<string, Function>)[method](req, md, (err: grpc.ServiceError | null, res: T) => (err ? reject(err) : resolve(res)));
       });
     }
 

@@ -77,6 +77,21 @@ describe("project settings (auth service)", () => {
     expect((await read()).dailyLimit).to.equal(null);
   });
 
+  it("keeps per-project rate limits, partly or wholly, and null returns them to the defaults", async () => {
+    await admin.updateProjectSettings({ projectId: "news", patchJson: patchFromArgs(["rateLimit.writes.perSecond=2", "rateLimit.writes.burst=10"]) });
+    await patch(JSON.stringify({ rateLimit: { reads: { burst: 500 } } }));
+    expect((await read()).rateLimit).to.deep.equal({ writes: { perSecond: 2, burst: 10 }, reads: { burst: 500 } });
+    for (const [bad, field] of [
+      [{ rateLimit: { writes: { perSecond: -1 } } }, /^rateLimit\.writes\.perSecond: /],
+      [{ rateLimit: { reads: { burst: 0 } } }, /^rateLimit\.reads\.burst: /],
+      [{ rateLimit: { reads: { every: 3 } } }, /^rateLimit\.reads\.every: unknown setting/],
+    ] as const) {
+      expect((await code(patch(JSON.stringify(bad)))).message, JSON.stringify(bad)).to.match(field);
+    }
+    await patch(JSON.stringify({ rateLimit: null }));
+    expect((await read()).rateLimit).to.equal(undefined);
+  });
+
   it("refuses invalid settings with a message naming the field, and changes nothing", async () => {
     const before = await read();
     const cases: Array<[object | string, RegExp]> = [

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audio/v1/audio.proto.
  */
 export const file_audio_v1_audio: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEiNgoFVm9pY2USDAoEbmFtZRgBIAEoCRINCgVsYW5ncxgCIAMoCRIQCghwcm92aWRlchgDIAEoCSITChFMaXN0Vm9pY2VzUmVxdWVzdCI1ChJMaXN0Vm9pY2VzUmVzcG9uc2USHwoGdm9pY2VzGAEgAygLMg8uYXVkaW8udjEuVm9pY2UiXgoSUHJlcGFyZVRleHRSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEbGFuZxgDIAEoCRINCgVwYXJzZRgEIAEoCBIOCgZpc19yYXcYBSABKAgiKQoTUHJlcGFyZVRleHRSZXNwb25zZRISCgpwYXJhZ3JhcGhzGAEgAygJIowBChFTeW50aGVzaXplUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBXZvaWNlGAMgASgJEgwKBGxhbmcYBCABKAkSDQoFcGFyc2UYBSABKAgSDgoGaXNfcmF3GAYgASgIEhMKBnByb21wdBgHIAEoCUgAiAEBQgkKB19wcm9tcHQiOAoJQXVkaW9GaWxlEgsKA2tleRgBIAEoCRIQCghkdXJhdGlvbhgCIAEoARIMCgRzaXplGAMgASgDIm8KElN5bnRoZXNpemVSZXNwb25zZRIhCgRmdWxsGAEgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEiQKB3ByZXZpZXcYAiABKAsyEy5hdWRpby52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYAyABKAky8gEKDEF1ZGlvU2VydmljZRJJCgpMaXN0Vm9pY2VzEhsuYXVkaW8udjEuTGlzdFZvaWNlc1JlcXVlc3QaHC5hdWRpby52MS5MaXN0Vm9pY2VzUmVzcG9uc2UiABJMCgtQcmVwYXJlVGV4dBIcLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVxdWVzdBodLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVzcG9uc2UiABJJCgpTeW50aGVzaXplEhsuYXVkaW8udjEuU3ludGhlc2l6ZVJlcXVlc3QaHC5hdWRpby52MS5TeW50aGVzaXplUmVzcG9uc2UiAGIGcHJvdG8z");
+  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEiNgoFVm9pY2USDAoEbmFtZRgBIAEoCRINCgVsYW5ncxgCIAMoCRIQCghwcm92aWRlchgDIAEoCSITChFMaXN0Vm9pY2VzUmVxdWVzdCI1ChJMaXN0Vm9pY2VzUmVzcG9uc2USHwoGdm9pY2VzGAEgAygLMg8uYXVkaW8udjEuVm9pY2UiXgoSUHJlcGFyZVRleHRSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEbGFuZxgDIAEoCRINCgVwYXJzZRgEIAEoCBIOCgZpc19yYXcYBSABKAgiKQoTUHJlcGFyZVRleHRSZXNwb25zZRISCgpwYXJhZ3JhcGhzGAEgAygJIowBChFTeW50aGVzaXplUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBXZvaWNlGAMgASgJEgwKBGxhbmcYBCABKAkSDQoFcGFyc2UYBSABKAgSDgoGaXNfcmF3GAYgASgIEhMKBnByb21wdBgHIAEoCUgAiAEBQgkKB19wcm9tcHQiOAoJQXVkaW9GaWxlEgsKA2tleRgBIAEoCRIQCghkdXJhdGlvbhgCIAEoARIMCgRzaXplGAMgASgDIoABChJTeW50aGVzaXplUmVzcG9uc2USIQoEZnVsbBgBIAEoCzITLmF1ZGlvLnYxLkF1ZGlvRmlsZRIkCgdwcmV2aWV3GAIgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEhAKCHByb3ZpZGVyGAMgASgJEg8KB2V4cGlyZXMYBCABKAMy8gEKDEF1ZGlvU2VydmljZRJJCgpMaXN0Vm9pY2VzEhsuYXVkaW8udjEuTGlzdFZvaWNlc1JlcXVlc3QaHC5hdWRpby52MS5MaXN0Vm9pY2VzUmVzcG9uc2UiABJMCgtQcmVwYXJlVGV4dBIcLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVxdWVzdBodLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVzcG9uc2UiABJJCgpTeW50aGVzaXplEhsuYXVkaW8udjEuU3ludGhlc2l6ZVJlcXVlc3QaHC5hdWRpby52MS5TeW50aGVzaXplUmVzcG9uc2UiAGIGcHJvdG8z");
 
 /**
  * @generated from message audio.v1.Voice
@@ -221,6 +221,13 @@ export type SynthesizeResponse = Message<"audio.v1.SynthesizeResponse"> & {
    * @generated from field: string provider = 3;
    */
   provider: string;
+
+  /**
+   * Unix seconds after which both files are gone.
+   *
+   * @generated from field: int64 expires = 4;
+   */
+  expires: bigint;
 };
 
 /**
@@ -257,7 +264,11 @@ export const AudioService: GenService<{
     output: typeof PrepareTextResponseSchema;
   },
   /**
-   * Synthesizes and stores audio; returns storage keys and durations.
+   * Synthesizes and stores audio; returns storage keys and durations. A
+   * publisher token (full scope) is charged like an article: one of the
+   * project's daily articles and the characters of title + text from its
+   * credit (ResourceExhausted when either is used up). The files are
+   * temporary and deleted after `expires` (docs/limits.md).
    *
    * @generated from rpc audio.v1.AudioService.Synthesize
    */

@@ -323,7 +323,8 @@ export type ProjectSettings = Message<"auth.v1.ProjectSettings"> & {
 
   /**
    * The settings document as JSON: dailyLimit, creditChars, defaultVoice,
-   * defaultLang, rules, webhook, recrawl (see docs/statuses.md).
+   * defaultLang, rules, webhook, recrawl (see docs/statuses.md), rateLimit
+   * (docs/limits.md).
    *
    * @generated from field: string settings_json = 2;
    */
@@ -638,8 +639,9 @@ export const ReservationOutcomeSchema: GenEnum<ReservationOutcome> = /*@__PURE__
  */
 export const AuthService: GenService<{
   /**
-   * Resolves a publisher token to its project and scope.
-   * Unauthenticated when the token is unknown or revoked.
+   * Resolves a publisher token to its project and scope. Internal token only
+   * (PermissionDenied otherwise): it is the services' check, not a public
+   * oracle. Unauthenticated when the token is unknown or revoked.
    *
    * @generated from rpc auth.v1.AuthService.Authenticate
    */

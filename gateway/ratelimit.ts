@@ -1,0 +1,159 @@
+// Per-project rate limits on the REST API: one token bucket for reads (GET,
+// HEAD) and one for writes, per project, whatever token of the project is
+// used. The project comes from the same cached token lookup the services use
+// (lib/rpc/caller.ts); its limits from its settings (`rateLimit`), cached
+// here. A refusal is a 429 ErrorResult with Retry-After; every limited
+// response carries the RateLimit-Policy and RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers (docs/limits.md).
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import type { Context, Next } from "koa";
+import type { AuthService } from "../gen/auth/v1/auth_pb.js";
+import type { RateLimitSettings } from "../lib/project-settings.js";
+import type { CallerResolver } from "../lib/rpc/caller.js";
+import type { RateLimiter } from "../lib/ratelimit/limiter.js";
+import type { BucketPolicy } from "../lib/ratelimit/port.js";
+import { HttpError } from "./errors.js";
+
+export type LimitClass = "reads" | "writes";
+export type ProjectLimits = Record<LimitClass, BucketPolicy>;
+
+/** Defaults: a reader polling a few articles and a CMS publishing in bursts both fit comfortably. */
+export const DEFAULT_LIMITS: ProjectLimits = Object.freeze({
+  reads: { perSecond: 50, burst: 100 },
+  writes: { perSecond: 10, burst: 20 },
+});
+
+export interface RateLimitMiddlewareOptions {
+  limiter: RateLimiter;
+  resolveCaller: CallerResolver;
+  /** The project's limits; see projectLimitsFromSettings. */
+  limitsOf: (projectId: string) => Promise<ProjectLimits>;
+}
+
+/** Paths that are not the publisher API: the docs and the OpenAPI document. */
+const EXEMPT = /^\/api(\/docs(\/.*)?|\/openapi\.json)?\/?$/;
+
+export function limitClassOf(method: string): LimitClass | null {
+  if (method === "GET" || method === "HEAD") return "reads";
+  if (method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE") return "writes";
+  return null;
+}
+
+/** Structured-field policy and state, as in draft-ietf-httpapi-ratelimit-headers-10/-11. */
+export function rateLimitHeaders(cls: LimitClass, p: BucketPolicy, remaining: number, resetMs: number): Record<string, string> {
+  // A bucket of `burst` refilled at `perSecond` is a quota of `burst` per the time it takes to refill.
+  const window = Math.max(1, Math.ceil(p.burst / p.perSecond));
+  return {
+    "RateLimit-Policy": `"${cls}";q=${p.burst};w=${window}`,
+    RateLimit: `"${cls}";r=${Math.max(0, Math.floor(remaining))};t=${Math.ceil(Math.max(0, resetMs) / 1000)}`,
+  };
+}
+
+/**
+ * The hot path skips hashing and the resolver for a header seen in the last
+ * second (the resolver's own cache is 5 s, so revocation is no slower).
+ */
+const RECENT_MS = 1_000;
+const RECENT_MAX = 10_000;
+
+export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
+  // projectId null: the internal token; false: a token the auth service refused (not counted, the route answers 401).
+  const recent = new Map<string, { projectId: string | null | false; until: number }>();
+  return async (ctx: Context, next: Next): Promise<void> => {
+    const cls = limitClassOf(ctx.method);
+    const authorization = ctx.get("Authorization");
+    // Only authenticated API calls are counted; a missing or bad token is the route's 401.
+    if (!cls || !authorization || !ctx.path.startsWith("/api") || EXEMPT.test(ctx.path)) return next();
+    let projectId: string | null | false;
+    const hit = recent.get(authorization);
+    if (hit && hit.until > Date.now()) {
+      projectId = hit.projectId;
+    } else {
+      try {
+        // The resolver reads one header; no need to build a Headers object per request.
+        const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
+        projectId = caller.kind === "publisher" ? caller.projectId : null;
+      } catch (e) {
+        if (ConnectError.from(e).code !== Code.Unauthenticated) throw e;
+        projectId = false;
+      }
+      if (recent.size >= RECENT_MAX) recent.clear();
+      recent.set(authorization, { projectId, until: Date.now() + RECENT_MS });
+    }
+    // The internal token is not a project; a refused token gets its 401 from the route.
+    if (projectId === null || projectId === false) return next();
+    const policy = (await opts.limitsOf(projectId))[cls];
+    const d = await opts.limiter.take(`${projectId}.${cls}`, policy);
+    if (!d.allowed) {
+      const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+      throw new HttpError(
+        429,
+        `Too many ${cls} for this project: the limit is ${policy.perSecond}/s with bursts of ${policy.burst}; retry after ${seconds} s`,
+        { ...rateLimitHeaders(cls, policy, 0, d.retryAfterMs), "Retry-After": String(seconds) },
+      );
+    }
+    ctx.set(rateLimitHeaders(cls, policy, d.remaining, d.fullInMs));
+    return next();
+  };
+}
+
+/** A project's limits: its `rateLimit` settings over the deployment's defaults. */
+export function mergeLimits(defaults: ProjectLimits, s: RateLimitSettings | undefined): ProjectLimits {
+  return {
+    reads: { ...defaults.reads, ...(s?.reads ?? {}) },
+    writes: { ...defaults.writes, ...(s?.writes ?? {}) },
+  };
+}
+
+export interface SettingsLimitsOptions {
+  /** GetProjectSettings with the internal token. */
+  auth: Client<typeof AuthService>;
+  defaults: ProjectLimits;
+  /** How long a project's limits are reused; a settings change takes effect after this. */
+  ttlMs?: number;
+  onError?: (err: unknown) => void;
+  maxEntries?: number;
+}
+
+/**
+ * Limits from the project's settings, cached: a hit costs a map lookup; a
+ * stale entry is answered at once and refreshed behind it. When the auth
+ * service cannot say, the defaults apply for a short while.
+ */
+export function projectLimitsFromSettings(opts: SettingsLimitsOptions): (projectId: string) => Promise<ProjectLimits> {
+  const ttl = opts.ttlMs ?? 30_000;
+  const max = opts.maxEntries ?? 10_000;
+  const cache = new Map<string, { limits: ProjectLimits; expires: number; refreshing?: Promise<ProjectLimits> }>();
+
+  const load = (projectId: string): Promise<ProjectLimits> =>
+    opts.auth
+      .getProjectSettings({ projectId })
+      .then((r) => mergeLimits(opts.defaults, (JSON.parse(r.settings?.settingsJson ?? "{}") as { rateLimit?: RateLimitSettings }).rateLimit))
+      .then(
+        (limits) => {
+          if (!cache.has(projectId) && cache.size >= max) cache.delete(cache.keys().next().value as string);
+          cache.set(projectId, { limits, expires: Date.now() + ttl });
+          return limits;
+        },
+        (err: unknown) => {
+          opts.onError?.(err);
+          const limits = cache.get(projectId)?.limits ?? opts.defaults;
+          cache.set(projectId, { limits, expires: Date.now() + Math.min(ttl, 5_000) });
+          return limits;
+        },
+      );
+
+  return async (projectId) => {
+    const hit = cache.get(projectId);
+    if (!hit) {
+      const first = load(projectId);
+      cache.set(projectId, { limits: opts.defaults, expires: 0, refreshing: first });
+      return first;
+    }
+    if (hit.refreshing && hit.expires === 0) return hit.refreshing;
+    if (hit.expires <= Date.now() && !hit.refreshing) {
+      hit.refreshing = load(projectId);
+    }
+    return hit.limits;
+  };
+}
