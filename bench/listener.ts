@@ -66,7 +66,9 @@ async function main(): Promise<void> {
   console.log(`seeded ${N_FEED} ready articles in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
 
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
-  const sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "bench", scope: "full" }]) }, sink);
+  // Limits the load cannot reach: the bench measures the work, not the limiters (which stay in the path).
+  const roomy = { RATE_LIMIT_READS_PER_SECOND: "100000", RATE_LIMIT_READS_BURST: "1000000", RATE_LIMIT_WRITES_PER_SECOND: "100000", RATE_LIMIT_WRITES_BURST: "1000000", PLAYER_EVENTS_PER_SECOND: "100000", PLAYER_EVENTS_BURST: "1000000" };
+  const sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "bench", scope: "full" }]), ...roomy }, sink);
   const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
   try {
     const created = (await (await fetch(`${sys.url}/api/articles`, { method: "POST", headers: auth, body: JSON.stringify({ title: "Bench lookup", text: "A short article for the lookup bench.", url: "https://news.example/bench/lookup" }) })).json()) as { id: string };
@@ -91,8 +93,7 @@ async function main(): Promise<void> {
         row.reqPerSec.push(r.reqPerSec);
         row.p99.push(r.p99);
         row.ratio.push(r.reqPerSec / ref.reqPerSec);
-        // The event endpoint answers 429 once a key's bucket is empty: that is its own rate limit working.
-        row.bad += r.errors;
+        row.bad += r.errors + r.non2xx;
       }
     }
 

@@ -32,6 +32,8 @@ export interface GatewayOptions {
   articlesUrl: string;
   /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
   publicBaseUrl?: string;
+  /** Listening-event batches per player key; defaults in routes/player.ts. */
+  playerEventRate?: { perSecond: number; burst: number };
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
   healthTargets: HealthTarget[];
   blobs: BlobStore;
@@ -83,7 +85,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   statsRoutes(router, listener);
   if (opts.authUrl) {
     const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
-    playerRoutes(router, listenerSide);
+    playerRoutes(router, { ...listenerSide, eventRate: opts.playerEventRate });
     feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
     oembedRoutes(router, listenerSide);
   }

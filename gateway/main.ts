@@ -1,5 +1,6 @@
 // Process entry point of the gateway: configuration from the environment,
 // the blob store the configuration selects, graceful shutdown on SIGTERM.
+import { PLAYER_VARS } from "./routes/player.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { logger } from "../lib/log.js";
 import { DATA_VARS, openBlobStore } from "../lib/adapters.js";
@@ -22,6 +23,7 @@ const schema = {
   PUBLIC_BASE_URL: { type: "string", format: "uri", description: "public base URL for links in player snippets and feeds (default: each request's origin)" },
   NATS_URL: { type: "string", format: "uri", description: "NATS JetStream: rate-limit buckets shared by every gateway replica (KV); unset = per-process buckets" },
   ...RATE_LIMIT_VARS,
+  ...PLAYER_VARS,
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health only)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   const rateLimit = await gatewayRateLimit(config, { url: config.AUTH_URL, internalToken: config.INTERNAL_TOKEN }, log);
   const gateway = await startGateway({
     rateLimit: rateLimit?.options,
+    playerEventRate: { perSecond: config.PLAYER_EVENTS_PER_SECOND, burst: config.PLAYER_EVENTS_BURST },
     articlesUrl: config.ARTICLES_URL,
     publicBaseUrl: config.PUBLIC_BASE_URL,
     healthTargets,

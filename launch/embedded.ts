@@ -3,6 +3,7 @@
 // skip the socket because the callee is in the same process (in-process.ts), with the
 // embedded stores under DATA_DIR, the in-process bus, audio files in a
 // directory and the local synthesizer. `npm start` runs this.
+import { PLAYER_VARS } from "../gateway/routes/player.js";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import net from "node:net";
@@ -54,6 +55,7 @@ export const EMBEDDED_VARS = {
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   ...RATE_LIMIT_VARS,
+  ...PLAYER_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
   METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
@@ -180,6 +182,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     if (rateLimit) closers.push(() => rateLimit.close());
     const gateway = await startGateway({
       rateLimit: rateLimit?.options,
+      playerEventRate: { perSecond: cfg.PLAYER_EVENTS_PER_SECOND, burst: cfg.PLAYER_EVENTS_BURST },
       articlesUrl: articles.url,
       healthTargets: [
         { name: "auth", url: auth.url },

@@ -26,6 +26,12 @@ export interface PlayerRoutesOptions {
 }
 
 const EVENTS_MAX_BYTES = 16 * 1024;
+
+/** Listening-event limits per player key and gateway replica (docs/player.md). */
+export const PLAYER_VARS = {
+  PLAYER_EVENTS_PER_SECOND: { type: "number", minimum: 0.1, maximum: 100_000, default: 20, description: "listening-event batches per second per player key (each gateway replica)" },
+  PLAYER_EVENTS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 100, description: "listening-event burst per player key" },
+} as const;
 const KEY = new RegExp(PUBLIC_KEY_PATTERN);
 
 /** Koa 3's ctx.origin is the Origin request header; the base is this server as the client addressed it. */
