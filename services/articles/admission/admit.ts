@@ -32,6 +32,18 @@ export interface Admission {
   readmitDeferred(projectId?: string): Promise<number>;
 }
 
+/** What the create path uses on top: admitting a revision stored with its lease already held. */
+export interface HeldAdmission extends Admission {
+  /**
+   * Admits a revision that was stored with its lease already held
+   * (`admittingUntil: leaseUntil()`), which saves the create path the claim's
+   * round trip to the store.
+   */
+  admitHeld(a: StoredArticle, requestId?: string): Promise<StoredArticle | null>;
+  /** The lease end for a revision stored as held (epoch ms). */
+  leaseUntil(now?: Date): number;
+}
+
 /** What the speech engine reads for this article: crawled text, parsed HTML, or the text as sent. */
 export function contentToSpeak(a: Pick<StoredArticle, "text" | "parse" | "url" | "crawledText">): string {
   if (a.crawledText !== undefined) return a.crawledText;
@@ -43,7 +55,7 @@ export const spokenChars = (title: string, body: string) => title.length + body.
 
 const isDeferred = (s: string) => (DEFERRED_STATUSES as readonly string[]).includes(s);
 
-export function createAdmission(deps: AdmissionDeps): Admission {
+export function createAdmission(deps: AdmissionDeps): HeldAdmission {
   const { store, settings, log } = deps;
   const leaseMs = deps.leaseMs ?? 60_000;
 
@@ -56,6 +68,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   async function admit(id: string, revision: number, requestId?: string): Promise<StoredArticle | null> {
     const a = await store.claimAdmission(id, revision, leaseMs);
     if (!a) return null;
+    return decide(a, requestId);
+  }
+
+  async function decide(a: StoredArticle, requestId?: string): Promise<StoredArticle | null> {
     const project = await settings.get(a.projectId);
     const spoken = contentToSpeak(a);
     const spokenText = spoken !== a.text ? spoken : undefined;
@@ -122,5 +138,5 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     return admitted;
   }
 
-  return { admit, readmitDeferred };
+  return { admit, readmitDeferred, admitHeld: decide, leaseUntil: (now = new Date()) => now.getTime() + leaseMs };
 }

@@ -73,9 +73,11 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
   deps.onAdmission?.(admission, publishJob);
 
   /** Admission failures (auth unreachable, …) leave the article pending; the reconciler admits it later. */
-  async function admitNow(a: StoredArticle, requestId: string | undefined): Promise<void> {
+  async function admitNow(a: StoredArticle, requestId: string | undefined, held = false): Promise<void> {
     try {
-      await admission.admit(a.id, a.revision, requestId);
+      // `held`: stored with its lease (admission.leaseUntil()), so no claim is needed.
+      if (held) await admission.admitHeld(a, requestId);
+      else await admission.admit(a.id, a.revision, requestId);
     } catch (err) {
       log.warn({ err, articleId: a.id, revision: a.revision, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
     }
