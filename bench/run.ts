@@ -58,6 +58,8 @@ interface LoadResult {
   cpuMsPerReq?: number;
   /** Share of one core the system under test used during the run. */
   cpuShare?: number;
+  /** Full stack: CPU ms per answered request of each process (gateway, auth, articles, audio-N, other). */
+  cpuMsPerReqByProcess?: Record<string, number>;
   loadavg?: number[];
   /** req/s of the reference in the run just before this one (paired runs). */
   refReqPerSec?: number;
@@ -71,6 +73,7 @@ interface CaseFigures {
   ratio?: number;
   cpuMsPerReq?: number;
   cpuShare?: number;
+  cpuMsPerReqByProcess?: Record<string, number>;
   loadavg?: number;
   errors: number;
   fiveXx: number;
@@ -95,6 +98,8 @@ interface Sut {
   stop(): Promise<void>;
   /** CPU time (user + system) the system under test and its child processes have used so far. */
   cpuMs(): Promise<number>;
+  /** The full stack's CPU ms so far per process; undefined for the single-process systems. */
+  cpuMsByProcess(): Promise<Record<string, number> | undefined>;
   profileStart(): void;
   profileStop(file: string): Promise<void>;
 }
@@ -144,6 +149,7 @@ async function startSut(mode: string, extraEnv: Record<string, string> = {}): Pr
     child,
     stop,
     cpuMs: async () => Number(await ask("CPU", "CPU")),
+    cpuMsByProcess: async () => (JSON.parse(await ask("CPUS", "CPUS")) as Record<string, number> | null) ?? undefined,
     profileStart: () => void child.stdin!.write("PROFILE START\n"),
     profileStop: async (file) => void (await ask(`PROFILE STOP ${file}`, "PROFILED")),
   };
@@ -249,11 +255,16 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
   }
   for (let i = 0; i < cfg.runs; i++) {
     const pair = pairWith ? await referenceRun(pairWith, sut) : undefined;
+    const byProcess0 = await sut.cpuMsByProcess();
     const cpu0 = await sut.cpuMs();
     const t0 = performance.now();
     const r = await load({ ...job, duration: cfg.duration });
     const cpu = (await sut.cpuMs()) - cpu0;
+    const byProcess1 = await sut.cpuMsByProcess();
     r.cpuMsPerReq = r.total > 0 ? cpu / r.total : undefined;
+    if (byProcess0 && byProcess1 && r.total > 0) {
+      r.cpuMsPerReqByProcess = Object.fromEntries(Object.keys(byProcess1).map((k) => [k, (byProcess1[k] - (byProcess0[k] ?? 0)) / r.total]));
+    }
     r.cpuShare = cpu / (performance.now() - t0);
     r.loadavg = os.loadavg();
     r.refReqPerSec = pair?.reqPerSec;
@@ -276,6 +287,7 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
     errors: runs.reduce((n, r) => n + r.errors + r.timeouts, 0),
     fiveXx: runs.reduce((n, r) => n + r.fiveXx, 0),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    cpuMsPerReqByProcess: medianByKey(runs.flatMap((r) => (r.cpuMsPerReqByProcess ? [r.cpuMsPerReqByProcess] : []))),
     runs,
   };
   console.log(
@@ -284,7 +296,23 @@ async function measure(label: string, job: Record<string, unknown>, sut: Sut, mo
       `errors ${f.errors}  5xx ${f.fiveXx}  non-2xx ${f.non2xx}` +
       (f.ratio === undefined ? "" : `  × ref ${f.ratio.toFixed(2)} (paired)`),
   );
+  if (f.cpuMsPerReqByProcess) console.log(`  ${"".padEnd(28)} CPU ms/req by process: ${formatByProcess(f.cpuMsPerReqByProcess)}`);
   return f;
+}
+
+/** Per-key median of per-run records (keys missing in a run are left out of that key's median). */
+function medianByKey(records: Array<Record<string, number>>): Record<string, number> | undefined {
+  if (records.length === 0) return undefined;
+  const keys = [...new Set(records.flatMap((r) => Object.keys(r)))];
+  return Object.fromEntries(keys.map((k) => [k, median(records.flatMap((r) => (k in r ? [r[k]] : [])))]));
+}
+
+/** "gateway 0.80  auth 1.80  articles 2.40 (project 5.00)  audio-1 0.01 …  other 4.00": `project` is gateway + auth + articles, the processes issue 13 targets. */
+function formatByProcess(by: Record<string, number>): string {
+  const own = ["gateway", "auth", "articles"];
+  const project = own.reduce((n, k) => n + (by[k] ?? 0), 0);
+  const rest = Object.keys(by).filter((k) => !own.includes(k) && k !== "other");
+  return [...own.map((k) => `${k} ${(by[k] ?? 0).toFixed(2)}`), `(project ${project.toFixed(2)})`, ...rest.map((k) => `${k} ${by[k].toFixed(2)}`), `other (DB, NATS, launcher) ${(by.other ?? 0).toFixed(2)}`].join("  ");
 }
 
 const CASE_LABELS: Record<string, string> = {

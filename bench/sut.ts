@@ -83,8 +83,12 @@ async function embedded(): Promise<{ url: string; stop: Stop }> {
 
 interface StackHandle {
   url: string;
+  processes?: Array<{ name: string; pid: number | undefined }>;
   stop(): Promise<void>;
 }
+
+/** The stack's own processes by name (gateway, auth, articles, audio-N), for per-process CPU. */
+let stackProcesses: StackHandle["processes"];
 type StartStack = (env: Record<string, string | undefined>, opts?: unknown) => Promise<StackHandle>;
 
 async function stack(): Promise<{ url: string; stop: Stop } | string> {
@@ -116,6 +120,7 @@ async function stack(): Promise<{ url: string; stop: Stop } | string> {
   };
   try {
     const s = await startStack(env);
+    stackProcesses = s.processes;
     return {
       url: s.url,
       stop: async () => {
@@ -133,20 +138,15 @@ async function stack(): Promise<{ url: string; stop: Stop } | string> {
   }
 }
 
-/**
- * CPU time of this process and every process below it (the stack's service
- * processes, the synthesizer's espeak-ng/lame runs): live ones from
- * /proc/<pid>/stat, finished ones through their parents' cutime/cstime.
- * Without /proc, this process alone.
- */
-function treeCpuMs(): number {
-  const TICK_MS = 10; // USER_HZ is 100 on Linux
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+/** Every live process: parent and CPU ticks (its own plus its finished children's), from /proc/<pid>/stat. */
+function processTable(): Map<number, { ppid: number; ticks: number }> | undefined {
   let entries: string[];
   try {
     entries = readdirSync("/proc").filter((e) => /^\d+$/.test(e));
   } catch {
-    const { user, system } = process.cpuUsage();
-    return (user + system) / 1000;
+    return undefined;
   }
   const stats = new Map<number, { ppid: number; ticks: number }>();
   for (const e of entries) {
@@ -159,10 +159,15 @@ function treeCpuMs(): number {
       // the process ended meanwhile
     }
   }
+  return stats;
+}
+
+/** CPU ms of `root` and every live process below it (finished ones count through their parents' cutime/cstime). */
+function subtreeCpuMs(stats: Map<number, { ppid: number; ticks: number }>, root: number): number {
   const children = new Map<number, number[]>();
   for (const [pid, st] of stats) children.set(st.ppid, [...(children.get(st.ppid) ?? []), pid]);
   let ticks = 0;
-  const todo = [process.pid];
+  const todo = [root];
   while (todo.length) {
     const pid = todo.pop()!;
     ticks += stats.get(pid)?.ticks ?? 0;
@@ -171,12 +176,49 @@ function treeCpuMs(): number {
   return ticks * TICK_MS;
 }
 
+/**
+ * CPU time of this process and every process below it (the stack's service
+ * processes, the synthesizer's espeak-ng/lame runs). Without /proc, this
+ * process alone.
+ */
+function treeCpuMs(): number {
+  const stats = processTable();
+  if (!stats) {
+    const { user, system } = process.cpuUsage();
+    return (user + system) / 1000;
+  }
+  return subtreeCpuMs(stats, process.pid);
+}
+
+/**
+ * The stack's CPU split by process, as the kernel accounts it for each of them
+ * (what their own process_cpu_seconds_total reports): gateway, auth, articles,
+ * audio-N each with its children, and `other` for the rest of the tree (the
+ * MongoDB stand-in, nats-server, this launcher).
+ */
+function perProcessCpuMs(): Record<string, number> | undefined {
+  const stats = processTable();
+  if (!stats || !stackProcesses) return undefined;
+  const out: Record<string, number> = {};
+  let named = 0;
+  for (const p of stackProcesses) {
+    if (p.pid === undefined) continue;
+    named += out[p.name] = subtreeCpuMs(stats, p.pid);
+  }
+  out.other = subtreeCpuMs(stats, process.pid) - named;
+  return out;
+}
+
 let profiler: Session | undefined;
 
 async function profileCommand(line: string): Promise<void> {
   const [cmd, arg, file] = line.split(" ");
   if (cmd === "CPU") {
     announce(`CPU ${treeCpuMs()}`);
+    return;
+  }
+  if (cmd === "CPUS") {
+    announce(`CPUS ${JSON.stringify(perProcessCpuMs() ?? null)}`);
     return;
   }
   if (cmd !== "PROFILE") return;

@@ -5,7 +5,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
-import { create } from "@bufbuild/protobuf";
+import { create, type JsonReadOptions, type JsonWriteOptions } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Logger } from "../log.js";
 import { rpcServerMetrics } from "./metrics.js";
@@ -29,6 +29,16 @@ export interface RpcServerOptions {
   readMaxBytes?: number;
   /** Clients in this process call it without the socket (see in-process.ts). */
   inProcess?: boolean;
+  /** For the JSON codec, e.g. a registry for the `Any` types messages carry. */
+  jsonOptions?: Partial<JsonReadOptions & JsonWriteOptions>;
+}
+
+/** Requests that arrived over the socket, by the path that answered them. */
+export interface RpcServedCounts {
+  /** Unary Connect-binary calls over HTTP/2 answered by the fast path (unary-server.ts). */
+  fastPath: number;
+  /** Everything connect-node answered: other protocols, codecs, compression, streams, HTTP/1.1. */
+  connect: number;
 }
 
 export interface RpcServer {
@@ -36,6 +46,8 @@ export interface RpcServer {
   readonly url: string;
   /** Flip readiness, e.g. to drain before shutdown. */
   setServing(serving: boolean): void;
+  /** Which path answered how many requests so far; tests and the conformance run read it. */
+  served(): RpcServedCounts;
   close(): Promise<void>;
 }
 
@@ -59,6 +71,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     connect: true,
     interceptors,
     readMaxBytes,
+    jsonOptions: opts.jsonOptions,
     routes(connectRouter) {
       const router = lean.capture(connectRouter);
       opts.routes(router);
@@ -93,8 +106,19 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     },
   });
 
+  const counts: RpcServedCounts = { fastPath: 0, connect: 0 };
   const h2 = http2.createServer({}, (req, res) => {
-    if (!lean.handle(req, res)) void handler(req, res);
+    // A request answered before its body was read (415, a size limit) still
+    // has to be read to its end: an HTTP/2 stream left half-open keeps some
+    // clients (Go's) waiting for it to close.
+    res.once("finish", () => {
+      if (!req.readableEnded) req.resume();
+    });
+    if (lean.handle(req, res)) counts.fastPath++;
+    else {
+      counts.connect++;
+      void handler(req, res);
+    }
   });
   // HTTP/2 connections are closed with GOAWAY on shutdown, which lets their
   // in-flight calls finish; ending the raw socket would cut them.
@@ -104,7 +128,13 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     h2Sessions.add(session);
     session.once("close", () => h2Sessions.delete(session));
   });
-  const h1 = http.createServer(handler);
+  const h1 = http.createServer((req, res) => {
+    res.once("finish", () => {
+      if (!req.readableEnded) req.resume();
+    });
+    counts.connect++;
+    void handler(req, res);
+  });
   h1.keepAliveTimeout = 65_000;
   const sockets = new Set<net.Socket>();
   // One port for both protocols: look at the first bytes of each connection
@@ -154,6 +184,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       serving = v;
       for (const w of [...watchers]) w();
     },
+    served: () => ({ ...counts }),
     async close() {
       leave();
       serving = false;

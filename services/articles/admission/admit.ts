@@ -47,12 +47,24 @@ export function spokenTextOf(a: Pick<StoredArticle, "text" | "spokenText" | "cra
   return a.crawledText ?? a.spokenText ?? a.text;
 }
 
+/** What the create path uses on top: admitting a revision stored with its lease already held. */
+export interface HeldAdmission extends Admission {
+  /**
+   * Admits a revision that was stored with its lease already held
+   * (`admittingUntil: leaseUntil()`), which saves the create path the claim's
+   * round trip to the store.
+   */
+  admitHeld(a: StoredArticle, requestId?: string): Promise<StoredArticle | null>;
+  /** The lease end for a revision stored as held (epoch ms). */
+  leaseUntil(now?: Date): number;
+}
+
 /** Characters debited for an article: everything that will be spoken, title included. */
 export const spokenChars = (title: string, body: string) => title.length + body.length;
 
 const isDeferred = (s: string) => (DEFERRED_STATUSES as readonly string[]).includes(s);
 
-export function createAdmission(deps: AdmissionDeps): Admission {
+export function createAdmission(deps: AdmissionDeps): HeldAdmission {
   const { store, settings, log } = deps;
   const leaseMs = deps.leaseMs ?? 60_000;
   const ownPool = deps.content === undefined;
@@ -67,6 +79,10 @@ export function createAdmission(deps: AdmissionDeps): Admission {
   async function admit(id: string, revision: number, requestId?: string): Promise<StoredArticle | null> {
     const a = await store.claimAdmission(id, revision, leaseMs);
     if (!a) return null;
+    return decide(a, requestId);
+  }
+
+  async function decide(a: StoredArticle, requestId?: string): Promise<StoredArticle | null> {
     const project = await settings.get(a.projectId);
     let analysis;
     try {
@@ -155,5 +171,7 @@ export function createAdmission(deps: AdmissionDeps): Admission {
     async close() {
       if (ownPool) await content.close();
     },
+    admitHeld: decide,
+    leaseUntil: (now = new Date()) => now.getTime() + leaseMs,
   };
 }

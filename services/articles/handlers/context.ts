@@ -14,6 +14,7 @@ import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
 import { createRepublisher } from "../republish.js";
 import type { ArticleStore, StoredArticle } from "../store/port.js";
+import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
 
 export interface ArticlesServiceDeps {
@@ -46,7 +47,8 @@ export const duplicate = (externalId: string) => new ConnectError(`externalId '$
 export type HandlerShared = ReturnType<typeof createHandlerShared>;
 
 export function createHandlerShared(deps: ArticlesServiceDeps) {
-  const { store, bus, log, audioBaseUrl } = deps;
+  const { bus, log, audioBaseUrl } = deps;
+  const store = withCachedPronunciations(deps.store);
   const publishTimeoutMs = deps.publishTimeoutMs ?? 5_000;
   const settings = deps.settings ?? unboundedSettings();
   const emit: StatusEmitter = deps.emit ?? (() => {});
@@ -87,9 +89,11 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
   deps.onAdmission?.(admission, publishJob);
 
   /** Admission failures (auth unreachable, …) leave the article pending; the reconciler admits it later. */
-  async function admitNow(a: StoredArticle, requestId: string | undefined): Promise<void> {
+  async function admitNow(a: StoredArticle, requestId: string | undefined, held = false): Promise<void> {
     try {
-      await admission.admit(a.id, a.revision, requestId);
+      // `held`: stored with its lease (admission.leaseUntil()), so no claim is needed.
+      if (held) await admission.admitHeld(a, requestId);
+      else await admission.admit(a.id, a.revision, requestId);
     } catch (err) {
       log.warn({ err, articleId: a.id, revision: a.revision, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
     }

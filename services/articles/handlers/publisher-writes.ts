@@ -10,7 +10,7 @@ import { duplicate, notFound, type HandlerShared } from "./context.js";
 type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "updateArticle" | "deleteArticle">;
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
-  const { store, log, emit, publisher, admitNow, refundUnused, projectDefaultVoice, audioFiles } = s;
+  const { store, log, emit, publisher, admission, admitNow, refundUnused, projectDefaultVoice, audioFiles } = s;
   return {
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
@@ -27,10 +27,11 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
       // A clash of the random suffix is astronomically rare; a second draw settles it.
       for (let attempt = 0; ; attempt++) {
         try {
-          const a = await store.insert({ ...draft, id: newArticleId(title) });
+          // Stored with the admission lease held: admitted right below without a claim.
+          const a = await store.insert({ ...draft, id: newArticleId(title), admittingUntil: admission.leaseUntil() });
           log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
           emit(a);
-          await admitNow(a, requestId);
+          await admitNow(a, requestId, true);
           return { id: a.id };
         } catch (e) {
           if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);

@@ -119,7 +119,7 @@ export interface StoredArticle {
 export type NewArticle = Pick<
   StoredArticle,
   "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
-> & { admission?: "pending" };
+> & { admission?: "pending"; admittingUntil?: number };
 
 /**
  * Content change on update. Absent keys keep their value; `prompt: null`
@@ -267,6 +267,8 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
   if (a.prompt !== undefined) doc.prompt = a.prompt;
   if (a.url !== undefined) doc.url = a.url;
   if (a.admission) doc.admission = a.admission;
+  // Created with its admission lease already held (the create path admits at once: one write fewer).
+  if (a.admittingUntil !== undefined) doc.admittingUntil = a.admittingUntil;
   return doc;
 }
 

@@ -17,7 +17,19 @@ export interface ReserveOps {
 
 const MAX_ROUNDS = 20;
 
-export async function reserveWith(ops: ReserveOps, id: string, requestedDay: string, chars: number): Promise<ReserveOutcome> {
+/** What a take's conditions depend on, as last seen: enough to try the take without reading first. */
+export type ReserveHint = Pick<ProjectState, "dailyLimit" | "creditChars" | "usageDay">;
+
+/**
+ * `hint`: the project as this process last saw it. The take is tried with it
+ * straight away (one write instead of a read and a write); its filter still
+ * checks everything, so a stale hint only falls back to reading.
+ */
+export async function reserveWith(ops: ReserveOps, id: string, requestedDay: string, chars: number, hint?: ReserveHint): Promise<ReserveOutcome> {
+  if (hint && hint.usageDay === requestedDay) {
+    const after = await ops.take(id, requestedDay, chars, { settings: undefined, usedToday: 0, ...hint });
+    if (after) return { ok: true, creditChars: after.creditChars, usedToday: after.usedToday };
+  }
   let s: ProjectState | null = null;
   let day = requestedDay;
   for (let round = 0; round < MAX_ROUNDS; round++) {

@@ -2,7 +2,7 @@
 // (NeDB files under DATA_DIR or MongoDB collections auth_projects/auth_tokens).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
 import { byCreatedThenId, DuplicateTokenError, type AuthStore, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
-import { reserveWith } from "./reserve.js";
+import { reserveWith, type ReserveHint } from "./reserve.js";
 
 export type ProjectDoc = {
   _id: string;
@@ -52,6 +52,15 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
   const state = async (id: string) => {
     const d = await projects.findOne({ _id: id });
     return d ? stateOf(d) : null;
+  };
+  // Per project, what the last reservation saw, so the next one can try its
+  // conditional take without reading first (reserve.ts). Bounded: a hint is
+  // only a shortcut.
+  const hints = new Map<string, ReserveHint>();
+  const remember = (id: string, s: ProjectState | null) => {
+    if (!s) return hints.delete(id);
+    if (hints.size >= 10_000) hints.clear();
+    hints.set(id, { dailyLimit: s.dailyLimit, creditChars: s.creditChars, usageDay: s.usageDay });
   };
   /** Grows a bounded balance only; null when unlimited or no project. */
   const credit = (id: string, chars: number) => projects.findOneAndUpdate({ _id: id, creditChars: { $gte: 0 } }, { $inc: { creditChars: chars } });
@@ -118,7 +127,11 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
     reserve(id, day, chars) {
       return reserveWith(
         {
-          read: state,
+          async read(pid) {
+            const s = await state(pid);
+            remember(pid, s);
+            return s;
+          },
           async resetDay(pid, newDay) {
             await projects.updateOne({ _id: pid, $or: [{ usageDay: { $lt: newDay } }, { usageDay: { $exists: false } }] }, { $set: { usageDay: newDay, usedToday: 0 } });
           },
@@ -133,12 +146,15 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
               $inc.creditChars = -n;
             }
             const d = await projects.findOneAndUpdate({ _id: pid, $and: conditions }, { $inc });
-            return d ? stateOf(d) : null;
+            const after = d ? stateOf(d) : null;
+            if (after) remember(pid, after);
+            return after;
           },
         },
         id,
         day,
         chars,
+        hints.get(id),
       );
     },
     async refund(id, chars) {
