@@ -23,6 +23,7 @@ import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
+import { createListeningBuffer, type ListeningBuffer } from "./listening-buffer.js";
 import { playerRoutes } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
@@ -83,9 +84,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
   statsRoutes(router, listener);
+  let listeningEvents: ListeningBuffer | undefined;
   if (opts.authUrl) {
     const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
-    playerRoutes(router, { ...listenerSide, eventRate: opts.playerEventRate });
+    listeningEvents = createListeningBuffer(listener, opts.log);
+    playerRoutes(router, { ...listenerSide, events: listeningEvents, eventRate: opts.playerEventRate });
     feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
     oembedRoutes(router, listenerSide);
   }
@@ -152,7 +155,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
         server.close(() => {
           clearInterval(idleSweep);
           clearTimeout(cutoff);
-          resolve();
+          // Events already answered 204 still reach the articles service.
+          void (listeningEvents?.close() ?? Promise.resolve()).finally(resolve);
         });
         server.closeIdleConnections();
       });

@@ -10,7 +10,9 @@ import { ListeningEventType, type ListenerArticle, type ListenerService } from "
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
+import { createCoalescer } from "../coalesce.js";
 import { notModified } from "../conditional.js";
+import type { ListeningBuffer } from "../listening-buffer.js";
 import { HttpError } from "../errors.js";
 import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
@@ -19,6 +21,8 @@ import { embedPage } from "../player/embed.js";
 export interface PlayerRoutesOptions {
   player: Client<typeof PlayerService>;
   listener: Client<typeof ListenerService>;
+  /** Where accepted listening events wait for their batch (listening-buffer.ts). */
+  events: ListeningBuffer;
   /** Base of the links handed out (snippet, feed); default: the request's own origin. */
   publicBaseUrl?: string;
   /** Listening-event batches per second per key, and the burst; defaults 20 and 100. */
@@ -109,6 +113,7 @@ function eventLimiter(perSecond: number, burst: number) {
 export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   const { player, listener } = opts;
   const limited = eventLimiter(opts.eventRate?.perSecond ?? 20, opts.eventRate?.burst ?? 100);
+  const lookups = createCoalescer<{ etag: string; json: string }>();
 
   router.get("/api/player", async (ctx) => {
     const res = await player.getPlayer({}, bearer(ctx));
@@ -170,10 +175,7 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const batch = body as { key: string; events: Array<{ type: string; articleId: string; percent?: number; seconds?: number }> };
     const wait = limited(batch.key);
     if (wait > 0) throw new HttpError(429, "Too many listening events for this key; slow down", { "Retry-After": String(wait) });
-    await listener.recordListening(
-      { events: batch.events.map((e) => ({ articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: e.seconds ?? 0 })) },
-      keyCall(ctx, batch.key),
-    );
+    opts.events.add(batch.key, batch.events.map((e) => ({ articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: e.seconds ?? 0 })));
     ctx.status = 204;
   });
 
