@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
+import { Leveler } from "../loudness/limiter.js";
 import { EdgeShaper } from "./pcm.js";
 import { LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
@@ -65,11 +66,13 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
     const wav = new WavReader();
     let lame: ChildProcessWithoutNullStreams | undefined;
     let shaper: EdgeShaper | undefined;
+    let levelerRef: Leveler | undefined;
     const mp3: Buffer[] = [];
     const espeak = start(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], (code, stderr) => {
       if (code !== 0) return fail(exitError(programs.espeak, code, stderr));
       if (!shaper || !lame) return fail(new Error("espeak-ng did not produce a WAV stream"));
       shaper.finish();
+      levelerRef?.finish();
       lame.stdin.end();
     });
     espeak.stdout.on("data", (bytes: Buffer) => {
@@ -84,10 +87,12 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
       if (!shaper) {
         const encoder = startLame(wav.sampleRate);
         lame = encoder;
-        shaper = new EdgeShaper(wav.sampleRate, (shaped) => {
-          // Copied: the shaper reuses its buffers. When lame lags, espeak waits (the pipe's backpressure).
-          if (!encoder.stdin.write(Buffer.from(shaped.slice().buffer))) espeak.stdout.pause();
+        const leveler = new Leveler(wav.sampleRate, voice.gain, voice.ceiling, (leveled) => {
+          // Copied: the leveler reuses its buffers. When lame lags, espeak waits (the pipe's backpressure).
+          if (!encoder.stdin.write(Buffer.from(leveled.slice().buffer))) espeak.stdout.pause();
         });
+        levelerRef = leveler;
+        shaper = new EdgeShaper(wav.sampleRate, (shaped) => leveler.push(shaped));
         encoder.stdin.on("drain", () => espeak.stdout.resume());
       }
       shaper.push(samples);

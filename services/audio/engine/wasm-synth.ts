@@ -1,3 +1,4 @@
+import { Leveler } from "../loudness/limiter.js";
 import { EdgeShaper } from "./pcm.js";
 import type { WasmModules } from "./protocol.js";
 import { ESPEAK_RATE, LOCAL_FORMAT } from "./types.js";
@@ -30,7 +31,8 @@ export async function loadWasmSynth(assetsDir: string, modules: WasmModules): Pr
     synthesize(voice, text, aborted) {
       const mp3 = lame.open(LOCAL_FORMAT.sampleRate, LOCAL_FORMAT.bitrate, LAME_QUALITY);
       try {
-        const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => mp3.write(samples));
+        const leveler = new Leveler(ESPEAK_RATE, voice.gain, voice.ceiling, (samples) => mp3.write(samples));
+        const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => leveler.push(samples));
         const finished = espeak.speak(voice, text, (block) => {
           if (aborted()) return false;
           shaper.push(block);
@@ -38,6 +40,7 @@ export async function loadWasmSynth(assetsDir: string, modules: WasmModules): Pr
         });
         if (!finished || aborted()) return null;
         shaper.finish();
+        leveler.finish();
         return mp3.end();
       } finally {
         mp3.close();

@@ -1,4 +1,5 @@
 import type { Lang, ProviderName } from "../../../lib/voices.js";
+import type { LoudnessTarget } from "../loudness/index.js";
 
 export interface ProviderRequest {
   text: string;
@@ -7,6 +8,8 @@ export interface ProviderRequest {
   lang: Lang;
   /** Delivery instructions; only providers with `usesPrompt` act on them. */
   prompt?: string;
+  /** Loudness target; the local engine levels its PCM to it (cloud audio is normalised after assembly). */
+  level?: LoudnessTarget;
 }
 
 export interface SpeechProvider {
