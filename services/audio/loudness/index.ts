@@ -31,7 +31,7 @@ export const DEFAULT_LOUDNESS: LoudnessTarget = Object.freeze({ lufs: -19, trueP
 /** How far from the target a lossless gain step may leave a file, LU. */
 export const TOLERANCE_LU = 1;
 // Our meter oversamples 4× for the true peak, other meters (ffmpeg: to 192 kHz) find a bit more.
-const PEAK_MARGIN_DB = 0.3;
+const PEAK_MARGIN_DB = 0.6;
 // Encoding PCM to MP3 raises peaks by up to about a dB at our bitrates; the PCM ceiling sits below.
 export const ENCODER_PEAK_MARGIN_DB = 1.5;
 
