@@ -8,6 +8,7 @@ import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
+import { tagMp3 } from "./mp3/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 
@@ -104,8 +105,10 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, ms: renderedMs }, "audio rendered");
 
       const keys = audioKeys(articleId, revision);
-      await blobs.put(keys.full, r.full, "audio/mpeg");
-      await blobs.put(keys.preview, r.preview, "audio/mpeg");
+      // The articles service knows the project by id only; its name would need a call to auth.
+      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added)), articleId };
+      await blobs.put(keys.full, tagMp3(r.full, tags), "audio/mpeg");
+      await blobs.put(keys.preview, tagMp3(r.preview, tags), "audio/mpeg");
       const done = await articles.completeAudioJob({
         articleId,
         revision,
