@@ -423,13 +423,16 @@ async function audioSuite(): Promise<Record<string, unknown>> {
     providerPath.push({ shape, ...r });
     console.log(`  ${formatProviderPath(r, shape)}`);
   }
+  const { benchLoudness, formatLoudness } = await import("./loudness.js");
+  const loudness = await benchLoudness();
+  console.log(`  ${formatLoudness(loudness)}`);
   const memory = [];
   for (const engine of (await findNativePrograms()) ? (["never", "always"] as const) : (["never"] as const)) {
     const r = await benchAudioMemory(engine);
     memory.push(r);
     console.log(`  ${formatMemory(r)}`);
   }
-  return { localEngine: local, providerPath, memory };
+  return { localEngine: local, providerPath, loudness, memory };
 }
 
 async function main(): Promise<void> {

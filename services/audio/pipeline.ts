@@ -3,7 +3,7 @@
 // chunk (sentence) boundary.
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
-import { DEFAULT_LOUDNESS, combine, measureMp3, normalizeMp3, type LoudnessTarget, type Measurement } from "./loudness/index.js";
+import { DEFAULT_LOUDNESS, checkTarget, combine, measureMp3, normalizeMp3, type LoudnessTarget, type Measurement } from "./loudness/index.js";
 import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
@@ -34,8 +34,8 @@ export interface RenderOptions {
   /** Silence before the first word and after the last. */
   leadInMs?: number;
   tailMs?: number;
-  /** Loudness every file is brought to (default -19 LUFS, true peak -1 dBTP). */
-  loudness?: LoudnessTarget;
+  /** Loudness every file is brought to (default -19 LUFS, true peak -1 dBTP); null leaves the local engine's raw level (comparisons only). */
+  loudness?: LoudnessTarget | null;
   /** Called after each synthesized chunk, e.g. to keep a job lease alive. */
   onProgress?(done: number, total: number): void;
 }
@@ -115,7 +115,9 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
   // Sentences stay whole (a cut gives them a sentence-final fall), up to what a request may hold.
   const chunks = planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) });
   if (chunks.length === 0) throw new RenderInputError("The article has no readable text");
-  const level = opts.loudness ?? DEFAULT_LOUDNESS;
+  const level = opts.loudness === undefined ? DEFAULT_LOUDNESS : opts.loudness;
+  const problem = level && checkTarget(level);
+  if (problem) throw new RenderInputError(problem);
 
   // One failed chunk makes the whole render fail: stop the others early.
   const inner = new AbortController();
@@ -211,7 +213,8 @@ export interface ProviderArticle extends ArticleContent {
   prompt?: string;
 }
 
-export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress"> {
+export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress" | "loudness"> {
+  loudness?: LoudnessTarget;
   /** A retryable failure; `fallback` tells whether a fallback provider is the one failing. */
   onRetry?(error: string, fallback: boolean): Promise<void> | void;
   /** The previous provider gave up with `error`; `provider` takes over. */
@@ -227,6 +230,8 @@ export interface ProviderRenderResult extends RenderResult {
   reencoded: number;
   /** How the full file reached the loudness target: leveled by the local engine, lossless gain steps, re-encoded, or already on target. */
   loudness: "engine" | "steps" | "reencode" | "none";
+  /** Time the loudness step added after the last chunk arrived (waiting for measurements, applying gain), ms. */
+  loudnessMs: number;
 }
 
 /**
@@ -269,7 +274,9 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const { lang, paragraphs } = prepareArticle(article);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
-  const level = opts.loudness ?? DEFAULT_LOUDNESS;
+  const level = opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS;
+  const problem = checkTarget(level);
+  if (problem) throw new RenderInputError(problem);
   // Audio already made per provider survives a retry even without a cache.
   const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<Measurement>[]; local: boolean }>();
 
@@ -322,6 +329,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
   const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30);
   let loudnessMethod: ProviderRenderResult["loudness"] = "engine";
+  const loudnessStarted = performance.now();
   if (!result.local) {
     const measured = await Promise.all(result.loudness);
     const full = await normalizeMp3(r.full, combine(measured), level);
@@ -333,5 +341,6 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     r.preview = preview.mp3;
   }
   const { previewChunks: _, ...rest } = r;
-  return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod };
+  const loudnessMs = performance.now() - loudnessStarted;
+  return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod, loudnessMs };
 }

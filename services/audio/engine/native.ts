@@ -71,8 +71,8 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
     const espeak = start(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], (code, stderr) => {
       if (code !== 0) return fail(exitError(programs.espeak, code, stderr));
       if (!shaper || !lame) return fail(new Error("espeak-ng did not produce a WAV stream"));
-      shaper.finish();
       levelerRef?.finish();
+      shaper.finish();
       lame.stdin.end();
     });
     espeak.stdout.on("data", (bytes: Buffer) => {
@@ -87,15 +87,18 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
       if (!shaper) {
         const encoder = startLame(wav.sampleRate);
         lame = encoder;
-        const leveler = new Leveler(wav.sampleRate, voice.gain, voice.ceiling, (leveled) => {
-          // Copied: the leveler reuses its buffers. When lame lags, espeak waits (the pipe's backpressure).
-          if (!encoder.stdin.write(Buffer.from(leveled.slice().buffer))) espeak.stdout.pause();
-        });
-        levelerRef = leveler;
-        shaper = new EdgeShaper(wav.sampleRate, (shaped) => leveler.push(shaped));
+        const write = (pcm: Int16Array) => {
+          // Copied: the shaper and leveler reuse their buffers. When lame lags, espeak waits (the pipe's backpressure).
+          if (!encoder.stdin.write(Buffer.from(pcm.slice().buffer))) espeak.stdout.pause();
+        };
+        // Leveled first, so the edges are found on the audio as it will sound.
+        const edges = new EdgeShaper(wav.sampleRate, write);
+        shaper = edges;
+        levelerRef = voice.ceiling > 0 ? new Leveler(wav.sampleRate, voice.gain, voice.ceiling, (leveled) => edges.push(leveled)) : undefined;
         encoder.stdin.on("drain", () => espeak.stdout.resume());
       }
-      shaper.push(samples);
+      if (levelerRef) levelerRef.push(samples);
+      else shaper.push(samples);
     });
     espeak.stdin.end(Buffer.from(text, "utf8"));
 

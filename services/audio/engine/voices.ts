@@ -7,7 +7,7 @@ export interface EspeakVoice {
   name: string; // e.g. "en-us+f3"
   pitch: number;
   rate: number;
-  /** Linear gain applied to the PCM before encoding, and the peak ceiling (linear, full scale 1) of the limiter. */
+  /** Linear gain applied to the PCM before encoding, and the peak ceiling (linear, full scale 1) of the limiter; ceiling 0: no leveling. */
   gain: number;
   ceiling: number;
 }
@@ -41,7 +41,7 @@ const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
 // LAME at 48 kbps raises peaks by up to about a dB over the PCM it is given.
 const ENCODER_PEAK_MARGIN_DB = 0.8;
 
-export function espeakVoice(voice: string, lang: string, level: { lufs: number; truePeak: number } = DEFAULT_LEVEL): EspeakVoice {
+export function espeakVoice(voice: string, lang: string, level: { lufs: number; truePeak: number } | null = DEFAULT_LEVEL): EspeakVoice {
   const problem = checkVoiceLang(voice, lang);
   if (problem) throw new SpeechInputError(problem);
   const profile = PROFILES[voice];
@@ -51,8 +51,8 @@ export function espeakVoice(voice: string, lang: string, level: { lufs: number; 
     name: `${base}+${profile.variant}`,
     pitch: profile.pitch,
     rate: profile.rate,
-    gain: Math.pow(10, (level.lufs - profile.lufs) / 20),
-    ceiling: Math.pow(10, (level.truePeak - ENCODER_PEAK_MARGIN_DB) / 20),
+    gain: level ? Math.pow(10, (level.lufs - profile.lufs) / 20) : 1,
+    ceiling: level ? Math.pow(10, (level.truePeak - ENCODER_PEAK_MARGIN_DB) / 20) : 0,
   };
 }
 
@@ -63,5 +63,5 @@ export function prepare(req: SpeechRequest): { text: string; voice: EspeakVoice 
   // Empty text is rejected rather than turned into silence: it almost always means the caller's
   // chunking went wrong, and pauses have their own call (silence()).
   if (req.text.trim() === "") throw new SpeechInputError("Speech text is empty");
-  return { text: defusePhonemes(req.text), voice: espeakVoice(req.voice, req.lang, req.level) };
+  return { text: defusePhonemes(req.text), voice: espeakVoice(req.voice, req.lang, req.level === undefined ? DEFAULT_LEVEL : req.level) };
 }

@@ -31,16 +31,18 @@ export async function loadWasmSynth(assetsDir: string, modules: WasmModules): Pr
     synthesize(voice, text, aborted) {
       const mp3 = lame.open(LOCAL_FORMAT.sampleRate, LOCAL_FORMAT.bitrate, LAME_QUALITY);
       try {
-        const leveler = new Leveler(ESPEAK_RATE, voice.gain, voice.ceiling, (samples) => mp3.write(samples));
-        const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => leveler.push(samples));
+        // Leveled first, so the edges are found on the audio as it will sound.
+        const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => mp3.write(samples));
+        const leveler = voice.ceiling > 0 ? new Leveler(ESPEAK_RATE, voice.gain, voice.ceiling, (samples) => shaper.push(samples)) : undefined;
         const finished = espeak.speak(voice, text, (block) => {
           if (aborted()) return false;
-          shaper.push(block);
+          if (leveler) leveler.push(block);
+          else shaper.push(block);
           return true;
         });
         if (!finished || aborted()) return null;
+        leveler?.finish();
         shaper.finish();
-        leveler.finish();
         return mp3.end();
       } finally {
         mp3.close();

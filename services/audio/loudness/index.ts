@@ -8,6 +8,7 @@
 //   combined, and the gain goes into the frames' global_gain fields in 1.5 dB steps (lossless,
 //   as mp3gain does). Only when no whole step reaches the target within 1 LU without passing the
 //   true-peak ceiling is the file decoded, limited and encoded again.
+import { createHash } from "node:crypto";
 import { MPEGDecoder } from "mpg123-decoder";
 import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
 import { joinMp3 } from "../mp3/index.js";
@@ -61,10 +62,21 @@ async function decodeMono(mp3: Uint8Array): Promise<{ samples: Float32Array; sam
   return { samples: mono, sampleRate: r.sampleRate };
 }
 
+// Figures of recently measured chunks by content: a re-render after an edit gets most chunks
+// back from the chunk cache, byte for byte, and need not decode them again.
+const measured = new Map<string, Measurement>();
+const MEASURED_MAX = 4096;
+
 /** Loudness and true peak of an MP3 (decoded, as a player hears it). */
 export async function measureMp3(mp3: Uint8Array): Promise<Measurement> {
+  const key = createHash("sha1").update(mp3).digest("base64");
+  const known = measured.get(key);
+  if (known) return known;
   const { samples, sampleRate } = await decodeMono(mp3);
-  return measure(samples, sampleRate);
+  const m = measure(samples, sampleRate);
+  if (measured.size >= MEASURED_MAX) measured.delete(measured.keys().next().value!);
+  measured.set(key, m);
+  return m;
 }
 
 /**
