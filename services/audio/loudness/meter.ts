@@ -55,6 +55,7 @@ export function measure(samples: Float32Array, sampleRate: number): Measurement 
   if (samples.length === 0) return { lufs: -Infinity, truePeak: -Infinity, seconds };
   const e = load();
   const lufs = e.ebur128_integrated_mono(sampleRate, pass(e, samples), samples.length);
-  const peak = e.ebur128_true_peak_mono(sampleRate, pass(e, samples), samples.length);
-  return { lufs: Number.isFinite(lufs) && lufs > -70 ? lufs : -Infinity, truePeak: peak > 0 ? 20 * Math.log10(peak) : -Infinity, seconds };
+  // Already in dB (dBTP) as the crate's binding returns it.
+  const truePeak = e.ebur128_true_peak_mono(sampleRate, pass(e, samples), samples.length);
+  return { lufs: Number.isFinite(lufs) && lufs > -70 ? lufs : -Infinity, truePeak: Number.isFinite(truePeak) ? truePeak : -Infinity, seconds };
 }

@@ -37,7 +37,7 @@ function writeBits(buf: Uint8Array, bit: number, n: number, value: number): void
 /**
  * A copy of `mp3` with every coded granule's global_gain moved by `steps` (× 1.5 dB). Silent
  * granules (no coded data: our pause frames, the Info frame) are left alone. Returns the count of
- * granules that hit the field's limits (0 or 255) and so got less than the full change.
+ * granules that would need a value above 255 and so got less than the full change.
  */
 export function applyGainSteps(mp3: Buffer, steps: number): { mp3: Buffer; clamped: number } {
   if (!Number.isInteger(steps)) throw new RangeError(`gain steps must be an integer, got ${steps}`);
@@ -58,7 +58,8 @@ export function applyGainSteps(mp3: Buffer, steps: number): { mp3: Buffer; clamp
         if (part23 === 0 && bigValues === 0) continue;
         const gain = readBits(out, at + 21, 8);
         const next = Math.max(0, Math.min(255, gain + steps));
-        if (next !== gain + steps) clamped++;
+        // At the top the quantizer runs out; at the bottom the granule is already some 300 dB down, inaudible either way.
+        if (gain + steps > 255) clamped++;
         writeBits(out, at + 21, 8, next);
       }
     }
