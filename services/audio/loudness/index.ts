@@ -64,18 +64,19 @@ async function decodeMono(mp3: Uint8Array): Promise<{ samples: Float32Array; sam
 
 // Figures of recently measured chunks by content: a re-render after an edit gets most chunks
 // back from the chunk cache, byte for byte, and need not decode them again.
-const measured = new Map<string, Measurement>();
+const measured = new Map<string, Promise<Measurement>>();
 const MEASURED_MAX = 4096;
 
 /** Loudness and true peak of an MP3 (decoded, as a player hears it). */
-export async function measureMp3(mp3: Uint8Array): Promise<Measurement> {
+export function measureMp3(mp3: Uint8Array): Promise<Measurement> {
   const key = createHash("sha1").update(mp3).digest("base64");
   const known = measured.get(key);
   if (known) return known;
-  const { samples, sampleRate } = await decodeMono(mp3);
-  const m = measure(samples, sampleRate);
+  const m = decodeMono(mp3).then(({ samples, sampleRate }) => measure(samples, sampleRate));
   if (measured.size >= MEASURED_MAX) measured.delete(measured.keys().next().value!);
   measured.set(key, m);
+  // A failed measurement is not remembered.
+  m.catch(() => measured.delete(key));
   return m;
 }
 

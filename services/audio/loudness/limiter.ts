@@ -43,22 +43,32 @@ export class Leveler {
     const ring = this.ring;
     const L = ring.length;
     const c = this.ceiling;
+    const gain = this.gain;
     let n = 0;
-    for (let i = 0; i < block.length; i++) {
-      const x = block[i] * this.gain;
+    let i = 0;
+    // Filling the delay line at the start.
+    for (; i < block.length && this.filled < L; i++) {
+      const x = block[i] * gain;
+      if ((x < 0 ? -x : x) > c) this.peak(c / (x < 0 ? -x : x), L);
+      ring[this.pos] = x;
+      this.pos = (this.pos + 1) % L;
+      this.filled++;
+    }
+    // Locals in the hot loop: this runs for every sample of every article.
+    let pos = this.pos;
+    for (; i < block.length; i++) {
+      const x = block[i] * gain;
       const a = x < 0 ? -x : x;
       if (a > c) this.peak(c / a, L);
-      if (this.filled < L) {
-        ring[this.pos] = x;
-        this.pos = (this.pos + 1) % L;
-        this.filled++;
-        continue;
-      }
-      const y = ring[this.pos];
-      ring[this.pos] = x;
-      this.pos = this.pos + 1 === L ? 0 : this.pos + 1;
-      out[n++] = this.level(y, c);
+      const y = ring[pos];
+      ring[pos] = x;
+      pos = pos + 1 === L ? 0 : pos + 1;
+      if (this.g === 1 && this.step === 0 && this.hold === 0) {
+        // Unity and nothing ahead: the common case, no envelope to move.
+        out[n++] = y > c ? c : y < -c ? -c : y < 0 ? -Math.round(-y) : Math.round(y);
+      } else out[n++] = this.level(y, c);
     }
+    this.pos = pos;
     if (n > 0) this.emit(out.subarray(0, n));
   }
 
@@ -89,6 +99,7 @@ export class Leveler {
       }
     } else if (this.hold === 0 && this.g < 1) {
       this.g += (1 - this.g) * this.release;
+      if (this.g > 0.9999) this.g = 1;
       this.target = this.g;
     }
     if (this.hold > 0) {
