@@ -54,21 +54,53 @@ export class Leveler {
       this.pos = (this.pos + 1) % L;
       this.filled++;
     }
-    // Locals in the hot loop: this runs for every sample of every article.
+    // Locals in the hot loop: this runs for every sample of every article. The envelope logic
+    // is level() and peak() inlined.
     let pos = this.pos;
+    let g = this.g;
+    let step = this.step;
+    let target = this.target;
+    let hold = this.hold;
+    const release = this.release;
     for (; i < block.length; i++) {
       const x = block[i] * gain;
       const a = x < 0 ? -x : x;
-      if (a > c) this.peak(c / a, L);
+      if (a > c) {
+        const r = c / a;
+        const s = (r - g) / L;
+        if (s < step) step = s;
+        if (r < target) target = r;
+        hold = L + 1;
+      }
       const y = ring[pos];
       ring[pos] = x;
       pos = pos + 1 === L ? 0 : pos + 1;
-      if (this.g === 1 && this.step === 0 && this.hold === 0) {
-        // Unity and nothing ahead: the common case, no envelope to move.
-        out[n++] = y > c ? c : y < -c ? -c : y < 0 ? -Math.round(-y) : Math.round(y);
-      } else out[n++] = this.level(y, c);
+      if (step < 0) {
+        g += step;
+        if (g <= target) {
+          g = target;
+          step = 0;
+        }
+      } else if (hold === 0 && g < 1) {
+        g += (1 - g) * release;
+        if (g > 0.9999) g = 1;
+        target = g;
+      }
+      if (hold > 0) {
+        hold--;
+        if (hold === 0 && step === 0) target = 1;
+      }
+      let v = y * g;
+      if (v > c) v = c;
+      else if (v < -c) v = -c;
+      // Storing into an Int16Array truncates toward zero: half away from zero rounds.
+      out[n++] = v < 0 ? v - 0.5 : v + 0.5;
     }
     this.pos = pos;
+    this.g = g;
+    this.step = step;
+    this.target = target;
+    this.hold = hold;
     if (n > 0) this.emit(out.subarray(0, n));
   }
 
