@@ -10,7 +10,7 @@
 // Run: npx tsx bench/loudness.ts
 import os from "node:os";
 import { createLocalEngine } from "../services/audio/engine/index.js";
-import { measureMp3 } from "../services/audio/loudness/index.js";
+import { measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
 import { mp3Duration } from "../services/audio/mp3/index.js";
 import { renderArticle, renderWithProviders } from "../services/audio/pipeline.js";
 import { createOpenAiProvider, createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
@@ -60,6 +60,8 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
       figures.leveled.push(await render(undefined));
     }
 
+    // As the audio worker does at start.
+    await preloadLoudness();
     const clip = await engine.synthesize({ text: "A short clip that every request gets back.", voice: "alloy", lang: "en-US", level: { lufs: -24, truePeak: -6 } });
     // As bench/provider-path.ts: every request gets the same clip back after 1 s + 0.1 ms per character.
     const fake = await startSlowFakeProviders(clip);

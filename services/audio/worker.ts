@@ -8,6 +8,7 @@ import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
+import { preloadLoudness } from "./loudness/index.js";
 import { tagMp3 } from "./mp3/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
@@ -62,6 +63,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
   const shutdown = new AbortController();
   const maxAttempts = opts.maxAttempts ?? 5;
   const keepAliveMs = opts.keepAliveMs ?? 5_000;
+  // Cloud audio is measured as it arrives; the meter and decoder load now, not with the first chunk.
+  if (speech) void preloadLoudness().catch((e) => log.warn({ err: errorMessage(e) }, "loudness meter did not load"));
 
   async function handle(d: Delivery): Promise<void> {
     const { articleId } = d.job;

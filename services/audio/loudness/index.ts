@@ -44,6 +44,12 @@ export function checkTarget(t: LoudnessTarget): string | undefined {
 
 export const dbToGain = (db: number) => Math.pow(10, db / 20);
 
+/** Compiles the meter and starts the decoder ahead of the first article, off its critical path. */
+export async function preloadLoudness(): Promise<void> {
+  measure(new Float32Array(4800), 48000);
+  await decodeMono(new Uint8Array(0)).catch(() => undefined);
+}
+
 let decoder: Promise<MPEGDecoder> | undefined;
 // The WASM decoder holds stream state: one file at a time (decoding is synchronous once ready).
 async function decodeMono(mp3: Uint8Array): Promise<{ samples: Float32Array; sampleRate: number }> {
