@@ -109,7 +109,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
 
       const keys = audioKeys(articleId, revision);
       // The articles service knows the project by id only; its name would need a call to auth.
-      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added)), articleId };
+      // added/updated are Unix seconds.
+      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
       await blobs.put(keys.full, tagMp3(r.full, tags), "audio/mpeg");
       await blobs.put(keys.preview, tagMp3(r.preview, tags), "audio/mpeg");
       const done = await articles.completeAudioJob({
