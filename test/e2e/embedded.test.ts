@@ -116,6 +116,7 @@ describe("REST API end to end (embedded default)", function () {
     // The stored file says what it is (ID3v2.4).
     expect(meta.common.title).to.equal("Council approves library budget");
     expect(meta.common.language).to.equal("eng");
+    expect(Date.parse(meta.common.date ?? "")).to.be.closeTo(Date.now(), 2 * 86_400_000);
   });
 
   it("serves audio with byte ranges, ETag and long cache headers", async () => {
