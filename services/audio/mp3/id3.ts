@@ -28,7 +28,7 @@ function frame(id: string, body: Buffer): Buffer {
   return Buffer.concat([Buffer.from(id, "latin1"), syncsafe(body.length), Buffer.from([0, 0]), body]);
 }
 
-const clean = (s: string) => s.replace(/[\u0000-\u001f]+/g, " ").trim().slice(0, MAX_TEXT);
+const clean = (s: string | undefined) => (s ?? "").replace(/[\u0000-\u001f]+/g, " ").trim().slice(0, MAX_TEXT);
 
 function text(id: string, value: string): Buffer {
   return frame(id, Buffer.concat([Buffer.from([UTF8]), Buffer.from(clean(value), "utf8")]));
@@ -40,11 +40,12 @@ function userText(description: string, value: string): Buffer {
 
 /** The ID3v2.4 tag for these fields. */
 export function id3Tag(tags: Mp3Tags): Buffer {
-  const frames = [text("TIT2", tags.title), text("TPE1", tags.artist), text("TALB", tags.album)];
-  const lang = ISO639_2[tags.lang.slice(0, 2).toLowerCase()];
+  // Empty fields are left out rather than written as empty frames.
+  const frames = ([["TIT2", tags.title], ["TPE1", tags.artist], ["TALB", tags.album]] as const).filter(([, v]) => clean(v)).map(([id, v]) => text(id, v));
+  const lang = ISO639_2[(tags.lang ?? "").slice(0, 2).toLowerCase()];
   if (lang) frames.push(text("TLAN", lang));
   if (tags.date && !Number.isNaN(tags.date.getTime())) frames.push(text("TDRC", tags.date.toISOString().slice(0, 10)));
-  frames.push(userText("ARTICLE_ID", tags.articleId));
+  if (clean(tags.articleId)) frames.push(userText("ARTICLE_ID", tags.articleId));
   const body = Buffer.concat(frames);
   return Buffer.concat([Buffer.from("ID3", "latin1"), Buffer.from([4, 0, 0]), syncsafe(body.length), body]);
 }
