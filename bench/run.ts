@@ -423,15 +423,16 @@ async function audioSuite(): Promise<Record<string, unknown>> {
     providerPath.push({ shape, ...r });
     console.log(`  ${formatProviderPath(r, shape)}`);
   }
-  const { benchLoudness, formatLoudness } = await import("./loudness.js");
-  const loudness = await benchLoudness();
-  console.log(`  ${formatLoudness(loudness)}`);
   const memory = [];
   for (const engine of (await findNativePrograms()) ? (["never", "always"] as const) : (["never"] as const)) {
     const r = await benchAudioMemory(engine);
     memory.push(r);
     console.log(`  ${formatMemory(r)}`);
   }
+  // After the memory figures: measuring leaves the meter's and decoder's WASM memory grown in this process.
+  const { benchLoudness, formatLoudness } = await import("./loudness.js");
+  const loudness = await benchLoudness();
+  console.log(`  ${formatLoudness(loudness)}`);
   return { localEngine: local, providerPath, loudness, memory };
 }
 
