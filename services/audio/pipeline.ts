@@ -4,7 +4,7 @@
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { DEFAULT_LOUDNESS, checkTarget, combine, measureMp3, normalizeMp3, type LoudnessTarget, type Measurement } from "./loudness/index.js";
-import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
+import { id3Tag, joinMp3, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
 import type { SpeechRouter } from "./providers/router.js";
@@ -34,6 +34,8 @@ export interface RenderOptions {
   /** Silence before the first word and after the last. */
   leadInMs?: number;
   tailMs?: number;
+  /** ID3v2.4 tags written in front of both files. */
+  tags?: Mp3Tags;
   /** Loudness every file is brought to (default -19 LUFS, true peak -1 dBTP); null leaves the local engine's raw level (comparisons only). */
   loudness?: LoudnessTarget | null;
   /** Called after each synthesized chunk, e.g. to keep a job lease alive. */
@@ -137,7 +139,7 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
         throw e;
       }
     });
-    return assemble(chunks, audio, pauses, opts.previewSeconds ?? 30);
+    return assemble(chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
@@ -176,7 +178,7 @@ interface Assembled extends RenderResult {
   previewChunks: number;
 }
 
-function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number): Assembled {
+function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Assembled {
   const parts: Buffer[] = [pauses.leadIn];
   const endTimes: number[] = [];
   const partsThrough: number[] = [];
@@ -198,10 +200,11 @@ function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, prev
     joins.push(join);
   });
   const tail = mp3Duration(pauses.tail);
-  const full = joinMp3([...parts, pauses.tail]);
+  const tag = tags && id3Tag(tags);
+  const full = joinMp3([...parts, pauses.tail], tag);
   const last = previewEnd(chunks, endTimes, previewSeconds);
   const whole = last === chunks.length - 1;
-  const preview = whole ? full : joinMp3([...parts.slice(0, partsThrough[last]), pauses.tail]);
+  const preview = whole ? full : joinMp3([...parts.slice(0, partsThrough[last]), pauses.tail], tag);
   // Frame durations summed part by part: the joined file holds exactly these frames, and a
   // second scan of an hour of audio would only cost memory.
   return { full, fullDuration: t + tail, preview, previewDuration: (whole ? t : endTimes[last]) + tail, chunks: chunks.length, joins, previewChunks: last + 1 };
@@ -327,7 +330,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     }),
   );
   const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
-  const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30);
+  const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
   let loudnessMethod: ProviderRenderResult["loudness"] = "engine";
   const loudnessStarted = performance.now();
   if (!result.local) {
@@ -335,10 +338,12 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     const full = await normalizeMp3(r.full, combine(measured), level);
     const preview = r.preview === r.full ? full : await normalizeMp3(r.preview, combine(measured.slice(0, r.previewChunks)), level);
     loudnessMethod = full.method;
+    // A re-encoded file is new: it gets its tag again.
+    const retag = (n: { mp3: Buffer; method: string }) => (n.method === "reencode" && opts.tags ? tagMp3(n.mp3, opts.tags) : n.mp3);
     if (full.method === "reencode") r.fullDuration = mp3Duration(full.mp3);
     if (preview.method === "reencode") r.previewDuration = mp3Duration(preview.mp3);
-    r.full = full.mp3;
-    r.preview = preview.mp3;
+    r.full = retag(full);
+    r.preview = preview === full ? r.full : retag(preview);
   }
   const { previewChunks: _, ...rest } = r;
   const loudnessMs = performance.now() - loudnessStarted;

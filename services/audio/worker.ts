@@ -9,7 +9,6 @@ import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } f
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { preloadLoudness } from "./loudness/index.js";
-import { tagMp3 } from "./mp3/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 
@@ -93,9 +92,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     };
     try {
       const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw };
+      // ID3 tags on both files. The articles service knows the project by id only (its name
+      // would need a call to auth); added/updated are Unix seconds.
+      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,
+            tags,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -103,16 +106,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
               return report(ArticleStatus.FALLBACK, errorMessage(error));
             },
           })
-        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal })), provider: engine.name };
+        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags })), provider: engine.name };
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, ms: renderedMs }, "audio rendered");
 
       const keys = audioKeys(articleId, revision);
-      // The articles service knows the project by id only; its name would need a call to auth.
-      // added/updated are Unix seconds.
-      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
-      await blobs.put(keys.full, tagMp3(r.full, tags), "audio/mpeg");
-      await blobs.put(keys.preview, tagMp3(r.preview, tags), "audio/mpeg");
+      await blobs.put(keys.full, r.full, "audio/mpeg");
+      await blobs.put(keys.preview, r.preview, "audio/mpeg");
       const done = await articles.completeAudioJob({
         articleId,
         revision,

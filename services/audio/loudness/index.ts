@@ -130,14 +130,15 @@ export interface Normalized {
   gainDb: number;
 }
 
-/** Brings an assembled MP3 (measured as `m`) to the target; see the module comment. */
+/** Brings an assembled MP3 (measured as `m`) to the target, changing `mp3` itself when gain steps do; see the module comment. */
 export async function normalizeMp3(mp3: Buffer, m: Measurement, target: LoudnessTarget): Promise<Normalized> {
   const plan = planGain(m, target);
   if (plan.reencode) return { mp3: await limitAndEncode(mp3, plan.gainDb, target), method: "reencode", gainDb: plan.gainDb };
   if (plan.steps === 0) return { mp3, method: "none", gainDb: 0 };
-  const { mp3: out, clamped } = applyGainSteps(mp3, plan.steps);
+  // In place: the caller hands over a file it just assembled.
+  const { clamped } = applyGainSteps(mp3, plan.steps, { inPlace: true, refuseClamp: true });
   if (clamped > 0) return { mp3: await limitAndEncode(mp3, plan.gainDb, target), method: "reencode", gainDb: plan.gainDb };
-  return { mp3: out, method: "steps", gainDb: plan.steps * GAIN_STEP_DB };
+  return { mp3, method: "steps", gainDb: plan.steps * GAIN_STEP_DB };
 }
 
 let encoder: Promise<WasmMediaEncoder<"audio/mpeg">> | undefined;

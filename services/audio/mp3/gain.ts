@@ -39,12 +39,12 @@ function writeBits(buf: Uint8Array, bit: number, n: number, value: number): void
  * granules (no coded data: our pause frames, the Info frame) are left alone. Returns the count of
  * granules that would need a value above 255 and so got less than the full change.
  */
-export function applyGainSteps(mp3: Buffer, steps: number): { mp3: Buffer; clamped: number } {
+export function applyGainSteps(mp3: Buffer, steps: number, opts: { inPlace?: boolean; refuseClamp?: boolean } = {}): { mp3: Buffer; clamped: number } {
   if (!Number.isInteger(steps)) throw new RangeError(`gain steps must be an integer, got ${steps}`);
-  const out = Buffer.from(mp3);
-  if (steps === 0) return { mp3: out, clamped: 0 };
-  const scan = scanFrames(out);
-  let clamped = 0;
+  if (steps === 0) return { mp3: opts.inPlace ? mp3 : Buffer.from(mp3), clamped: 0 };
+  const scan = scanFrames(mp3);
+  // Bit offsets of every coded granule's global_gain field.
+  const fields: number[] = [];
   scan.frames.forEach((f, i) => {
     const h = scan.headers[i] ?? scan.headers[0];
     if (h.layer !== 3) return;
@@ -53,16 +53,17 @@ export function applyGainSteps(mp3: Buffer, steps: number): { mp3: Buffer; clamp
     for (let g = 0; g < granules; g++) {
       for (let c = 0; c < h.channels; c++) {
         const at = side + start + (g * h.channels + c) * block;
-        const part23 = readBits(out, at, 12);
-        const bigValues = readBits(out, at + 12, 9);
-        if (part23 === 0 && bigValues === 0) continue;
-        const gain = readBits(out, at + 21, 8);
-        const next = Math.max(0, Math.min(255, gain + steps));
-        // At the top the quantizer runs out; at the bottom the granule is already some 300 dB down, inaudible either way.
-        if (gain + steps > 255) clamped++;
-        writeBits(out, at + 21, 8, next);
+        if (readBits(mp3, at, 12) === 0 && readBits(mp3, at + 12, 9) === 0) continue;
+        fields.push(at + 21);
       }
     }
   });
+  // At the top the quantizer runs out; at the bottom the granule is already some 300 dB down, inaudible either way.
+  let clamped = 0;
+  for (const at of fields) if (readBits(mp3, at, 8) + steps > 255) clamped++;
+  if (clamped > 0 && opts.refuseClamp) return { mp3, clamped };
+  // In place for a file we just assembled: an hour of audio need not exist twice.
+  const out = opts.inPlace ? mp3 : Buffer.from(mp3);
+  for (const at of fields) writeBits(out, at, 8, Math.max(0, Math.min(255, readBits(out, at, 8) + steps)));
   return { mp3: out, clamped };
 }
