@@ -5,12 +5,16 @@ import { createHash } from "node:crypto";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
-import { joinMp3, mp3Duration, silenceFrames } from "./mp3/index.js";
+import { DEFAULT_LOUDNESS, checkTarget, combine, measureMp3, normalizeMp3, type LoudnessTarget, type Measurement } from "./loudness/index.js";
+import { id3Tag, joinMp3, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
 import { engineText, takesPhonemes } from "./providers/local.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
 import type { SpeechRouter } from "./providers/router.js";
-import { packChunks, prepareText, type TextChunk } from "./text/index.js";
+import { planChunks, type TextChunk } from "./text/chunks.js";
+import { prepareText } from "./text/index.js";
+
+export { PARAGRAPH_BREAK, planChunks, type PlanOptions } from "./text/chunks.js";
 
 export interface ArticleContent {
   title: string;
@@ -32,6 +36,13 @@ export interface RenderOptions {
   maxChunkChars?: number;
   titlePauseMs?: number;
   paragraphPauseMs?: number;
+  /** Silence before the first word and after the last. */
+  leadInMs?: number;
+  tailMs?: number;
+  /** ID3v2.4 tags written in front of both files. */
+  tags?: Mp3Tags;
+  /** Loudness every file is brought to (default -19 LUFS, true peak -1 dBTP); null leaves the local engine's raw level (comparisons only). */
+  loudness?: LoudnessTarget | null;
   /** Called after each synthesized chunk, e.g. to keep a job lease alive. */
   onProgress?(done: number, total: number): void;
 }
@@ -74,22 +85,46 @@ async function mapBounded<T, R>(items: T[], limit: number, signal: AbortSignal, 
   return results;
 }
 
+/** Pauses (ms) that carry the article's structure; a paragraph pause is clearly longer than any voice's pause between sentences. */
+export const PAUSES = Object.freeze({ leadInMs: 300, titleMs: 900, paragraphMs: 800, tailMs: 800 });
+
 /**
- * Index of the last chunk the preview keeps: the longest opening within
- * previewSeconds, but never less than the title and the first body chunk.
+ * Index of the last chunk the preview keeps: a chunk that ends a sentence, ending as near
+ * previewSeconds as possible within [5/6, 4/3] of it (25-40 s for 30 s), never before the title
+ * and the first body sentence. An article not much longer than that is its own preview.
  */
 function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: number): number {
+  const lo = (previewSeconds * 5) / 6;
+  const hi = (previewSeconds * 4) / 3;
+  const lastIndex = chunks.length - 1;
+  if (endTimes[lastIndex] <= hi) return lastIndex;
   const firstBody = chunks.findIndex((c) => c.paragraph > 0);
-  const minimum = firstBody === -1 ? chunks.length - 1 : firstBody;
-  let end = minimum;
-  for (let i = minimum + 1; i < chunks.length && endTimes[i] <= previewSeconds; i++) end = i;
-  return end;
+  if (firstBody === -1) return lastIndex;
+  let best = -1;
+  let bestScore = Infinity;
+  for (let i = firstBody; i < chunks.length; i++) {
+    if (chunks[i].sentenceEnd === false && i !== lastIndex) continue;
+    const t = endTimes[i];
+    // Distance outside the window first, then closeness to the aim.
+    const score = (t < lo ? lo - t : t > hi ? t - hi : 0) * 1000 + Math.abs(t - previewSeconds);
+    if (score < bestScore) {
+      best = i;
+      bestScore = score;
+    }
+    if (t > hi) break;
+  }
+  return best === -1 ? lastIndex : best;
 }
 
 export async function renderArticle(article: ArticleContent, engine: SpeechEngine, opts: RenderOptions = {}): Promise<RenderResult> {
   const { lang, paragraphs } = prepareArticle(article);
-  const chunks = packChunks(paragraphs, opts.maxChunkChars ?? 300, lang);
+  const maxChars = opts.maxChunkChars ?? 300;
+  // Sentences stay whole (a cut gives them a sentence-final fall), up to what a request may hold.
+  const chunks = planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) });
   if (chunks.length === 0) throw new RenderInputError("The article has no readable text");
+  const level = opts.loudness === undefined ? DEFAULT_LOUDNESS : opts.loudness;
+  const problem = level && checkTarget(level);
+  if (problem) throw new RenderInputError(problem);
 
   // One failed chunk makes the whole render fail: stop the others early.
   const inner = new AbortController();
@@ -98,11 +133,11 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
   if (opts.signal?.aborted) onAbort();
   let done = 0;
   try {
-    const [titlePause, paragraphPause] = await Promise.all([engine.silence(opts.titlePauseMs ?? 700), engine.silence(opts.paragraphPauseMs ?? 400)]);
+    const pauses = await pauseParts((ms) => engine.silence(ms), opts);
     const audio = await mapBounded(chunks, opts.concurrency ?? 2, inner.signal, async (chunk) => {
       try {
         const text = engineText(chunk.text, article.pronunciations, lang, takesPhonemes(engine));
-        const mp3 = await engine.synthesize({ text, voice: article.voice, lang }, inner.signal);
+        const mp3 = await engine.synthesize({ text, voice: article.voice, lang, level }, inner.signal);
         opts.onProgress?.(++done, chunks.length);
         return mp3;
       } catch (e) {
@@ -110,10 +145,32 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
         throw e;
       }
     });
-    return assemble(chunks, audio, titlePause, paragraphPause, opts.previewSeconds ?? 30);
+    return assemble(chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
+}
+
+// The local engine: opening chunks of a sentence or two, so the preview has sentence ends every
+// few seconds to choose from; eSpeak takes a long sentence whole.
+const LOCAL_OPENING_CHARS = 150;
+const LOCAL_SENTENCE_CHARS = 1500;
+
+interface PauseParts {
+  leadIn: Buffer;
+  title: Buffer;
+  paragraph: Buffer;
+  tail: Buffer;
+}
+
+async function pauseParts(silence: (ms: number) => Promise<Buffer> | Buffer, opts: RenderOptions): Promise<PauseParts> {
+  const [leadIn, title, paragraph, tail] = await Promise.all([
+    silence(opts.leadInMs ?? PAUSES.leadInMs),
+    silence(opts.titlePauseMs ?? PAUSES.titleMs),
+    silence(opts.paragraphPauseMs ?? PAUSES.paragraphMs),
+    silence(opts.tailMs ?? PAUSES.tailMs),
+  ]);
+  return { leadIn, title, paragraph, tail };
 }
 
 function prepareArticle(article: ArticleContent): { lang: Lang; paragraphs: string[] } {
@@ -122,12 +179,17 @@ function prepareArticle(article: ArticleContent): { lang: Lang; paragraphs: stri
   return { lang, paragraphs: prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw, pronunciations: article.pronunciations }) };
 }
 
-function assemble(chunks: TextChunk[], audio: Buffer[], titlePause: Buffer, paragraphPause: Buffer, previewSeconds: number): RenderResult {
-  const parts: Buffer[] = [];
+interface Assembled extends RenderResult {
+  /** Chunks the preview holds. */
+  previewChunks: number;
+}
+
+function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Assembled {
+  const parts: Buffer[] = [pauses.leadIn];
   const endTimes: number[] = [];
   const partsThrough: number[] = [];
   const joins: Join[] = [];
-  let t = 0;
+  let t = mp3Duration(pauses.leadIn);
   chunks.forEach((chunk, i) => {
     parts.push(audio[i]);
     t += mp3Duration(audio[i]);
@@ -136,21 +198,22 @@ function assemble(chunks: TextChunk[], audio: Buffer[], titlePause: Buffer, para
     if (i === chunks.length - 1) return;
     const join: Join = { seconds: t, pauseSeconds: 0 };
     if (chunk.paragraphEnd) {
-      const pause = chunk.paragraph === 0 ? titlePause : paragraphPause;
+      const pause = chunk.paragraph === 0 ? pauses.title : pauses.paragraph;
       parts.push(pause);
       join.pauseSeconds = mp3Duration(pause);
       t += join.pauseSeconds;
     }
     joins.push(join);
   });
-
-  const full = joinMp3(parts);
+  const tail = mp3Duration(pauses.tail);
+  const tag = tags && id3Tag(tags);
+  const full = joinMp3([...parts, pauses.tail], tag);
   const last = previewEnd(chunks, endTimes, previewSeconds);
   const whole = last === chunks.length - 1;
-  const preview = whole ? full : joinMp3(parts.slice(0, partsThrough[last]));
+  const preview = whole ? full : joinMp3([...parts.slice(0, partsThrough[last]), pauses.tail], tag);
   // Frame durations summed part by part: the joined file holds exactly these frames, and a
   // second scan of an hour of audio would only cost memory.
-  return { full, fullDuration: t, preview, previewDuration: whole ? t : endTimes[last], chunks: chunks.length, joins };
+  return { full, fullDuration: t + tail, preview, previewDuration: (whole ? t : endTimes[last]) + tail, chunks: chunks.length, joins, previewChunks: last + 1 };
 }
 
 // ---- Through the provider router: cache, retries, fallback chain ----
@@ -159,7 +222,8 @@ export interface ProviderArticle extends ArticleContent {
   prompt?: string;
 }
 
-export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress"> {
+export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress" | "loudness"> {
+  loudness?: LoudnessTarget;
   /** A retryable failure; `fallback` tells whether a fallback provider is the one failing. */
   onRetry?(error: string, fallback: boolean): Promise<void> | void;
   /** The previous provider gave up with `error`; `provider` takes over. */
@@ -173,85 +237,10 @@ export interface ProviderRenderResult extends RenderResult {
   provider: string;
   /** Chunks whose stream differed from the first chunk's and were re-encoded. */
   reencoded: number;
-}
-
-// About 30 s of speech at ~15 characters per second: chunks up to here stay small for the preview.
-const OPENING_CHARS = 450;
-
-export interface PlanOptions {
-  /** Text of the opening chunks (title and first paragraphs), small so the preview can end early. */
-  openingChars?: number;
-  /**
-   * Put several whole paragraphs into one request after the opening (cloud providers, which
-   * read a blank line as a paragraph break). Without it every paragraph is at least one request,
-   * and an article of short paragraphs needs hundreds of them.
-   */
-  packParagraphs?: boolean;
-}
-
-/**
- * Chunks for a provider: the opening (about the preview's length) in small chunks so the
- * preview can end at a sentence near 30 s, the rest up to the provider's limit. A chunk holds
- * whole paragraphs or part of one, never parts of two, so an edit re-synthesizes only the chunks
- * of the paragraphs it touches.
- */
-export function planChunks(paragraphs: string[], lang: Lang, maxChars: number, opts: PlanOptions | number = {}): TextChunk[] {
-  const { openingChars = 300, packParagraphs = false } = typeof opts === "number" ? { openingChars: opts } : opts;
-  let cut = 0;
-  let chars = 0;
-  while (cut < paragraphs.length && (cut < 2 || chars < OPENING_CHARS)) chars += paragraphs[cut++].length;
-  const small = Math.min(openingChars, maxChars);
-  const opening = packChunks(paragraphs.slice(0, cut), small, lang);
-  const rest = packParagraphs
-    ? packWholeParagraphs(paragraphs, cut, maxChars, lang)
-    : packChunks(paragraphs.slice(cut), maxChars, lang).map((c) => ({ ...c, paragraph: c.paragraph + cut }));
-  return [...opening, ...rest];
-}
-
-/** What separates packed paragraphs inside one request. */
-export const PARAGRAPH_BREAK = "\n\n";
-
-/**
- * Groups paragraphs from `from` on into requests of at most maxChars. Where a group starts is
- * decided by the content of the paragraph that starts it (its opening words), not by position
- * or running length, so editing a paragraph changes only its own group's text, and inserting or
- * deleting one disturbs only the groups next to it. Groups average about half the limit, which
- * leaves room for paragraphs to grow before the limit forces an extra cut.
- */
-function packWholeParagraphs(paragraphs: string[], from: number, maxChars: number, lang: Lang): TextChunk[] {
-  const body = paragraphs.slice(from);
-  const lengths = body.map((p) => p.length).sort((a, b) => a - b);
-  const typical = Math.max(1, lengths[Math.floor(lengths.length / 2)] ?? 1);
-  // About one group start per `every` paragraphs; a median barely moves when one paragraph changes.
-  const every = Math.max(1, Math.round(maxChars / 2 / (typical + PARAGRAPH_BREAK.length)));
-  const out: TextChunk[] = [];
-  let group: string[] = [];
-  let groupChars = 0;
-  const flush = (last: number) => {
-    if (group.length) out.push({ text: group.join(PARAGRAPH_BREAK), paragraph: last, paragraphEnd: true });
-    group = [];
-    groupChars = 0;
-  };
-  body.forEach((para, k) => {
-    const index = from + k;
-    if (para.length > maxChars) {
-      flush(index - 1);
-      out.push(...packChunks([para], maxChars, lang).map((c) => ({ ...c, paragraph: index })));
-      return;
-    }
-    const fits = groupChars + (group.length ? PARAGRAPH_BREAK.length : 0) + para.length <= maxChars;
-    if (group.length && (!fits || startsGroup(para, every))) flush(index - 1);
-    group.push(para);
-    groupChars += (group.length > 1 ? PARAGRAPH_BREAK.length : 0) + para.length;
-  });
-  flush(paragraphs.length - 1);
-  return out;
-}
-
-function startsGroup(paragraph: string, every: number): boolean {
-  if (every <= 1) return true;
-  const opening = paragraph.slice(0, 40);
-  return createHash("sha1").update(opening).digest().readUInt32BE(0) % every === 0;
+  /** How the full file reached the loudness target: leveled by the local engine, lossless gain steps, re-encoded, or already on target. */
+  loudness: "engine" | "steps" | "reencode" | "none";
+  /** Time the loudness step added after the last chunk arrived (waiting for measurements, applying gain), ms. */
+  loudnessMs: number;
 }
 
 /**
@@ -294,8 +283,11 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const { lang, paragraphs } = prepareArticle(article);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
+  const level = opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS;
+  const problem = checkTarget(level);
+  if (problem) throw new RenderInputError(problem);
   // Audio already made per provider survives a retry even without a cache.
-  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[] }>();
+  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<Measurement>[]; local: boolean }>();
 
   const { result, step } = await router.run(
     article.voice,
@@ -304,15 +296,21 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
       const id = `${step.provider.name}/${step.voice}`;
       let plan = made.get(id);
       if (!plan) {
+        const local = step.provider.name === "local";
         const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
-        const chunks = planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: step.provider.name !== "local" });
-        plan = { chunks, audio: new Array<Buffer>(chunks.length) };
+        const chunks = local
+          ? planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
+          : planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
+        plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), local };
         made.set(id, plan);
       }
-      const { chunks, audio } = plan;
+      const { chunks, audio, loudness, local } = plan;
       const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
       await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
-        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations }, s);
+        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s);
+        // Measured while the other requests are still out, so little of it is left for the end.
+        // The local engine levels its own PCM before encoding and needs no measurement.
+        if (!local) loudness[i] = measureMp3(audio[i]).catch(() => ({ lufs: -Infinity, truePeak: -Infinity, seconds: 0 }));
       });
       return plan;
     },
@@ -328,15 +326,32 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   if (!target) throw new Error("The first chunk has no MPEG audio frames");
   let reencoded = 0;
   const audio = await Promise.all(
-    result.audio.map(async (mp3) => {
+    result.audio.map(async (mp3, i) => {
       const f = streamFormat(mp3);
       if (f && sameStreamFormat(f, target)) return mp3;
       reencoded++;
-      return reencode(mp3, target);
+      const same = await reencode(mp3, target);
+      if (!result.local) result.loudness[i] = measureMp3(same);
+      return same;
     }),
   );
-  const titlePause = silenceFrames(target, opts.titlePauseMs ?? 700);
-  const paragraphPause = silenceFrames(target, opts.paragraphPauseMs ?? 400);
-  const r = assemble(result.chunks, audio, titlePause, paragraphPause, opts.previewSeconds ?? 30);
-  return { ...r, provider: step.provider.label ?? step.provider.name, reencoded };
+  const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
+  const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+  let loudnessMethod: ProviderRenderResult["loudness"] = "engine";
+  const loudnessStarted = performance.now();
+  if (!result.local) {
+    const measured = await Promise.all(result.loudness);
+    const full = await normalizeMp3(r.full, combine(measured), level);
+    const preview = r.preview === r.full ? full : await normalizeMp3(r.preview, combine(measured.slice(0, r.previewChunks)), level);
+    loudnessMethod = full.method;
+    // A re-encoded file is new: it gets its tag again.
+    const retag = (n: { mp3: Buffer; method: string }) => (n.method === "reencode" && opts.tags ? tagMp3(n.mp3, opts.tags) : n.mp3);
+    if (full.method === "reencode") r.fullDuration = mp3Duration(full.mp3);
+    if (preview.method === "reencode") r.previewDuration = mp3Duration(preview.mp3);
+    r.full = retag(full);
+    r.preview = preview === full ? r.full : retag(preview);
+  }
+  const { previewChunks: _, ...rest } = r;
+  const loudnessMs = performance.now() - loudnessStarted;
+  return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod, loudnessMs };
 }

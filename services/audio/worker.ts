@@ -8,6 +8,7 @@ import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
+import { preloadLoudness } from "./loudness/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
@@ -62,6 +63,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
   const shutdown = new AbortController();
   const maxAttempts = opts.maxAttempts ?? 5;
   const keepAliveMs = opts.keepAliveMs ?? 5_000;
+  // Cloud audio is measured as it arrives; the meter and decoder load now, not with the first chunk.
+  if (speech) void preloadLoudness().catch((e) => log.warn({ err: errorMessage(e) }, "loudness meter did not load"));
 
   async function handle(d: Delivery): Promise<void> {
     const { articleId } = d.job;
@@ -91,9 +94,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     try {
       const pronunciations = claim.pronunciations.map(ruleFromProto);
       const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw, pronunciations };
+      // ID3 tags on both files. The articles service knows the project by id only (its name
+      // would need a call to auth); added/updated are Unix seconds.
+      const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,
+            tags,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -101,7 +108,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
               return report(ArticleStatus.FALLBACK, errorMessage(error));
             },
           })
-        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal })), provider: engine.name };
+        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags })), provider: engine.name };
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, ms: renderedMs }, "audio rendered");
 

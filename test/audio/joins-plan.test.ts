@@ -77,3 +77,35 @@ describe("chunk plan for cloud providers", () => {
     expect(chunks[1].text.length).to.be.at.most(120);
   });
 });
+
+describe("chunk plan for one-block articles and long sentences", () => {
+  const block = Array.from({ length: 260 }, (_, i) => SENTENCES[i % SENTENCES.length]).join(" ");
+
+  it("packs a 20,000-character single paragraph after a two-request opening", () => {
+    const text = block.slice(0, block.lastIndexOf(".", 20_000) + 1);
+    const chunks = planChunks(["One block", text], "en-US", 4096, { packParagraphs: true });
+    expect(chunks.length).to.be.at.most(Math.ceil(text.length / 3500) + 2);
+    expect(chunks[0].text).to.equal("One block");
+    // The opening ends at sentences near 420 and 600 characters, for a preview near 30 s.
+    expect(chunks[1].text.length).to.be.within(380, 560);
+    expect(chunks[1].text.length + chunks[2].text.length).to.be.within(560, 760);
+    expect(chunks.every((c) => c.text.length <= 4096 && c.sentenceEnd !== false)).to.equal(true);
+    expect(chunks.map((c) => c.text).join(" ")).to.equal(`One block ${text}`);
+  });
+
+  it("splits a sentence only when it is longer than a request may be, and then after a clause", () => {
+    const long = `${Array.from({ length: 20 }, (_, i) => `the committee heard witness number ${i + 1} on the harbour plan`).join(", ")}.`;
+    expect(long.length).to.be.greaterThan(1000);
+    const local = planChunks(["T", long], "en-US", 300, { hardMax: 1500 });
+    expect(local.map((c) => c.text)).to.deep.equal(["T", long]);
+    const cloud = planChunks(["T", long, "Short one."], "en-US", 500, { packParagraphs: true });
+    const parts = cloud.filter((c) => c.paragraph === 1);
+    expect(parts.length).to.be.greaterThan(2);
+    for (const p of parts.slice(0, -1)) {
+      expect(p.text).to.match(/,$/);
+      expect(p.sentenceEnd).to.equal(false);
+    }
+    expect(parts[parts.length - 1].sentenceEnd).to.equal(true);
+    expect(parts.map((c) => c.text).join(" ")).to.equal(long);
+  });
+});

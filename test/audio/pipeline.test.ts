@@ -3,7 +3,7 @@ import { createLocalEngine, type SpeechEngine, type SpeechRequest } from "../../
 import { requireNativeEngine } from "../support/native-engine.js";
 import { LOCAL_FORMAT } from "../../services/audio/engine/types.js";
 import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
-import { renderArticle } from "../../services/audio/pipeline.js";
+import { PAUSES, renderArticle } from "../../services/audio/pipeline.js";
 
 const frameSeconds = (buf: Buffer) => parseFrames(buf).reduce((t, f) => t + f.samples / f.sampleRate, 0);
 
@@ -95,41 +95,53 @@ describe("audio pipeline", () => {
   });
 
   describe("assembly", () => {
-    it("puts a title pause and paragraph pauses between the spoken chunks", async () => {
+    it("puts a lead-in, a title pause, paragraph pauses and a tail around the spoken chunks", async () => {
       const { engine, calls } = fakeEngine();
       const r = await renderArticle({ title: "Title", text: "First paragraph here.\n\nSecond one.\n\nThird.", lang: "en-US", voice: "alloy" }, engine);
       expect(calls.map((c) => c.text)).to.deep.equal(["Title", "First paragraph here.", "Second one.", "Third."]);
       const speech = calls.reduce((t, c) => t + mp3Duration(silenceFrames(LOCAL_FORMAT, c.text.length * 60)), 0);
-      const pauses = mp3Duration(silenceFrames(LOCAL_FORMAT, 700)) + 2 * mp3Duration(silenceFrames(LOCAL_FORMAT, 400));
+      const d = (ms: number) => mp3Duration(silenceFrames(LOCAL_FORMAT, ms));
+      const pauses = d(PAUSES.leadInMs) + d(PAUSES.titleMs) + 2 * d(PAUSES.paragraphMs) + d(PAUSES.tailMs);
       expect(r.fullDuration).to.be.closeTo(speech + pauses, 1e-6);
+      expect(frameSeconds(r.full)).to.be.closeTo(r.fullDuration, 1e-6);
     });
 
-    it("cuts the preview at a chunk boundary at or below the preview length", async () => {
-      const { engine, calls } = fakeEngine();
-      const text = longArticle(1500);
-      const r = await renderArticle({ title: "Budget", text, lang: "en-US", voice: "alloy" }, engine, { previewSeconds: 20, maxChunkChars: 120 });
-      expect(r.previewDuration).to.be.at.most(20);
-      // The preview ends exactly where some chunk ends: the sum of an opening run of parts.
-      const chunkEnds: number[] = [];
-      let t = 0;
-      calls.forEach((c, i) => {
-        t += mp3Duration(silenceFrames(LOCAL_FORMAT, c.text.length * 60));
-        chunkEnds.push(t);
-        if (i === 0) t += mp3Duration(silenceFrames(LOCAL_FORMAT, 700));
-      });
-      const ends = chunkEnds.filter((e) => e <= 20);
-      expect(r.previewDuration).to.be.closeTo(ends[ends.length - 1], 0.5);
-      // and the next chunk would not have fitted
-      expect(chunkEnds[ends.length]).to.be.greaterThan(20);
+    it("ends the preview at a sentence between 25 and 40 s, nearest 30 s, whatever the chunk sizes", async () => {
+      for (const maxChunkChars of [120, 300, 1000]) {
+        const { engine, calls } = fakeEngine();
+        // 60 ms per character: ~15 s per 250 characters.
+        const r = await renderArticle({ title: "Budget", text: longArticle(3000), lang: "en-US", voice: "alloy" }, engine, { maxChunkChars });
+        expect(r.previewDuration, `chunks of ${maxChunkChars}`).to.be.within(25, 40);
+        // The preview's last chunk ends with a sentence.
+        const ends: number[] = [];
+        let t = mp3Duration(silenceFrames(LOCAL_FORMAT, PAUSES.leadInMs));
+        calls.forEach((c, i) => {
+          t += mp3Duration(silenceFrames(LOCAL_FORMAT, c.text.length * 60));
+          ends.push(t);
+          if (i === 0) t += mp3Duration(silenceFrames(LOCAL_FORMAT, PAUSES.titleMs));
+        });
+        const tail = mp3Duration(silenceFrames(LOCAL_FORMAT, PAUSES.tailMs));
+        const at = ends.findIndex((e) => Math.abs(e + tail - r.previewDuration) < 1e-6);
+        expect(at, `chunks of ${maxChunkChars}`).to.be.greaterThan(0);
+        expect(calls[at].text).to.match(/[.!?]$/);
+      }
     });
 
     it("keeps the title and first sentence even when they exceed the preview length", async () => {
       const { engine } = fakeEngine();
       const r = await renderArticle({ title: "A rather long title", text: "One sentence that is long enough. Two.", lang: "en-US", voice: "alloy" }, engine, { previewSeconds: 1, maxChunkChars: 34 });
-      const title = mp3Duration(silenceFrames(LOCAL_FORMAT, "A rather long title".length * 60));
-      const first = mp3Duration(silenceFrames(LOCAL_FORMAT, "One sentence that is long enough.".length * 60));
-      expect(r.previewDuration).to.be.closeTo(title + first + mp3Duration(silenceFrames(LOCAL_FORMAT, 700)), 1e-6);
+      const d = (ms: number) => mp3Duration(silenceFrames(LOCAL_FORMAT, ms));
+      const title = d("A rather long title".length * 60);
+      const first = d("One sentence that is long enough.".length * 60);
+      expect(r.previewDuration).to.be.closeTo(d(PAUSES.leadInMs) + title + first + d(PAUSES.titleMs) + d(PAUSES.tailMs), 1e-6);
       expect(r.previewDuration).to.be.lessThan(r.fullDuration);
+    });
+
+    it("an article not much longer than the preview is its own preview", async () => {
+      const { engine } = fakeEngine();
+      const r = await renderArticle({ title: "Short", text: "One short sentence. Another short one.", lang: "en-US", voice: "alloy" }, engine);
+      expect(r.preview).to.equal(r.full);
+      expect(r.previewDuration).to.equal(r.fullDuration);
     });
 
     it("bounds the chunks synthesized at once", async () => {

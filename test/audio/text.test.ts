@@ -113,10 +113,10 @@ describe("audio text preparation", () => {
     it("packs whole sentences up to the limit and marks paragraph ends", () => {
       const chunks = packChunks(["A title", "One is short. Two is short. Three is a longer sentence.", "Last."], 30);
       expect(chunks).to.deep.equal([
-        { text: "A title", paragraph: 0, paragraphEnd: true },
-        { text: "One is short. Two is short.", paragraph: 1, paragraphEnd: false },
-        { text: "Three is a longer sentence.", paragraph: 1, paragraphEnd: true },
-        { text: "Last.", paragraph: 2, paragraphEnd: true },
+        { text: "A title", paragraph: 0, paragraphEnd: true, sentenceEnd: true },
+        { text: "One is short. Two is short.", paragraph: 1, paragraphEnd: false, sentenceEnd: true },
+        { text: "Three is a longer sentence.", paragraph: 1, paragraphEnd: true, sentenceEnd: true },
+        { text: "Last.", paragraph: 2, paragraphEnd: true, sentenceEnd: true },
       ]);
     });
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { access, constants } from "node:fs/promises";
 import path from "node:path";
+import { Leveler } from "../loudness/limiter.js";
 import { EdgeShaper } from "./pcm.js";
 import { LOCAL_FORMAT } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
@@ -65,10 +66,12 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
     const wav = new WavReader();
     let lame: ChildProcessWithoutNullStreams | undefined;
     let shaper: EdgeShaper | undefined;
+    let levelerRef: Leveler | undefined;
     const mp3: Buffer[] = [];
     const espeak = start(programs.espeak, ["-v", voice.name, "-p", String(voice.pitch), "-s", String(voice.rate), "--stdin", "--stdout"], (code, stderr) => {
       if (code !== 0) return fail(exitError(programs.espeak, code, stderr));
       if (!shaper || !lame) return fail(new Error("espeak-ng did not produce a WAV stream"));
+      levelerRef?.finish();
       shaper.finish();
       lame.stdin.end();
     });
@@ -84,13 +87,18 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
       if (!shaper) {
         const encoder = startLame(wav.sampleRate);
         lame = encoder;
-        shaper = new EdgeShaper(wav.sampleRate, (shaped) => {
-          // Copied: the shaper reuses its buffers. When lame lags, espeak waits (the pipe's backpressure).
-          if (!encoder.stdin.write(Buffer.from(shaped.slice().buffer))) espeak.stdout.pause();
-        });
+        const write = (pcm: Int16Array) => {
+          // Copied: the shaper and leveler reuse their buffers. When lame lags, espeak waits (the pipe's backpressure).
+          if (!encoder.stdin.write(Buffer.from(pcm.slice().buffer))) espeak.stdout.pause();
+        };
+        // Leveled first, so the edges are found on the audio as it will sound.
+        const edges = new EdgeShaper(wav.sampleRate, write);
+        shaper = edges;
+        levelerRef = voice.ceiling > 0 ? new Leveler(wav.sampleRate, voice.gain, voice.ceiling, (leveled) => edges.push(leveled)) : undefined;
         encoder.stdin.on("drain", () => espeak.stdout.resume());
       }
-      shaper.push(samples);
+      if (levelerRef) levelerRef.push(samples);
+      else shaper.push(samples);
     });
     espeak.stdin.end(Buffer.from(text, "utf8"));
 

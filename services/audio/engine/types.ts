@@ -2,6 +2,8 @@ export interface SpeechRequest {
   text: string;
   voice: string;
   lang: "en-US" | "de-DE";
+  /** Loudness the voice is leveled to before encoding (default -19 LUFS, -1 dBTP); null: raw eSpeak level (for comparisons). */
+  level?: { lufs: number; truePeak: number } | null;
 }
 
 export interface Mp3Format {

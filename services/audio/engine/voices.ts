@@ -7,12 +7,17 @@ export interface EspeakVoice {
   name: string; // e.g. "en-us+f3"
   pitch: number;
   rate: number;
+  /** Linear gain applied to the PCM before encoding, and the peak ceiling (linear, full scale 1) of the limiter; ceiling 0: no leveling. */
+  gain: number;
+  ceiling: number;
 }
 
 interface Profile {
   variant: string;
   pitch: number;
   rate: number;
+  /** Integrated loudness (LUFS) of this voice's raw eSpeak output on news prose, measured with ffmpeg's ebur128 filter. */
+  lufs: number;
 }
 
 // Each name gets its own variant, pitch and pace so listeners can tell them apart; the
@@ -20,25 +25,35 @@ interface Profile {
 // Paces differ by at least 8 words per minute, which also makes voices measurably different
 // (eSpeak adds random noise, so the same request never gives byte-identical audio).
 const PROFILES: Record<string, Profile> = {
-  alloy: { variant: "f5", pitch: 50, rate: 170 },
-  echo: { variant: "m3", pitch: 42, rate: 160 },
-  fable: { variant: "m2", pitch: 55, rate: 186 },
-  onyx: { variant: "m7", pitch: 30, rate: 150 },
-  nova: { variant: "f3", pitch: 62, rate: 195 },
-  shimmer: { variant: "f4", pitch: 72, rate: 178 },
-  "de-DE-ConradNeural": { variant: "m1", pitch: 45, rate: 158 },
-  "de-DE-KatjaNeural": { variant: "f2", pitch: 60, rate: 172 },
+  alloy: { variant: "f5", pitch: 50, rate: 170, lufs: -21.15 },
+  echo: { variant: "m3", pitch: 42, rate: 160, lufs: -21.6 },
+  fable: { variant: "m2", pitch: 55, rate: 186, lufs: -22.95 },
+  onyx: { variant: "m7", pitch: 30, rate: 150, lufs: -21.0 },
+  nova: { variant: "f3", pitch: 62, rate: 195, lufs: -20.6 },
+  shimmer: { variant: "f4", pitch: 72, rate: 178, lufs: -18.85 },
+  "de-DE-ConradNeural": { variant: "m1", pitch: 45, rate: 158, lufs: -22.75 },
+  "de-DE-KatjaNeural": { variant: "f2", pitch: 60, rate: 172, lufs: -19.0 },
 };
 
 const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "de-DE": "de" };
 
-export function espeakVoice(voice: string, lang: string): EspeakVoice {
+const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
+// LAME at 48 kbps raises peaks by up to about a dB over the PCM it is given.
+const ENCODER_PEAK_MARGIN_DB = 0.8;
+
+export function espeakVoice(voice: string, lang: string, level: { lufs: number; truePeak: number } | null = DEFAULT_LEVEL): EspeakVoice {
   const problem = checkVoiceLang(voice, lang);
   if (problem) throw new SpeechInputError(problem);
   const profile = PROFILES[voice];
   const base = BASE[lang as SpeechRequest["lang"]];
   if (!profile || !base) throw new SpeechInputError(`The local engine has no voice for '${voice}' in '${lang}'`);
-  return { name: `${base}+${profile.variant}`, pitch: profile.pitch, rate: profile.rate };
+  return {
+    name: `${base}+${profile.variant}`,
+    pitch: profile.pitch,
+    rate: profile.rate,
+    gain: level ? Math.pow(10, (level.lufs - profile.lufs) / 20) : 1,
+    ceiling: level ? Math.pow(10, (level.truePeak - ENCODER_PEAK_MARGIN_DB) / 20) : 0,
+  };
 }
 
 /** Validates a request and returns its text and eSpeak voice; throws SpeechInputError on bad input. */
@@ -48,5 +63,5 @@ export function prepare(req: SpeechRequest): { text: string; voice: EspeakVoice 
   // Empty text is rejected rather than turned into silence: it almost always means the caller's
   // chunking went wrong, and pauses have their own call (silence()).
   if (req.text.trim() === "") throw new SpeechInputError("Speech text is empty");
-  return { text: defusePhonemes(req.text), voice: espeakVoice(req.voice, req.lang) };
+  return { text: defusePhonemes(req.text), voice: espeakVoice(req.voice, req.lang, req.level === undefined ? DEFAULT_LEVEL : req.level) };
 }

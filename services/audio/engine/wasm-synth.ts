@@ -1,3 +1,4 @@
+import { Leveler } from "../loudness/limiter.js";
 import { EdgeShaper } from "./pcm.js";
 import type { WasmModules } from "./protocol.js";
 import { ESPEAK_RATE, LOCAL_FORMAT } from "./types.js";
@@ -30,13 +31,17 @@ export async function loadWasmSynth(assetsDir: string, modules: WasmModules): Pr
     synthesize(voice, text, aborted) {
       const mp3 = lame.open(LOCAL_FORMAT.sampleRate, LOCAL_FORMAT.bitrate, LAME_QUALITY);
       try {
+        // Leveled first, so the edges are found on the audio as it will sound.
         const shaper = new EdgeShaper(ESPEAK_RATE, (samples) => mp3.write(samples));
+        const leveler = voice.ceiling > 0 ? new Leveler(ESPEAK_RATE, voice.gain, voice.ceiling, (samples) => shaper.push(samples)) : undefined;
         const finished = espeak.speak(voice, text, (block) => {
           if (aborted()) return false;
-          shaper.push(block);
+          if (leveler) leveler.push(block);
+          else shaper.push(block);
           return true;
         });
         if (!finished || aborted()) return null;
+        leveler?.finish();
         shaper.finish();
         return mp3.end();
       } finally {

@@ -20,7 +20,7 @@ export function mp3Duration(buf: Buffer): number {
  * the part (only possible for cuts from the middle of a stream) are turned into silent frames,
  * as a decoder would otherwise read the previous part's bytes as their audio data.
  */
-export function joinMp3(parts: Buffer[]): Buffer {
+export function joinMp3(parts: Buffer[], prefix?: Buffer): Buffer {
   const picked: PartFrames[] = [];
   let reference: FrameHeader | undefined;
   let referenceIndex = 0;
@@ -44,7 +44,7 @@ export function joinMp3(parts: Buffer[]): Buffer {
     picked.push(decodableFrames(part, scan.frames, scan.headers));
   });
   if (!reference) throw new Error("joinMp3: no MPEG audio frames in any part");
-  return assemble(picked, reference);
+  return assemble(picked, reference, prefix);
 }
 
 /** The opening of `buf` up to `maxSeconds`, cut at a frame boundary, with its own Info header. */
@@ -100,7 +100,8 @@ function decodableFrames(buf: Uint8Array, frames: Mp3Frame[], headers: FrameHead
   return partFrames(buf, frames, headers[0], mute);
 }
 
-function assemble(parts: PartFrames[], template: FrameHeader): Buffer {
+/** `prefix` (an ID3 tag) is written into the same allocation: an hour of audio is not copied again to tag it. */
+function assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer): Buffer {
   let count = 0;
   let audioBytes = 0;
   for (const p of parts) {
@@ -123,9 +124,11 @@ function assemble(parts: PartFrames[], template: FrameHeader): Buffer {
   const modeByte = first ? first.buf[first.offsets[0] + 3] : template.channels === 1 ? 0xc0 : 0;
   const info = buildInfoFrame(first?.header ?? template, modeByte, { count, lengths, samples: template.samples, sampleRate: template.sampleRate }, vbr);
 
-  const out = Buffer.allocUnsafe(info.length + audioBytes);
-  info.copy(out, 0);
-  let pos = info.length;
+  const head = prefix?.length ?? 0;
+  const out = Buffer.allocUnsafe(head + info.length + audioBytes);
+  if (prefix) prefix.copy(out, 0);
+  info.copy(out, head);
+  let pos = head + info.length;
   for (const p of parts) {
     const sideInfo = 4 + (p.header.crc ? 2 : 0);
     for (let i = 0; i < p.lengths.length; i++) {

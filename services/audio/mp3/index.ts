@@ -2,3 +2,4 @@
 export { parseFrames, type Mp3Frame } from "./frames.js";
 export { mp3Duration, joinMp3, sliceMp3 } from "./assemble.js";
 export { silenceFrames, type SilenceFormat } from "./silence.js";
+export { id3Tag, tagMp3, type Mp3Tags } from "./id3.js";

@@ -30,6 +30,8 @@ export const PROVIDER_VARS = {
   AUDIO_CACHE_MAX_BYTES: { type: "integer", minimum: 0, default: 536870912, description: "chunk cache size bound (0 disables the cache)" },
   AUDIO_CACHE_DIR: { type: "string", description: "chunk cache directory (default DATA_DIR/cache)" },
   DATA_DIR: { type: "string", default: "./.data", description: "embedded data directory" },
+  AUDIO_LOUDNESS_LUFS: { type: "number", minimum: -40, maximum: -10, default: -19, description: "integrated loudness of every published file (mono), LUFS" },
+  AUDIO_TRUE_PEAK_DBTP: { type: "number", minimum: -12, maximum: 0, default: -1, description: "true-peak ceiling of every published file, dBTP" },
 } as const;
 
 // Local chunks after the opening (which stays small for the preview cut). Each chunk pays an
@@ -78,6 +80,7 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
     // Every thread of the engine busy with one article: all cores, not a fixed two.
     localConcurrency: setup.localConcurrency ?? setup.engine.concurrency,
     chunkChars: cfg.AUDIO_CHUNK_CHARS,
+    loudness: { lufs: cfg.AUDIO_LOUDNESS_LUFS, truePeak: cfg.AUDIO_TRUE_PEAK_DBTP },
     cache,
     log: setup.log,
   });

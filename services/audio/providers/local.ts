@@ -26,11 +26,12 @@ export function localProvider(engine: SpeechEngine, maxChars = 300): SpeechProvi
     label: engine.name,
     maxChars,
     usesPrompt: false,
-    model: () => `${engine.name}/${engine.format.sampleRate}/${engine.format.bitrate}`,
+    // The level is baked into the PCM, so it is part of what a cached chunk is.
+    model: (req) => `${engine.name}/${engine.format.sampleRate}/${engine.format.bitrate}${req.level ? `/${req.level.lufs}/${req.level.truePeak}` : ""}`,
     async synthesize(req, signal) {
       try {
         const text = engineText(req.text, req.pronunciations, req.lang, takesPhonemes(engine));
-        return await engine.synthesize({ text, voice: req.voice, lang: req.lang }, signal);
+        return await engine.synthesize({ text, voice: req.voice, lang: req.lang, level: req.level }, signal);
       } catch (e) {
         if (signal.aborted) throw signal.reason;
         if (e instanceof SpeechInputError) throw new ProviderError(e.message, false);

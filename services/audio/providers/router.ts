@@ -1,5 +1,6 @@
 // Which provider speaks an article, and what happens when it fails: retries
 // with backoff on the same provider, then the fallback chain, all bounded.
+import type { LoudnessTarget } from "../loudness/index.js";
 import type { Logger } from "../../../lib/log.js";
 import { voiceInfo, type Lang, type ProviderName } from "../../../lib/voices.js";
 import { chunkKey, noCache, type ChunkCache } from "../cache/index.js";
@@ -16,6 +17,8 @@ export interface ChainStep {
 }
 
 export interface SpeechRouterOptions {
+  /** Loudness every file is normalised to (default -19 LUFS, -1 dBTP). */
+  loudness?: LoudnessTarget;
   /** Cloud providers whose credentials are configured; the local engine is always there. */
   providers: { openai?: SpeechProvider; azure?: SpeechProvider; local: SpeechProvider };
   /** Order tried after the voice's own provider fails. Default openai, azure, local. */
@@ -51,6 +54,7 @@ export interface ChainHooks {
 }
 
 export interface SpeechRouter {
+  readonly loudness?: LoudnessTarget;
   readonly attempts: number;
   chain(voice: string, lang: Lang): ChainStep[];
   /** Chunks of one article synthesized at once with this provider. */
@@ -102,6 +106,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
 
   return {
     attempts,
+    loudness: opts.loudness,
     stats,
     chain,
     concurrency: (p) => (p.name === "local" ? localConcurrency : articleConcurrency),

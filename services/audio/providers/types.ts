@@ -1,5 +1,6 @@
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import type { Lang, ProviderName } from "../../../lib/voices.js";
+import type { LoudnessTarget } from "../loudness/index.js";
 
 export interface ProviderRequest {
   text: string;
@@ -13,6 +14,8 @@ export interface ProviderRequest {
    * (services/audio/text/pronounce.ts); every provider renders the marks its own way.
    */
   pronunciations?: readonly PronunciationRule[];
+  /** Loudness target; the local engine levels its PCM to it (cloud audio is normalised after assembly). */
+  level?: LoudnessTarget;
 }
 
 export interface SpeechProvider {

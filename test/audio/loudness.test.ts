@@ -1,0 +1,49 @@
+// The loudness parts on their own: the limiter keeps every sample under its ceiling without
+// changing the length or the quiet parts, the meter agrees with the BS.1770 reference values,
+// and the gain plan picks lossless steps only when they land on target under the ceiling.
+import { expect } from "chai";
+import { combine, Leveler, measure, planGain } from "../../services/audio/loudness/index.js";
+
+function run(input: Int16Array, gain: number, ceiling: number, blockSize = 1000): Int16Array {
+  const out: number[] = [];
+  const l = new Leveler(22050, gain, ceiling, (s) => out.push(...s));
+  for (let i = 0; i < input.length; i += blockSize) l.push(input.subarray(i, i + blockSize));
+  l.finish();
+  return Int16Array.from(out);
+}
+
+describe("loudness tools", () => {
+  it("the limiter keeps every sample under the ceiling, delays nothing away and leaves quiet audio exactly gained", () => {
+    const rate = 22050;
+    const x = Int16Array.from({ length: rate * 2 }, (_, i) => Math.round((i < rate ? 3000 : 30000) * Math.sin((2 * Math.PI * 220 * i) / rate)));
+    const y = run(x, 1.5, 0.5);
+    expect(y.length).to.equal(x.length);
+    const ceiling = 0.5 * 32767;
+    expect(Math.max(...Array.from(y, Math.abs))).to.be.at.most(Math.ceil(ceiling));
+    // The quiet first half comes out 1.5x louder and sample-aligned: the look-ahead is latency only.
+    for (let i = 1000; i < rate - 2000; i += 97) expect(y[i]).to.be.closeTo(Math.round(x[i] * 1.5), 1);
+    // The loud half is limited, not silenced.
+    expect(Math.max(...Array.from(y.subarray(rate + 2000), Math.abs))).to.be.greaterThan(ceiling * 0.95);
+  });
+
+  it("the meter gives -23 LUFS for a 1 kHz sine at -20 dBFS peak, and its true peak", () => {
+    const sr = 48000;
+    const s = Float32Array.from({ length: sr * 5 }, (_, i) => 0.1 * Math.sin((2 * Math.PI * 997 * i) / sr));
+    const m = measure(s, sr);
+    // A sine's RMS is 3 dB under its peak; K-weighting adds ~0.7 dB at 1 kHz and the formula subtracts 0.691.
+    expect(m.lufs).to.be.closeTo(-23, 0.1);
+    expect(m.truePeak).to.be.closeTo(-20, 0.1);
+    expect(measure(new Float32Array(sr), sr).lufs).to.equal(-Infinity);
+  });
+
+  it("combines chunk figures by duration and plans lossless steps only within tolerance under the ceiling", () => {
+    const c = combine([{ lufs: -20, truePeak: -5, seconds: 10 }, { lufs: -20, truePeak: -3, seconds: 30 }, { lufs: -Infinity, truePeak: -Infinity, seconds: 1 }]);
+    expect(c.lufs).to.be.closeTo(-20, 1e-9);
+    expect(c.truePeak).to.equal(-3);
+    expect(planGain({ lufs: -22, truePeak: -8, seconds: 60 }, { lufs: -19, truePeak: -1 })).to.deep.include({ steps: 2, reencode: false });
+    // +3 dB would put the peak at -0.5 dBTP: no whole step reaches the target under the ceiling.
+    expect(planGain({ lufs: -22, truePeak: -3.5, seconds: 60 }, { lufs: -19, truePeak: -1 }).reencode).to.equal(true);
+    expect(planGain({ lufs: -16, truePeak: -1, seconds: 60 }, { lufs: -19, truePeak: -1 })).to.deep.include({ steps: -2, reencode: false });
+    expect(planGain({ lufs: -Infinity, truePeak: -Infinity, seconds: 1 }, { lufs: -19, truePeak: -1 })).to.deep.include({ steps: 0, reencode: false });
+  });
+});
