@@ -1,7 +1,6 @@
 // Article → MP3: prepare the text, synthesize chunks concurrently, join them
 // at frame level with pauses, and cut the preview from the same audio at a
 // chunk (sentence) boundary.
-import { createHash } from "node:crypto";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";

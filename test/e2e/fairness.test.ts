@@ -11,6 +11,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import { connect } from "nats";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS } from "./stack-harness.js";
@@ -108,7 +109,8 @@ async function embedded(extraEnv: Record<string, string> = {}, cleanup: () => Pr
   const dataDir = await mkdtemp(path.join(tmpdir(), "e2e-fair-"));
   let sys: Embedded;
   try {
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...extraEnv } as never, sink());
+    // The flood is created as fast as the API takes it: rate limits it cannot reach (the limiter stays in the path).
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...ROOMY_RATE_LIMITS, ...extraEnv } as never, sink());
   } catch (err) {
     await cleanup();
     await rm(dataDir, { recursive: true, force: true });
