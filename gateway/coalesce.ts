@@ -54,7 +54,12 @@ export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
 }
 
 let turn: Promise<void> | undefined;
-function nextTurn(): Promise<void> {
+/**
+ * Resolves in the shared next turn. Answers that need no upstream call (the
+ * player's beacons) wait for it too, so they leave back to back with the
+ * others of their batch instead of one socket write and client wake-up each.
+ */
+export function nextTurn(): Promise<void> {
   return (turn ??= new Promise((resolve) =>
     setImmediate(() => {
       turn = undefined;

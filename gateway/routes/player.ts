@@ -10,7 +10,7 @@ import { ListeningEventType, type ListenerArticle, type ListenerService } from "
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
-import { createCoalescer } from "../coalesce.js";
+import { createCoalescer, nextTurn } from "../coalesce.js";
 import { notModified } from "../conditional.js";
 import type { ListeningBuffer } from "../listening-buffer.js";
 import { HttpError } from "../errors.js";
@@ -154,17 +154,20 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const [id, externalId, url] = [pick("id"), pick("externalId"), pick("url")];
     const lookup = id ? { case: "id" as const, value: id } : externalId ? { case: "externalId" as const, value: externalId } : url ? { case: "url" as const, value: url } : undefined;
     if (!lookup) throw new HttpError(400, "query: one of id, externalId or url is required");
-    const res = await listener.getListenerArticle({ lookup }, call);
-    const a = res.article!;
+    // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query.
+    const found = await lookups.run(`${ctx.path}?${ctx.querystring}`, async () => {
+      const a = (await listener.getListenerArticle({ lookup }, call)).article!;
+      return { etag: `"${a.id}.${a.revision}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a) }) };
+    });
     // Revalidated on every page load, so a new revision's audio shows at once; unchanged answers are a 304.
     ctx.set("Cache-Control", "no-cache");
-    const etag = `"${a.id}.${a.revision}"`;
-    ctx.set("ETag", etag);
-    if (notModified(ctx, etag)) {
+    ctx.set("ETag", found.etag);
+    if (notModified(ctx, found.etag)) {
       ctx.status = 304;
       return;
     }
-    ctx.body = { result: "ok", article: listenerArticleJson(a) };
+    ctx.type = "json";
+    ctx.body = found.json;
   });
 
   router.post("/player/v1/events", async (ctx) => {
@@ -176,6 +179,7 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const wait = limited(batch.key);
     if (wait > 0) throw new HttpError(429, "Too many listening events for this key; slow down", { "Retry-After": String(wait) });
     opts.events.add(batch.key, batch.events.map((e) => ({ articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: e.seconds ?? 0 })));
+    await nextTurn();
     ctx.status = 204;
   });
 
