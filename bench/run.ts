@@ -5,7 +5,7 @@
 // everything to bench/results/. Not part of `npm test`; see bench/README.md.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -31,7 +31,7 @@ const cfg = {
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync").split(",").filter(Boolean),
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -486,6 +486,16 @@ async function fsyncSuite(): Promise<Record<string, unknown>> {
   return { post, postRatio: ratio, postCpuRatio: cpu, store };
 }
 
+/** The listener side (bench/listener.ts) in a process of its own; its figures join the report. */
+async function listenerSuite(): Promise<Record<string, unknown>> {
+  console.log("\nlistener side (player lookup, event beacon, podcast feed) on the embedded default:");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "listener.ts")], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "inherit", "inherit"] });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/listener.ts exited with ${code}`))));
+  });
+  return JSON.parse(readFileSync(join(HERE, "results", "listener.json"), "utf8")) as Record<string, unknown>;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -493,6 +503,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("api")) Object.assign(report, await apiSuite());
   if (cfg.suites.includes("audio")) report.audio = await audioSuite();
   if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
+  if (cfg.suites.includes("listener")) report.listener = await listenerSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
