@@ -3,7 +3,8 @@
 // stack`) a thread would need tsx's loader of its own (about 18 MB per
 // thread); instead the entry and everything it imports is bundled once into
 // plain JavaScript with esbuild, which tsx brings along, and each thread
-// starts that from a data: URL. (The speech engine's pool does the same.)
+// starts that from a data: URL. Used by the speech engine's and the content
+// work's pools.
 import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 

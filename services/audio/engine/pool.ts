@@ -1,6 +1,5 @@
-import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { workerEntry } from "../../../lib/threads/worker-entry.js";
 import { compileWasm, wasmAssetsDir } from "./assets.js";
 import type { JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
 import { EngineClosedError } from "./types.js";
@@ -153,7 +152,7 @@ export class SynthPool {
 
 async function spawnSlot(): Promise<Slot> {
   const control = new SharedArrayBuffer(4);
-  const entry = await workerEntry();
+  const entry = await workerEntry(new URL("./worker.ts", import.meta.url));
   const worker = new Worker(entry, {
     workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
     // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
@@ -182,45 +181,6 @@ async function spawnSlot(): Promise<Slot> {
     worker.on("error", fail);
     worker.on("exit", onExit);
   });
-}
-
-let bundledEntry: Promise<URL> | undefined;
-
-/**
- * Compiled output starts worker.js as it is. From TypeScript sources (tsx), a worker thread would
- * need tsx's loader of its own (about 18 MB per thread); instead the worker and the few modules it
- * imports are bundled once into plain JavaScript with esbuild, which tsx brings along, and each
- * thread starts that from a data: URL.
- */
-function workerEntry(): Promise<URL> {
-  if (!import.meta.url.endsWith(".ts")) return Promise.resolve(new URL("./worker.js", import.meta.url));
-  if (!bundledEntry) {
-    const pending = bundleWorker(fileURLToPath(new URL("./worker.ts", import.meta.url)));
-    // A failed bundle is not kept: the next worker start tries again.
-    pending.catch(() => {
-      if (bundledEntry === pending) bundledEntry = undefined;
-    });
-    bundledEntry = pending;
-  }
-  return bundledEntry;
-}
-
-interface Esbuild {
-  build(options: Record<string, unknown>): Promise<{ outputFiles: Array<{ text: string }> }>;
-  stop(): Promise<void> | void;
-}
-
-async function bundleWorker(entry: string): Promise<URL> {
-  // Resolved from tsx's own package: esbuild is its dependency, not ours.
-  const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json");
-  const esbuild = createRequire(tsxPackage)("esbuild") as Esbuild;
-  try {
-    // The async API, then stop(): esbuild's synchronous one keeps a worker thread (~13 MB) for good.
-    const { outputFiles } = await esbuild.build({ entryPoints: [entry], bundle: true, platform: "node", format: "esm", target: "node20", write: false, logLevel: "silent" });
-    return new URL(`data:text/javascript,${encodeURIComponent(outputFiles[0].text)}`);
-  } finally {
-    await esbuild.stop();
-  }
 }
 
 function abortReason(signal: AbortSignal): unknown {
