@@ -7,18 +7,9 @@ import { closeMongo, mongoDb } from "../../lib/mongo.js";
 import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
 import { requireMongo } from "../support/servers.js";
 import { articleStoreContract } from "./article-store.contract.js";
+import { mongoStoreFixtures, nedbStoreFixture } from "./article-store-fixtures.js";
 
-articleStoreContract("NeDB", async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "articles-nedb-"));
-  const store = await openNedbArticleStore({ dataDir: dir });
-  return {
-    store,
-    async dispose() {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+articleStoreContract("NeDB", nedbStoreFixture);
 
 describe("NeDB article store persistence", () => {
   it("keeps articles, the unique externalId and revisions across a reopen", async () => {
@@ -42,33 +33,11 @@ describe("NeDB article store persistence", () => {
 });
 
 describe("MongoDB article store", function () {
-  let url: string;
-  const dbName = `articles_contract_${process.pid}_${Date.now().toString(36)}`;
-  before(async function () {
-    url = await requireMongo(this);
-  });
-  after(async () => {
-    if (url) {
-      await (await mongoDb(url, dbName)).dropDatabase();
-      await closeMongo();
-    }
-  });
-
-  let n = 0;
-  articleStoreContract("MongoDB", async () => {
-    const db = await mongoDb(url, dbName);
-    const name = `articles_${n++}`;
-    const store = await openMongoArticleStore(db, name);
-    return {
-      store,
-      async dispose() {
-        await db.collection(name).drop().catch(() => {});
-      },
-    };
-  });
+  const mongo = mongoStoreFixtures("articles_contract");
+  articleStoreContract("MongoDB", mongo.fixture);
 
   it("creates its indexes idempotently", async () => {
-    const db = await mongoDb(url, dbName);
+    const db = await mongo.db();
     await openMongoArticleStore(db, "idx_check");
     await openMongoArticleStore(db, "idx_check");
     const names = (await db.collection("idx_check").indexes()).map((i) => i.name);

@@ -6,10 +6,8 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
-import { closeMongo, mongoDb } from "../../lib/mongo.js";
-import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
-import type { ArticleStore } from "../../services/articles/store/port.js";
-import { requireMongo } from "../support/servers.js";
+import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { mongoStoreFixtures, nedbStoreFixture, type StoreFixture } from "./article-store-fixtures.js";
 
 const RULES: PronunciationRule[] = [
   { match: "Nguyen", ipa: "ŋwiən", say: "Win" },
@@ -17,10 +15,10 @@ const RULES: PronunciationRule[] = [
   { match: "Saoirse", say: "Sur-sha", caseSensitive: true },
 ];
 
-function pronunciationStoreContract(name: string, open: () => Promise<{ store: ArticleStore; dispose(): Promise<void> }>): void {
+function pronunciationStoreContract(name: string, open: () => Promise<StoreFixture>): void {
   describe(`ArticleStore pronunciations contract: ${name}`, function () {
     this.timeout(30_000);
-    let fx: { store: ArticleStore; dispose(): Promise<void> };
+    let fx: StoreFixture;
     beforeEach(async () => {
       fx = await open();
     });
@@ -77,17 +75,7 @@ function pronunciationStoreContract(name: string, open: () => Promise<{ store: A
   });
 }
 
-pronunciationStoreContract("NeDB", async () => {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "pron-nedb-"));
-  const store = await openNedbArticleStore({ dataDir: dir });
-  return {
-    store,
-    async dispose() {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    },
-  };
-});
+pronunciationStoreContract("NeDB", nedbStoreFixture);
 
 describe("NeDB pronunciation rules persistence", () => {
   it("keeps the lists across a reopen", async () => {
@@ -106,29 +94,5 @@ describe("NeDB pronunciation rules persistence", () => {
 });
 
 describe("MongoDB pronunciation rules", function () {
-  let url: string;
-  const dbName = `pron_contract_${process.pid}_${Date.now().toString(36)}`;
-  before(async function () {
-    url = await requireMongo(this);
-  });
-  after(async () => {
-    if (url) {
-      await (await mongoDb(url, dbName)).dropDatabase();
-      await closeMongo();
-    }
-  });
-
-  let n = 0;
-  pronunciationStoreContract("MongoDB", async () => {
-    const db = await mongoDb(url, dbName);
-    const name = `articles_${n++}`;
-    const store = await openMongoArticleStore(db, name);
-    return {
-      store,
-      async dispose() {
-        await db.collection(name).drop().catch(() => {});
-        await db.collection(`${name}_pronunciations`).drop().catch(() => {});
-      },
-    };
-  });
+  pronunciationStoreContract("MongoDB", mongoStoreFixtures("pron_contract").fixture);
 });
