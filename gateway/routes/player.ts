@@ -8,6 +8,7 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ListeningEventType, type ListenerArticle, type ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
+import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { createCoalescer, nextTurn } from "../coalesce.js";
@@ -90,29 +91,11 @@ const EVENT_TYPES: Record<string, ListeningEventType> = {
   listen: ListeningEventType.LISTEN,
 };
 
-/** Token buckets per key, in this gateway replica: a stray or hostile page cannot flood the aggregator. */
-function eventLimiter(perSecond: number, burst: number) {
-  const buckets = new Map<string, { tokens: number; at: number }>();
-  return (key: string): number => {
-    const now = Date.now();
-    let b = buckets.get(key);
-    if (!b) {
-      if (buckets.size >= 100_000) buckets.delete(buckets.keys().next().value as string);
-      buckets.set(key, (b = { tokens: burst, at: now }));
-    }
-    b.tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
-    b.at = now;
-    if (b.tokens >= 1) {
-      b.tokens -= 1;
-      return 0;
-    }
-    return Math.ceil((1 - b.tokens) / perSecond);
-  };
-}
-
 export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   const { player, listener } = opts;
-  const limited = eventLimiter(opts.eventRate?.perSecond ?? 20, opts.eventRate?.burst ?? 100);
+  // Per key, in this gateway replica: a stray or hostile page cannot flood the aggregator.
+  const eventBuckets = createMemoryBucketStore();
+  const eventPolicy = { perSecond: opts.eventRate?.perSecond ?? 20, burst: opts.eventRate?.burst ?? 100 };
   const lookups = createCoalescer<{ etag: string; json: string }>();
 
   router.get("/api/player", async (ctx) => {
@@ -176,8 +159,8 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES, { acceptText: true });
     validateListener.events(body);
     const batch = body as { key: string; events: Array<{ type: string; articleId: string; percent?: number; seconds?: number }> };
-    const wait = limited(batch.key);
-    if (wait > 0) throw new HttpError(429, "Too many listening events for this key; slow down", { "Retry-After": String(wait) });
+    const taken = await eventBuckets.take(batch.key, 1, eventPolicy);
+    if (taken.granted === 0) throw new HttpError(429, "Too many listening events for this key; slow down", { "Retry-After": String(Math.ceil(taken.retryAfterMs / 1000)) });
     opts.events.add(batch.key, batch.events.map((e) => ({ articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: e.seconds ?? 0 })));
     await nextTurn();
     ctx.status = 204;

@@ -186,6 +186,16 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect((await B("GET", `/api/articles/${id}/stats`)).status).to.equal(404);
   });
 
+  it("answers 429 with Retry-After once a key sends more beacons than its bucket holds", async () => {
+    const post = () => fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify({ key: keyB, events: [{ type: "impression", articleId: ids.beta }] }) });
+    const statuses: number[] = [];
+    for (let i = 0; i < 130; i++) statuses.push((await post()).status);
+    expect(statuses.filter((s) => s === 204).length).to.be.within(100, 125); // burst 100, refilled at 20/s meanwhile
+    const refused = await post();
+    expect(refused.status).to.equal(429);
+    expect(Number(refused.headers.get("retry-after"))).to.be.at.least(1);
+  });
+
   it("rotates the key: the old one stops working, the new one reads the same articles", async () => {
     const before = keyA;
     const rotated = await A("POST", "/api/player/rotate");
