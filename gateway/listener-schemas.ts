@@ -2,8 +2,7 @@
 // events, statistics queries). They validate requests and are published in
 // the OpenAPI document (openapi-listener.ts), like schemas.ts does for articles.
 import { playerSettingsSchema } from "../services/auth/player-settings.js";
-import { HttpError } from "./errors.js";
-import { compileSchema } from "./schemas.js";
+import { requestValidator } from "./schemas.js";
 
 type Schema = Record<string, unknown>;
 
@@ -91,19 +90,8 @@ export const PlayerResult: Schema = {
   },
 };
 
-function compiled(schema: Schema, root: string): (data: unknown) => void {
-  const fn = compileSchema(schema);
-  return (data) => {
-    if (fn(data)) return;
-    const e = fn.errors?.[0];
-    const field = `${root}${(e?.instancePath ?? "").replace(/\/(\d+)/g, "[$1]").replace(/\//g, ".")}`;
-    const extra = e?.keyword === "additionalProperties" ? `.${(e.params as { additionalProperty: string }).additionalProperty}: is not a known field` : "";
-    throw new HttpError(400, extra ? `${field}${extra}` : `${field}: ${e?.message ?? "is invalid"}`);
-  };
-}
-
 export const validateListener = {
-  playerSettings: compiled(PlayerSettings, "body"),
-  events: compiled(ListeningEvents, "body"),
-  statsQuery: compiled(StatsQuery, "query"),
+  playerSettings: requestValidator(PlayerSettings, "body"),
+  events: requestValidator(ListeningEvents, "body"),
+  statsQuery: requestValidator(StatsQuery, "query"),
 };
