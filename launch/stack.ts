@@ -20,6 +20,7 @@ export const STACK_VARS = {
   AUDIO_REPLICAS: { type: "integer", minimum: 1, maximum: 32, default: 2, description: "audio worker processes" },
   INTERNAL_TOKEN: { type: "string", description: "service-to-service token (16+ characters); random per start when unset" },
   PUBLIC_URL: { type: "string", format: "uri", description: "public gateway URL shown in the auth banner" },
+  STACK_CPU_PROF: { type: "string", description: "a directory: every service runs with --cpu-prof and writes its CPU profile there when it stops (profiling; see bench/README.md)" },
 } as const;
 
 export type StackEnv = Record<string, string | undefined>;
@@ -190,7 +191,8 @@ class ManagedProcess implements StackProcess {
   async start(): Promise<void> {
     this.expectExit = false;
     this.tail = [];
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, this.entry], {
+    const profile = this.env.STACK_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${this.env.STACK_CPU_PROF}`] : [];
+    const child = spawn(process.execPath, [...profile, "--import", "tsx", CHILD, this.entry], {
       cwd: ROOT,
       env: this.env as NodeJS.ProcessEnv,
       // stdin is the lifeline (see stack-child.ts).

@@ -141,6 +141,23 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     const token = laneSubject.slice(subject.length + 1);
     return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}` : undefined;
   };
+  // What is published in one turn of the event loop leaves at its end, in one socket
+  // write (the client writes once per microtask checkpoint): under load the events and
+  // jobs of every request answered in that turn share a write instead of one each.
+  const events: Array<[string, Uint8Array]> = [];
+  const jobsWaiting: Array<() => void> = [];
+  const endOfTurn = () => {
+    // Jobs resume first, so their publishes join the events' flush.
+    for (const go of jobsWaiting.splice(0)) go();
+    sendEvents();
+  };
+  const sendEvents = () => {
+    if (nc.isClosed()) return void events.splice(0);
+    for (const [subj, data] of events.splice(0)) nc.publish(subj, data);
+  };
+  const atEndOfTurn = () => {
+    if (events.length + jobsWaiting.length === 0) setImmediate(endOfTurn);
+  };
   const lanes: Lanes = {
     js,
     jsm,
@@ -169,6 +186,10 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
       // later; fail now so the caller leaves the job to the reconciler.
       if (!connected) throw new Error("NATS is unreachable: job not published");
       const msgID = jobMessageId(job);
+      await new Promise<void>((go) => {
+        atEndOfTurn();
+        jobsWaiting.push(go);
+      });
       try {
         const ack = await js.publish(`${subject}.${laneToken(job.projectId)}`, codec.encode(job), { msgID, timeout: publishTimeoutMs });
         if (ack.duplicate) log.debug({ msgID }, "duplicate job dropped by the stream");
@@ -198,7 +219,10 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 
     async publishEvent(subj, data) {
       if (nc.isClosed()) throw new Error("job bus is closed");
-      nc.publish(subj, codec.encode(data));
+      // Held until the end of this turn of the event loop: the events of every request
+      // answered in it leave in one socket write instead of one each.
+      atEndOfTurn();
+      events.push([subj, codec.encode(data)]);
     },
 
     async backlog() {
@@ -210,6 +234,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     },
 
     async close() {
+      endOfTurn();
       await Promise.all([...subscriptions].map((s) => s.stop()));
       subscriptions.clear();
       if (!nc.isClosed()) await nc.close();

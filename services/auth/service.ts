@@ -17,7 +17,7 @@ import {
 import type { Logger } from "../../lib/log.js";
 import { createCredentialChecks, MAX_TOKEN_LENGTH } from "./credentials.js";
 import { applySettingsPatch, checkWebhookTarget, normalizeStored, redacted, SettingsError, type WebhookTargetOptions } from "./settings.js";
-import { DuplicateTokenError, type AuthStore, type ProjectRecord, type ProjectState, type TokenRecord, type TokenScope } from "./store/port.js";
+import { DuplicateTokenError, type AuthStore, type ProjectRecord, type ReserveOutcome, type ProjectState, type TokenRecord, type TokenScope } from "./store/port.js";
 import { hashToken, newPlainToken, newProjectId, PROJECT_ID_PATTERN, sameHash, tokenRecord } from "./tokens.js";
 
 const MAX_NAME_LENGTH = 200;
@@ -37,6 +37,17 @@ export interface AuthServiceOptions {
 /** Characters per call: far beyond any article, small enough to stay exact in a double. */
 const MAX_CHARS = 1_000_000_000_000;
 const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+const MAX_RESERVATIONS = 256;
+
+function checkDay(day: string): void {
+  if (!DAY_PATTERN.test(day)) throw new ConnectError("day: expected YYYY-MM-DD (UTC)", Code.InvalidArgument);
+}
+
+function reservationAnswer(projectId: string, r: ReserveOutcome) {
+  if (!r.ok && r.reason === "not_found") throw new ConnectError(`project '${projectId}' not found`, Code.NotFound);
+  const outcome = r.ok ? ReservationOutcome.RESERVED : r.reason === "limit_reached" ? ReservationOutcome.LIMIT_REACHED : ReservationOutcome.NO_MONEY;
+  return { outcome, creditChars: r.creditChars === null ? undefined : BigInt(r.creditChars), usedToday: BigInt(r.usedToday) };
+}
 
 const unixSeconds = (d: Date | null) => (d ? BigInt(Math.floor(d.getTime() / 1000)) : 0n);
 
@@ -212,11 +223,21 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
     async reserveAudification(req, ctx) {
       requireInternalToken(ctx);
       checkProjectId(req.projectId);
-      if (!DAY_PATTERN.test(req.day)) throw new ConnectError("day: expected YYYY-MM-DD (UTC)", Code.InvalidArgument);
-      const r = await store.reserve(req.projectId, req.day, charsOf(req.chars, 0));
-      if (!r.ok && r.reason === "not_found") throw new ConnectError(`project '${req.projectId}' not found`, Code.NotFound);
-      const outcome = r.ok ? ReservationOutcome.RESERVED : r.reason === "limit_reached" ? ReservationOutcome.LIMIT_REACHED : ReservationOutcome.NO_MONEY;
-      return { outcome, creditChars: r.creditChars === null ? undefined : BigInt(r.creditChars), usedToday: BigInt(r.usedToday) };
+      checkDay(req.day);
+      return reservationAnswer(req.projectId, await store.reserve(req.projectId, req.day, charsOf(req.chars, 0)));
+    },
+
+    async reserveAudifications(req, ctx) {
+      requireInternalToken(ctx);
+      checkProjectId(req.projectId);
+      checkDay(req.day);
+      if (req.chars.length < 1 || req.chars.length > MAX_RESERVATIONS) throw new ConnectError(`chars: 1 to ${MAX_RESERVATIONS} articles per call`, Code.InvalidArgument);
+      const outcomes = await store.reserveMany(
+        req.projectId,
+        req.day,
+        req.chars.map((c) => charsOf(c, 0)),
+      );
+      return { results: outcomes.map((r) => reservationAnswer(req.projectId, r)) };
     },
 
     async refundAudification(req, ctx) {

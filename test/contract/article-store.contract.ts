@@ -67,7 +67,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const ready = async (projectId: string, added: number, labels: string[] = []) => {
         const a = await store.insert(draft(projectId, { labels }), at(added));
         await store.claim(a.id, 1);
-        expect(await store.complete(a.id, 1, { key: `${a.id}/1/full.mp3`, duration: 3 }, undefined)).to.equal(true);
+        expect(await store.complete(a.id, 1, { key: `${a.id}/1/full.mp3`, duration: 3 }, undefined)).to.include({ status: "ready" });
         return a.id;
       };
       const older = await ready(P, 1_700_000_000, ["sport"]);
@@ -243,7 +243,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const c = await store.claim(a.id, 1);
       expect(c?.status).to.equal("processing");
       expect(c?.text).to.equal("Some text.");
-      expect(await store.complete(a.id, 1, { key: "k/1/full.mp3", duration: 3 }, undefined)).to.equal(true);
+      expect(await store.complete(a.id, 1, { key: "k/1/full.mp3", duration: 3 }, undefined)).to.include({ status: "ready" });
       expect(await store.claim(a.id, 1)).to.equal(null);
       const b = await store.insert(draft(P));
       await store.markDeleted(P, b.id);
@@ -254,16 +254,16 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
     it("completes only the current revision and never a deleted article", async () => {
       const a = await store.insert(draft(P));
       await store.update(P, a.id, 1, { text: "v2" });
-      expect(await store.complete(a.id, 1, { key: "old", duration: 1 }, { key: "oldp", duration: 0.5 })).to.equal(false);
+      expect(await store.complete(a.id, 1, { key: "old", duration: 1 }, { key: "oldp", duration: 0.5 })).to.equal(null);
       expect((await store.get(P, a.id))?.status).to.equal("waiting");
       const now = at(1_800_000_000);
-      expect(await store.complete(a.id, 2, { key: "a/2/full.mp3", duration: 12.5 }, { key: "a/2/preview.mp3", duration: 4 }, now)).to.equal(true);
+      expect(await store.complete(a.id, 2, { key: "a/2/full.mp3", duration: 12.5 }, { key: "a/2/preview.mp3", duration: 4 }, now)).to.include({ status: "ready" });
       const r = await store.get(P, a.id);
       expect(r).to.deep.include({ status: "ready", updated: 1_800_000_000, audio: { key: "a/2/full.mp3", duration: 12.5 }, audioPreview: { key: "a/2/preview.mp3", duration: 4 } });
       await store.markDeleted(P, a.id);
-      expect(await store.complete(a.id, 2, { key: "late", duration: 1 }, undefined)).to.equal(false);
-      expect(await store.fail(a.id, 2, "late")).to.equal(false);
-      expect(await store.reportStatus(a.id, 2, "retry", "late")).to.equal(false);
+      expect(await store.complete(a.id, 2, { key: "late", duration: 1 }, undefined)).to.equal(null);
+      expect(await store.fail(a.id, 2, "late")).to.equal(null);
+      expect(await store.reportStatus(a.id, 2, "retry", "late")).to.equal(null);
       expect((await store.get(P, a.id))?.status).to.equal("deleted");
     });
 
@@ -271,11 +271,11 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const a = await store.insert(draft(P));
       const t1 = new Date("2030-01-01T00:00:00.000Z");
       const t2 = new Date("2030-01-01T00:01:00.000Z");
-      expect(await store.reportStatus(a.id, 1, "retry", "provider 500", t1)).to.equal(true);
+      expect(await store.reportStatus(a.id, 1, "retry", "provider 500", t1)).to.include({ status: "retry" });
       expect((await store.get(P, a.id))?.status).to.equal("retry");
-      expect(await store.reportStatus(a.id, 1, "fallback", undefined, t1)).to.equal(true);
-      expect(await store.reportStatus(a.id, 5, "retry", "stale")).to.equal(false);
-      expect(await store.fail(a.id, 1, "all providers failed", t2)).to.equal(true);
+      expect(await store.reportStatus(a.id, 1, "fallback", undefined, t1)).to.include({ status: "fallback" });
+      expect(await store.reportStatus(a.id, 5, "retry", "stale")).to.equal(null);
+      expect(await store.fail(a.id, 1, "all providers failed", t2)).to.include({ status: "errored" });
       const r = await store.get(P, a.id);
       expect(r).to.include({ status: "errored", error: "all providers failed", updated: unixSec(t2) });
       expect(r?.errors).to.deep.equal([

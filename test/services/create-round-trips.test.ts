@@ -100,4 +100,32 @@ describe("create on MongoDB: database round trips on the request path", function
     expect(await authStore.reserve("roundtrips", day, 10)).to.include({ ok: false, reason: "no_money" });
     expect(await authStore.reserve("roundtrips", day, 5)).to.include({ ok: true, creditChars: 0 });
   });
+
+  it("20 concurrent creates of one project share their reservations: far fewer than 20 writes to auth, all admitted", async () => {
+    await authStore.saveSettings("roundtrips", { dailyLimit: null }, null);
+    await create(100);
+    commands = [];
+    const ids = await Promise.all(Array.from({ length: 20 }, (_, i) => create(200 + i).then((r) => r.id)));
+    const seen = commands;
+    commands = undefined;
+    const reservations = seen.filter((c) => c === "findAndModify auth_projects").length;
+    expect(reservations, seen.join(", ")).to.be.at.least(1).and.at.most(10);
+    for (const id of ids) expect((await articleStore.getById(id))?.status).to.equal("waiting");
+  });
+
+  it("the audio worker's claim and result cost one round trip each (the result's status event needs no re-read)", async () => {
+    await authStore.saveSettings("roundtrips", { dailyLimit: null }, null);
+    const { id } = await create(300);
+    const worker = rpcClient(ArticlesService, articles.url, { token: internalToken });
+    commands = [];
+    expect((await worker.claimAudioJob({ articleId: id, revision: 1n })).stale).to.equal(false);
+    const claimTrips = commands.length;
+    commands = [];
+    const done = await worker.completeAudioJob({ articleId: id, revision: 1n, audio: { key: `${id}/1/full.mp3`, duration: 3 } });
+    const completeTrips = commands.length;
+    commands = undefined;
+    expect(done.applied).to.equal(true);
+    expect([claimTrips, completeTrips]).to.deep.equal([1, 1]);
+    expect((await articleStore.getById(id))?.status).to.equal("ready");
+  });
 });

@@ -66,6 +66,40 @@ function settingsContract(open: () => Promise<{ store: AuthStore; dispose(): Pro
     expect(st?.usedToday).to.equal(33);
   });
 
+  it("a batch of reservations that fits is taken whole, each answered as if taken one by one", async () => {
+    await store.saveSettings(P, settings(10), 1000);
+    await store.reserve(P, DAY, 100);
+    expect(await store.reserveMany(P, DAY, [100, 200, 50])).to.deep.equal([
+      { ok: true, creditChars: 800, usedToday: 2 },
+      { ok: true, creditChars: 600, usedToday: 3 },
+      { ok: true, creditChars: 550, usedToday: 4 },
+    ]);
+    expect(await store.getProjectState(P)).to.include({ creditChars: 550, usedToday: 4 });
+  });
+
+  it("a batch at a bound reserves the first ones that fit, in order, and refuses the rest", async () => {
+    await store.saveSettings(P, settings(3), 1000);
+    const r = await store.reserveMany(P, DAY, [100, 100, 100, 100, 100]);
+    expect(r.map((x) => (x.ok ? "ok" : x.reason))).to.deep.equal(["ok", "ok", "ok", "limit_reached", "limit_reached"]);
+    await store.saveSettings(P, settings(null));
+    const m = await store.reserveMany(P, DAY, [600, 500, 300]);
+    // 700 left: the 600 fits, the 500 does not, the 300 no longer does either (100 left).
+    expect(m.map((x) => (x.ok ? "ok" : x.reason))).to.deep.equal(["ok", "no_money", "no_money"]);
+    expect(await store.getProjectState(P)).to.include({ creditChars: 100, usedToday: 4 });
+  });
+
+  it("20 concurrent batches of 5 against a daily limit of 32: exactly 32 reserved, the balance debited by exactly theirs", async () => {
+    await store.saveSettings(P, settings(32), 100_000);
+    const batch = [10, 20, 30, 40, 50];
+    const results = await Promise.all(Array.from({ length: 20 }, () => store.reserveMany(P, DAY, batch)));
+    const reserved = results.flatMap((r) => r.map((x, i) => (x.ok ? batch[i] : 0)));
+    expect(reserved.filter((c) => c > 0)).to.have.length(32);
+    expect(results.flat().filter((r) => !r.ok).every((r) => !r.ok && r.reason === "limit_reached")).to.equal(true);
+    const st = await store.getProjectState(P);
+    expect(st?.usedToday).to.equal(32);
+    expect(st?.creditChars).to.equal(100_000 - reserved.reduce((a, b) => a + b, 0));
+  });
+
   it("names the limit first when both bounds refuse, and changes nothing when refusing", async () => {
     await store.saveSettings(P, settings(1), 50);
     expect(await store.reserve(P, DAY, 40)).to.include({ ok: true, creditChars: 10 });

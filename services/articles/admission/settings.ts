@@ -2,7 +2,8 @@
 // owns projects). Reads are cached briefly: a create burst must not become a
 // settings-read burst. Reservations and refunds are never cached.
 import type { Client } from "@connectrpc/connect";
-import { ReservationOutcome, type AuthService } from "../../../gen/auth/v1/auth_pb.js";
+import { ReservationOutcome, type AuthService, type ReserveAudificationResponse } from "../../../gen/auth/v1/auth_pb.js";
+import { groupCommit } from "../../../lib/group-commit.js";
 import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings } from "../../../lib/project-settings.js";
 
 /** Settings as admission reads them; the shape is shared with the auth service. */
@@ -29,9 +30,23 @@ export const unboundedSettings = (): ProjectSettingsSource => ({
   refund: async () => {},
 });
 
+function reservationOf(r: ReserveAudificationResponse): Reservation {
+  if (r.outcome === ReservationOutcome.RESERVED) return { outcome: "reserved", debited: r.creditChars !== undefined };
+  return { outcome: r.outcome === ReservationOutcome.NO_MONEY ? "no_money" : "limit_reached" };
+}
+
 /** `auth` must send the internal token. */
 export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_000): ProjectSettingsSource {
   const cache = new Map<string, { value: Promise<SettingsView>; expires: number }>();
+  // Creates of one project that arrive while its reservation is on the way go
+  // to auth as one call, in arrival order (auth takes them in one write when
+  // all fit). Keyed by the project and day as a string: one batch, one day.
+  const batches = groupCommit(async (key: string, chars: number[]): Promise<Reservation[]> => {
+    const [projectId, day] = key.split(" ");
+    const r = await auth.reserveAudifications({ projectId, day, chars: chars.map(BigInt) });
+    return r.results.map(reservationOf);
+  }, { maxBatch: 256 });
+  const reserveInGroups = (k: { projectId: string; day: string }, chars: number) => batches(`${k.projectId} ${k.day}`, chars);
   return {
     get(projectId) {
       const now = Date.now();
@@ -44,10 +59,8 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
       cache.set(projectId, { value, expires: now + ttlMs });
       return value;
     },
-    async reserve(projectId, chars, now = new Date()) {
-      const r = await auth.reserveAudification({ projectId, day: now.toISOString().slice(0, 10), chars: BigInt(chars) });
-      if (r.outcome === ReservationOutcome.RESERVED) return { outcome: "reserved", debited: r.creditChars !== undefined };
-      return { outcome: r.outcome === ReservationOutcome.NO_MONEY ? "no_money" : "limit_reached" };
+    reserve(projectId, chars, now = new Date()) {
+      return reserveInGroups({ projectId, day: now.toISOString().slice(0, 10) }, chars);
     },
     async refund(projectId, chars) {
       if (chars > 0) await auth.refundAudification({ projectId, chars: BigInt(chars) });

@@ -14,6 +14,8 @@ export const CONTENT_LIMITS = {
   maxOutputChars: 1_000_000,
   /** Worker threads doing content work. */
   threads: 2,
+  /** Plain text up to this many characters (title included) is classified on the calling thread: cheaper than a round trip to a worker (~90 µs here against ~250 µs). */
+  inlineChars: 2_000,
   /** Jobs waiting for a thread, over all projects; more are refused until the queue drains. */
   maxQueued: 256,
 } as const;

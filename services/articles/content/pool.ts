@@ -7,6 +7,7 @@
 import { Worker } from "node:worker_threads";
 import { workerEntry } from "../../../lib/threads/worker-entry.js";
 import type { AnalyseInput, Analysis } from "./analyse.js";
+import { explainContent } from "./classify.js";
 import { CONTENT_LIMITS, ContentBusyError, ContentRejectedError, memoryReason, timeoutReason, type ContentLimits } from "./limits.js";
 import type { ContentJob, ContentReply } from "./protocol.js";
 
@@ -147,6 +148,12 @@ export function createContentPool(overrides: Partial<ContentLimits> = {}): Conte
 
   return {
     async analyse(projectId, input) {
+      // Plain text this short is classified faster than it can be handed to a thread and
+      // back (~250 µs of this thread's CPU per round trip); its cost is bounded by its size.
+      const spoken = input.crawledText ?? (input.parse ? undefined : input.text);
+      if (spoken !== undefined && spoken.length + input.title.length <= limits.inlineChars) {
+        return { spoken, scores: explainContent({ title: input.title, text: spoken, lang: input.lang }) };
+      }
       return ((await submit(projectId, { kind: "analyse", input })) as { analysis: Analysis }).analysis;
     },
     async extract(projectId, html, url) {

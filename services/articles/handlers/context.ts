@@ -1,5 +1,5 @@
 // What every group of ArticlesService handlers shares: the caller checks,
-// publishing and admission, refunds and status announcements. Built once per
+// publishing and admission, refunds. Built once per
 // service; the handler modules take it instead of each rebuilding it.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { AudioJob, JobBus } from "../../../lib/bus/port.js";
@@ -113,13 +113,6 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
     }
   }
 
-  /** Worker-side transitions are keyed by id: look the article up once to announce its new status. */
-  async function announce(id: string): Promise<StoredArticle | null> {
-    const a = await store.getById(id).catch(() => null);
-    if (a) emit(a);
-    return a;
-  }
-
   /** The project's default voice when the publisher sent none; the platform default otherwise. */
   async function projectDefaultVoice(projectId: string): Promise<{ voice: string; lang: string }> {
     try {
@@ -138,5 +131,5 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
 
   const audioFiles = deps.audioFiles;
 
-  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, announce, projectDefaultVoice, found };
+  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, projectDefaultVoice, found };
 }

@@ -32,7 +32,7 @@ function readAudio(field: string, f: { key: string; duration: number } | undefin
 }
 
 export function workerHandlers(s: HandlerShared): WorkerCalls {
-  const { store, log, emit, settings, internal, announce, toProto, audioFiles } = s;
+  const { store, log, emit, settings, internal, toProto, audioFiles } = s;
   return {
     async claimAudioJob(req, ctx) {
       await internal(ctx);
@@ -56,9 +56,9 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       if (!status || !WORKER_STATUSES.has(status as never)) {
         throw v.invalid(`status must be one of ${[ProtoStatus.PROCESSING, ProtoStatus.RETRY, ProtoStatus.FALLBACK].map((s) => ProtoStatus[s]).join(", ")}`);
       }
-      const applied = await store.reportStatus(id, revisionOf(req.revision), status as "processing" | "retry" | "fallback", req.error ? trimError(req.error) : undefined);
-      if (applied) await announce(id);
-      return { applied };
+      const changed = await store.reportStatus(id, revisionOf(req.revision), status as "processing" | "retry" | "fallback", req.error ? trimError(req.error) : undefined);
+      if (changed) emit(changed);
+      return { applied: changed !== null };
     },
 
     async completeAudioJob(req, ctx) {
@@ -67,8 +67,9 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       const revision = revisionOf(req.revision);
       const audio = readAudio("audio", req.audio, true)!;
       const preview = readAudio("audioPreview", req.audioPreview, false);
-      const applied = await store.complete(id, revision, audio, preview);
-      if (applied) await announce(id);
+      const changed = await store.complete(id, revision, audio, preview);
+      const applied = changed !== null;
+      if (changed) emit(changed);
       else if (audioFiles) {
         // The files were written for a deleted article or a superseded revision: garbage.
         const now = await store.getById(id).catch(() => null);
@@ -83,11 +84,12 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       await internal(ctx);
       const id = v.requiredId("articleId", req.articleId);
       const revision = revisionOf(req.revision);
-      const applied = await store.fail(id, revision, trimError(req.error || "Audio generation failed"));
-      if (applied) {
-        const a = await announce(id);
+      const a = await store.fail(id, revision, trimError(req.error || "Audio generation failed"));
+      const applied = a !== null;
+      if (a) {
+        emit(a);
         // A synthesis that ended errored gives its characters back, once.
-        if (a?.reservedChars && (await store.takeReservation(id, revision, a.reservedChars))) {
+        if (a.reservedChars && (await store.takeReservation(id, revision, a.reservedChars))) {
           await settings.refund(a.projectId, a.reservedChars).catch((err: unknown) => log.error({ err, articleId: id, chars: a.reservedChars }, "refund failed"));
         }
       }

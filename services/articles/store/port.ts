@@ -186,9 +186,10 @@ export interface ArticleStore {
   // Worker side, keyed by article id (the job carries it).
   /** Moves to processing when the revision is current and the article neither deleted nor already ready. */
   claim(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
-  reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<boolean>;
-  complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<boolean>;
-  fail(id: string, revision: number, error: string, now?: Date): Promise<boolean>;
+  // Each answers the article as changed, or null when the revision is stale or no longer live.
+  reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<StoredArticle | null>;
+  complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<StoredArticle | null>;
+  fail(id: string, revision: number, error: string, now?: Date): Promise<StoredArticle | null>;
 
   /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id. */
   findStale(statuses: readonly ArticleStatus[], olderThan: number, opts?: FindStaleOptions): Promise<StaleArticle[]>;

@@ -136,7 +136,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async reportStatus(id, revision, status, error, now = new Date()) {
       const update: Update = { $set: { status, ...touched(now) } };
       if (error) update.$push = { errors: { error, date: now.toISOString() } };
-      return (await conditional({ revision, status: live, _id: id }, update)) !== null;
+      return conditional({ revision, status: live, _id: id }, update);
     },
 
     async complete(id, revision, audio, preview, now = new Date()) {
@@ -144,7 +144,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       const $unset: Record<string, true> = { error: true };
       if (preview) $set.audioPreview = { key: preview.key, duration: preview.duration };
       else $unset.audioPreview = true;
-      return (await conditional({ revision, status: live, _id: id }, { $set, $unset })) !== null;
+      return conditional({ revision, status: live, _id: id }, { $set, $unset });
     },
 
     async fail(id, revision, error, now = new Date()) {
@@ -152,7 +152,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
         $set: { status: "errored", error, updated: unixSeconds(now), ...touched(now) },
         $push: { errors: { error, date: now.toISOString() } },
       };
-      return (await conditional({ revision, status: live, _id: id }, update)) !== null;
+      return conditional({ revision, status: live, _id: id }, update);
     },
 
     async findStale(statuses, olderThan, o: FindStaleOptions = {}) {

@@ -73,6 +73,8 @@ export interface AuthStore {
    * changes nothing and names the bound that refused (the limit first).
    */
   reserve(id: string, day: string, chars: number): Promise<ReserveOutcome>;
+  /** reserve() for several articles, in order, each reserved or refused on its own; one write when all fit. */
+  reserveMany(id: string, day: string, chars: number[]): Promise<ReserveOutcome[]>;
   /** Gives characters back to a bounded balance; returns the new balance (null = unlimited or no project). */
   refund(id: string, chars: number): Promise<number | null>;
 

@@ -9,10 +9,11 @@ export interface ReserveOps {
   /** Starts a new day's counter unless the stored day is already `day` or later. */
   resetDay(id: string, day: string): Promise<void>;
   /**
-   * Applies when usageDay = day, the stored limit and bounded/unbounded
-   * balance are still as `seen`, usedToday < limit and balance >= chars.
+   * Counts `count` articles and debits `chars` (their sum) when usageDay =
+   * day, the stored limit and bounded/unbounded balance are still as `seen`,
+   * usedToday + count <= limit and balance >= chars.
    */
-  take(id: string, day: string, chars: number, seen: ProjectState): Promise<ProjectState | null>;
+  take(id: string, day: string, chars: number, seen: ProjectState, count?: number): Promise<ProjectState | null>;
 }
 
 const MAX_ROUNDS = 20;
@@ -48,6 +49,43 @@ export async function reserveWith(ops: ReserveOps, id: string, requestedDay: str
   }
   // Only reachable when the settings keep changing under us; refusing is the safe side.
   return { ok: false, reason: "limit_reached", creditChars: s?.creditChars ?? null, usedToday: s?.usedToday ?? 0 };
+}
+
+const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+
+/** Each item's outcome when a whole batch was taken in one write: the figures as if taken one by one, in order. */
+function spread(after: ProjectState, chars: number[]): ReserveOutcome[] {
+  let later = sum(chars);
+  return chars.map((c, i) => {
+    later -= c;
+    return { ok: true, creditChars: after.creditChars === null ? null : after.creditChars + later, usedToday: after.usedToday - (chars.length - 1 - i) };
+  });
+}
+
+/**
+ * Several reservations of one project, in order, each as reserveWith would
+ * decide it. When the whole batch fits it is taken in one conditional write
+ * (tried with the hint first, like a single one); at a bound the items go one
+ * by one, so the first ones still get what is left.
+ */
+export async function reserveManyWith(ops: ReserveOps, id: string, day: string, chars: number[], hint?: ReserveHint): Promise<ReserveOutcome[]> {
+  if (chars.length === 1) return [await reserveWith(ops, id, day, chars[0], hint)];
+  const total = sum(chars);
+  const fits = (s: ReserveHint & { usedToday: number }) =>
+    (s.dailyLimit === null || s.usedToday + chars.length <= s.dailyLimit) && (s.creditChars === null || s.creditChars >= total);
+  if (hint && hint.usageDay === day) {
+    const after = await ops.take(id, day, total, { settings: undefined, usedToday: 0, ...hint }, chars.length);
+    if (after) return spread(after, chars);
+  }
+  const s = await ops.read(id);
+  if (!s) return chars.map(() => ({ ok: false, reason: "not_found", creditChars: null, usedToday: 0 }));
+  if (s.usageDay === day && fits(s)) {
+    const after = await ops.take(id, day, total, s, chars.length);
+    if (after) return spread(after, chars);
+  }
+  const out: ReserveOutcome[] = [];
+  for (const c of chars) out.push(await reserveWith(ops, id, day, c));
+  return out;
 }
 
 export const utcDay = (d = new Date()) => d.toISOString().slice(0, 10);

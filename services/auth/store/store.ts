@@ -2,7 +2,7 @@
 // (NeDB files under DATA_DIR or MongoDB collections auth_projects/auth_tokens).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
 import { byCreatedThenId, DuplicateTokenError, type AuthStore, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
-import { reserveWith, type ReserveHint } from "./reserve.js";
+import { reserveManyWith, reserveWith, type ReserveHint, type ReserveOps } from "./reserve.js";
 
 export type ProjectDoc = {
   _id: string;
@@ -61,6 +61,31 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
     if (!s) return hints.delete(id);
     if (hints.size >= 10_000) hints.clear();
     hints.set(id, { dailyLimit: s.dailyLimit, creditChars: s.creditChars, usageDay: s.usageDay });
+  };
+  const reserveOps: ReserveOps = {
+    async read(pid) {
+      const s = await state(pid);
+      remember(pid, s);
+      return s;
+    },
+    async resetDay(pid, newDay) {
+      await projects.updateOne({ _id: pid, $or: [{ usageDay: { $lt: newDay } }, { usageDay: { $exists: false } }] }, { $set: { usageDay: newDay, usedToday: 0 } });
+    },
+    async take(pid, onDay, n, seen, count = 1) {
+      const conditions: Filter[] = [{ usageDay: onDay }];
+      const $inc: Record<string, number> = { usedToday: count };
+      if (seen.dailyLimit === null) conditions.push(isNullOrMissing("settings.dailyLimit"));
+      else conditions.push({ "settings.dailyLimit": seen.dailyLimit, usedToday: { $lte: seen.dailyLimit - count } });
+      if (seen.creditChars === null) conditions.push(isNullOrMissing("creditChars"));
+      else {
+        conditions.push({ creditChars: { $gte: n } });
+        $inc.creditChars = -n;
+      }
+      const d = await projects.findOneAndUpdate({ _id: pid, $and: conditions }, { $inc });
+      const after = d ? stateOf(d) : null;
+      if (after) remember(pid, after);
+      return after;
+    },
   };
   /** Grows a bounded balance only; null when unlimited or no project. */
   const credit = (id: string, chars: number) => projects.findOneAndUpdate({ _id: id, creditChars: { $gte: 0 } }, { $inc: { creditChars: chars } });
@@ -125,37 +150,10 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
       return { ok: false, reason: (await projects.findOne({ _id: id })) ? "unlimited" : "not_found" };
     },
     reserve(id, day, chars) {
-      return reserveWith(
-        {
-          async read(pid) {
-            const s = await state(pid);
-            remember(pid, s);
-            return s;
-          },
-          async resetDay(pid, newDay) {
-            await projects.updateOne({ _id: pid, $or: [{ usageDay: { $lt: newDay } }, { usageDay: { $exists: false } }] }, { $set: { usageDay: newDay, usedToday: 0 } });
-          },
-          async take(pid, onDay, n, seen) {
-            const conditions: Filter[] = [{ usageDay: onDay }];
-            const $inc: Record<string, number> = { usedToday: 1 };
-            if (seen.dailyLimit === null) conditions.push(isNullOrMissing("settings.dailyLimit"));
-            else conditions.push({ "settings.dailyLimit": seen.dailyLimit, usedToday: { $lt: seen.dailyLimit } });
-            if (seen.creditChars === null) conditions.push(isNullOrMissing("creditChars"));
-            else {
-              conditions.push({ creditChars: { $gte: n } });
-              $inc.creditChars = -n;
-            }
-            const d = await projects.findOneAndUpdate({ _id: pid, $and: conditions }, { $inc });
-            const after = d ? stateOf(d) : null;
-            if (after) remember(pid, after);
-            return after;
-          },
-        },
-        id,
-        day,
-        chars,
-        hints.get(id),
-      );
+      return reserveWith(reserveOps, id, day, chars, hints.get(id));
+    },
+    reserveMany(id, day, chars) {
+      return reserveManyWith(reserveOps, id, day, chars, hints.get(id));
     },
     async refund(id, chars) {
       const d = await credit(id, chars);
