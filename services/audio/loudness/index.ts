@@ -9,6 +9,7 @@
 //   as mp3gain does). Only when no whole step reaches the target within 1 LU without passing the
 //   true-peak ceiling is the file decoded, limited and encoded again.
 import { createHash } from "node:crypto";
+import { LOUDNESS_RANGE } from "../../../lib/loudness.js";
 import { MPEGDecoder } from "mpg123-decoder";
 import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
 import { joinMp3 } from "../mp3/index.js";
@@ -37,8 +38,9 @@ const PEAK_MARGIN_DB = 0.6;
 export const ENCODER_PEAK_MARGIN_DB = 1.5;
 
 export function checkTarget(t: LoudnessTarget): string | undefined {
-  if (!Number.isFinite(t.lufs) || t.lufs < -40 || t.lufs > -10) return `loudness target must be from -40 to -10 LUFS, got ${t.lufs}`;
-  if (!Number.isFinite(t.truePeak) || t.truePeak < -12 || t.truePeak > 0) return `true-peak ceiling must be from -12 to 0 dBTP, got ${t.truePeak}`;
+  const { lufs, truePeakDbtp: tp } = LOUDNESS_RANGE;
+  if (!Number.isFinite(t.lufs) || t.lufs < lufs.min || t.lufs > lufs.max) return `loudness target must be from ${lufs.min} to ${lufs.max} LUFS, got ${t.lufs}`;
+  if (!Number.isFinite(t.truePeak) || t.truePeak < tp.min || t.truePeak > tp.max) return `true-peak ceiling must be from ${tp.min} to ${tp.max} dBTP, got ${t.truePeak}`;
   return undefined;
 }
 
