@@ -9,7 +9,7 @@
 //   as mp3gain does). Only when no whole step reaches the target within 1 LU without passing the
 //   true-peak ceiling is the file decoded, limited and encoded again.
 import { createHash } from "node:crypto";
-import { LOUDNESS_RANGE } from "../../../lib/loudness.js";
+import { LOUDNESS_RANGE, type LoudnessSettings } from "../../../lib/loudness.js";
 import { MPEGDecoder } from "mpg123-decoder";
 import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
 import { joinMp3 } from "../mp3/index.js";
@@ -42,6 +42,11 @@ export function checkTarget(t: LoudnessTarget): string | undefined {
   if (!Number.isFinite(t.lufs) || t.lufs < lufs.min || t.lufs > lufs.max) return `loudness target must be from ${lufs.min} to ${lufs.max} LUFS, got ${t.lufs}`;
   if (!Number.isFinite(t.truePeak) || t.truePeak < tp.min || t.truePeak > tp.max) return `true-peak ceiling must be from ${tp.min} to ${tp.max} dBTP, got ${t.truePeak}`;
   return undefined;
+}
+
+/** A project's own target (snapshotted on the article) over the deployment's: each field the project leaves out is the deployment's. */
+export function projectTarget(deployment: LoudnessTarget, project: LoudnessSettings | undefined): LoudnessTarget {
+  return { lufs: project?.lufs ?? deployment.lufs, truePeak: project?.truePeakDbtp ?? deployment.truePeak };
 }
 
 export const dbToGain = (db: number) => Math.pow(10, db / 20);
