@@ -15,11 +15,11 @@ import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
 import { joinMp3 } from "../mp3/index.js";
 import { applyGainSteps, GAIN_STEP_DB } from "../mp3/gain.js";
 import { scanFrames } from "../mp3/frames.js";
-import { Leveler } from "./limiter.js";
+import { ENCODER_PEAK_MARGIN_DB, Leveler } from "./limiter.js";
 import { measure, type Measurement } from "./meter.js";
 
 export { measure, type Measurement } from "./meter.js";
-export { Leveler } from "./limiter.js";
+export { ENCODER_PEAK_MARGIN_DB, Leveler } from "./limiter.js";
 
 export interface LoudnessTarget {
   /** Integrated loudness, LUFS (mono files, measured as mono). */
@@ -34,8 +34,6 @@ export const DEFAULT_LOUDNESS: LoudnessTarget = Object.freeze({ lufs: -19, trueP
 export const TOLERANCE_LU = 1;
 // Our meter oversamples 4× for the true peak, other meters (ffmpeg: to 192 kHz) find a bit more.
 const PEAK_MARGIN_DB = 0.6;
-// Encoding PCM to MP3 raises peaks by up to about a dB at our bitrates; the PCM ceiling sits below.
-export const ENCODER_PEAK_MARGIN_DB = 1.5;
 
 export function checkTarget(t: LoudnessTarget): string | undefined {
   const { lufs, truePeakDbtp: tp } = LOUDNESS_RANGE;
