@@ -149,30 +149,47 @@ export async function normalizeMp3(mp3: Buffer, m: Measurement, target: Loudness
 let encoder: Promise<WasmMediaEncoder<"audio/mpeg">> | undefined;
 let queue: Promise<unknown> = Promise.resolve();
 
-/** Decode, exact gain with the limiter, encode in the same stream format, behind a fresh Info header. */
+// How often limitAndEncode encodes a file at most, to land on the target after the encoder.
+const ENCODE_ATTEMPTS = 3;
+
+/**
+ * Decode, exact gain with the limiter, encode in the same stream format, behind a fresh Info
+ * header. The encoder moves both figures: its low-pass takes 0.3-0.6 LU off eSpeak-like speech,
+ * and it raises the true peak by 0.1 to 1.7 dB over the PCM's on heavily limited speech at
+ * 48 kbps, not even in step with the PCM ceiling. So each result is measured, and one more than
+ * half a LU off or over the ceiling is encoded again with the gain and the PCM ceiling corrected
+ * by what it missed; the best wins (under the ceiling first, then nearest the loudness).
+ */
 export function limitAndEncode(mp3: Buffer, gainDb: number, target: LoudnessTarget): Promise<Buffer> {
   const run = queue.then(async () => {
     const head = scanFrames(mp3).headers[0];
     if (!head) throw new Error("loudness: no MPEG audio frames to re-encode");
     const { samples, sampleRate } = await decodeMono(mp3);
-    const pcm = new Int16Array(samples.length);
-    let at = 0;
-    const leveler = new Leveler(sampleRate, dbToGain(gainDb), dbToGain(target.truePeak - ENCODER_PEAK_MARGIN_DB), (s) => {
-      pcm.set(s, at);
-      at += s.length;
-    });
     const ints = new Int16Array(samples.length);
     for (let i = 0; i < samples.length; i++) ints[i] = Math.max(-32768, Math.min(32767, Math.round(samples[i] * 32768)));
-    leveler.push(ints);
-    leveler.finish();
-    const floats = new Float32Array(pcm.length);
-    for (let i = 0; i < pcm.length; i++) floats[i] = pcm[i] / 32768;
     encoder ??= createMp3Encoder();
     const enc = await encoder;
-    enc.configure({ sampleRate, channels: head.channels, bitrate: head.bitrate as 48 });
-    const channels = head.channels === 1 ? [floats] : [floats, floats];
-    const out = Buffer.concat([Buffer.from(enc.encode(channels)), Buffer.from(enc.finalize())]);
-    return joinMp3([out]);
+    const worse = (a: { over: number; off: number }, b: { over: number; off: number }) => (a.over > 0 || b.over > 0 ? a.over > b.over : a.off > b.off);
+    let best: { mp3: Buffer; over: number; off: number } | undefined;
+    let ceiling = target.truePeak - ENCODER_PEAK_MARGIN_DB;
+    for (let attempt = 0; attempt < ENCODE_ATTEMPTS && !(best && best.over <= 0 && best.off <= TOLERANCE_LU / 2); attempt++) {
+      const floats = new Float32Array(ints.length);
+      let at = 0;
+      const leveler = new Leveler(sampleRate, dbToGain(gainDb), dbToGain(ceiling), (s) => {
+        for (let i = 0; i < s.length; i++) floats[at++] = s[i] / 32768;
+      });
+      leveler.push(ints);
+      leveler.finish();
+      enc.configure({ sampleRate, channels: head.channels, bitrate: head.bitrate as 48 });
+      const channels = head.channels === 1 ? [floats] : [floats, floats];
+      const out = joinMp3([Buffer.concat([Buffer.from(enc.encode(channels)), Buffer.from(enc.finalize())])]);
+      const m = await measureMp3(out);
+      const tried = { mp3: out, over: m.truePeak - (target.truePeak - PEAK_MARGIN_DB), off: Math.abs(target.lufs - m.lufs) };
+      if (!best || worse(best, tried)) best = tried;
+      if (Number.isFinite(m.lufs)) gainDb += target.lufs - m.lufs;
+      ceiling -= Math.max(tried.over, 0);
+    }
+    return best!.mp3;
   });
   queue = run.catch(() => undefined);
   return run;
