@@ -1,6 +1,9 @@
 // Per-project settings as they travel between the auth service (which owns
 // and validates them, services/auth/settings.ts) and the articles service
 // (which applies them in admission). One definition for both sides.
+import type { LoudnessSettings } from "./loudness.js";
+
+export type { LoudnessSettings };
 
 export interface TypeThreshold {
   /** Reject when the type scores below this (an undetected type scores 0). */
@@ -47,6 +50,8 @@ export interface ProjectSettings {
   recrawl: { enabled: boolean; everyMinutes: number; maxAgeHours: number };
   /** REST API rate limits of this project; absent = the gateway's defaults. */
   rateLimit?: RateLimitSettings;
+  /** Loudness target of this project's files; absent = the deployment's (lib/loudness.ts). */
+  loudness?: LoudnessSettings;
 }
 
 export const DEFAULT_SETTINGS: ProjectSettings = Object.freeze({

@@ -8,7 +8,7 @@ import type { Logger } from "../../lib/log.js";
 import { instrumentProviders, instrumentSynthesis, jobDuration, jobsInFlight } from "../../lib/metrics.js";
 import { forwardRequestId, requestIdFields } from "../../lib/rpc/request-id.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
-import { preloadLoudness } from "./loudness/index.js";
+import { DEFAULT_LOUDNESS, preloadLoudness, projectTarget } from "./loudness/index.js";
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
@@ -94,6 +94,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     try {
       const pronunciations = claim.pronunciations.map(ruleFromProto);
       const content = { title: a.title, text: a.text, lang: a.lang, voice: a.voice, parse: a.parse, isRaw: a.isRaw, pronunciations };
+      // Full file and preview, whichever provider or engine speaks them.
+      const loudness = projectTarget(speech?.loudness ?? DEFAULT_LOUDNESS, claim.loudness);
       // ID3 tags on both files. The articles service knows the project by id only (its name
       // would need a call to auth); added/updated are Unix seconds.
       const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
@@ -101,6 +103,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,
             tags,
+            loudness,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -108,9 +111,9 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
               return report(ArticleStatus.FALLBACK, errorMessage(error));
             },
           })
-        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags })), provider: engine.name };
+        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags, loudness })), provider: engine.name };
       const renderedMs = Date.now() - started;
-      jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, ms: renderedMs }, "audio rendered");
+      jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, lufs: loudness.lufs, truePeak: loudness.truePeak, ms: renderedMs }, "audio rendered");
 
       const keys = audioKeys(articleId, revision);
       await blobs.put(keys.full, r.full, "audio/mpeg");

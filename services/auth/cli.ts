@@ -22,6 +22,8 @@ Commands:
                                      Rate limits: rateLimit.writes.perSecond=2
                                      rateLimit.writes.burst=10 (reads likewise; null =
                                      back to the defaults; docs/limits.md)
+                                     Loudness: loudness.lufs=-16 loudness.truePeakDbtp=-1.5
+                                     (null = the deployment's; docs/audio.md)
   credit:add <project> <chars>       add characters to a bounded balance
   player:get <project>               show the public player key, feed and oEmbed settings
   player:set <project> <change>...   change them: a JSON merge patch or key=value pairs

@@ -3,6 +3,7 @@
 // articles service (services/articles/admission) through GetProjectSettings.
 import { Ajv, type ErrorObject } from "ajv";
 import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold } from "../../lib/project-settings.js";
+import { LOUDNESS_RANGE } from "../../lib/loudness.js";
 import { LANGS, VOICE_NAMES, checkVoiceLang } from "../../lib/voices.js";
 import { checkTarget, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 
@@ -66,6 +67,14 @@ const schema = {
       ],
     },
     rateLimit: { type: "object", additionalProperties: false, properties: { reads: bucket, writes: bucket } },
+    loudness: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        lufs: { type: "number", minimum: LOUDNESS_RANGE.lufs.min, maximum: LOUDNESS_RANGE.lufs.max },
+        truePeakDbtp: { type: "number", minimum: LOUDNESS_RANGE.truePeakDbtp.min, maximum: LOUDNESS_RANGE.truePeakDbtp.max },
+      },
+    },
     recrawl: {
       type: "object",
       additionalProperties: false,

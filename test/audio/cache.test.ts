@@ -122,6 +122,27 @@ describe("chunk cache", function () {
       expect(fake.calls).to.have.length(11);
     });
 
+    it("caches local chunks per loudness target (leveled before encoding) and shares provider chunks across targets (normalised after assembly)", async () => {
+      const cache = await openDiskCache({ dir, maxBytes: 50 * 1024 * 1024 });
+      const loud = { lufs: -16, truePeak: -1.5 };
+      const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: "sk-test-openai-key-0123456789", baseUrl: fake.openaiBaseUrl }), local: localProvider(engine) }, cache });
+      await renderWithProviders(article(paragraphs), speech);
+      const requests = fake.calls.length;
+      await renderWithProviders(article(paragraphs), speech, { loudness: loud });
+      expect(fake.calls).to.have.length(requests);
+
+      let synthesized = 0;
+      const counting: SpeechEngine = { ...engine, synthesize: (req, signal) => (synthesized++, engine.synthesize(req, signal)) };
+      const local = createSpeechRouter({ providers: { local: localProvider(counting) }, cache });
+      const first = await renderWithProviders(article(paragraphs), local);
+      expect(first.provider).to.equal(engine.name);
+      expect(synthesized).to.equal(first.chunks);
+      await renderWithProviders(article(paragraphs), local);
+      expect(synthesized).to.equal(first.chunks);
+      await renderWithProviders(article(paragraphs), local, { loudness: loud });
+      expect(synthesized).to.equal(2 * first.chunks);
+    });
+
     it("re-encodes only chunks whose stream differs from the article's", async () => {
       oddFormat = (text) => text.startsWith("It approved");
       const r = await renderWithProviders(article(paragraphs), await router(dir));

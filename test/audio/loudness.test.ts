@@ -1,6 +1,8 @@
-// The loudness parts on their own: the limiter keeps every sample under its ceiling without
-// changing the length or the quiet parts, the meter agrees with the BS.1770 reference values,
-// and the gain plan picks lossless steps only when they land on target under the ceiling.
+// The loudness parts on their own: the limiter keeps every sample, and the signal between
+// samples, under its ceiling without changing the length or the quiet parts (that it makes up
+// the loudness it takes is shown on real voices in sound.test.ts), the meter agrees with the
+// BS.1770 reference values, and the gain plan picks lossless steps only when they land on target
+// under the ceiling.
 import { expect } from "chai";
 import { combine, Leveler, measure, planGain } from "../../services/audio/loudness/index.js";
 
@@ -24,6 +26,17 @@ describe("loudness tools", () => {
     for (let i = 1000; i < rate - 2000; i += 97) expect(y[i]).to.be.closeTo(Math.round(x[i] * 1.5), 1);
     // The loud half is limited, not silenced.
     expect(Math.max(...Array.from(y.subarray(rate + 2000), Math.abs))).to.be.greaterThan(ceiling * 0.95);
+  });
+
+  it("keeps true peaks under the ceiling where they fall between samples, as in eSpeak's bright output", () => {
+    // A quarter of the sample rate, sampled 45° off its crests: every sample is 3 dB under the peak.
+    const rate = 22050;
+    const x = Int16Array.from({ length: rate }, (_, i) => Math.round(10000 * Math.sin((Math.PI / 2) * i + Math.PI / 4)));
+    const ceiling = 0.5;
+    const y = run(x, 2, ceiling);
+    const m = measure(Float32Array.from(y.subarray(2000), (v) => v / 32768), rate);
+    // Its samples, 2 x 7071, stay under the ceiling (16,383); a limiter looking at them only would let the 20,000 (-4.3 dBFS) between them through.
+    expect(m.truePeak).to.be.at.most(20 * Math.log10(ceiling) + 0.2);
   });
 
   it("the meter gives -23 LUFS for a 1 kHz sine at -20 dBFS peak, and its true peak", () => {

@@ -1,6 +1,7 @@
 // Independent measurements of rendered files for the audio tests: ffmpeg's ebur128 filter for
 // loudness and true peak, and silence detection on PCM decoded by mpg123.
 import { spawnSync } from "node:child_process";
+import { expect } from "chai";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -28,6 +29,14 @@ export function ffmpegLoudness(mp3: Buffer): Ebur128 {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The published-file promise (docs/audio.md): integrated loudness within 1 LU of the target, true peak at or under the ceiling. */
+export function expectOnTarget(what: string, mp3: Buffer, target: { lufs: number; truePeak: number } = { lufs: -19, truePeak: -1 }): Ebur128 {
+  const m = ffmpegLoudness(mp3);
+  expect(m.I, `${what}: integrated loudness ${m.I} LUFS`).to.be.within(target.lufs - 1, target.lufs + 1);
+  expect(m.TP, `${what}: true peak ${m.TP} dBTP`).to.be.at.most(target.truePeak);
+  return m;
 }
 
 export async function decode(mp3: Buffer): Promise<{ samples: Float32Array; sampleRate: number }> {

@@ -8,6 +8,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RpcServer } from "../../lib/rpc/server.js";
 import { LOCAL_FORMAT, type SpeechEngine, type SpeechRequest } from "../../services/audio/engine/types.js";
 import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
+import { createSpeechRouter, localProvider, type SpeechRouter } from "../../services/audio/providers/index.js";
 import { startAudioWorker, type AudioWorker } from "../../services/audio/worker.js";
 import { startFakeArticles, type FakeArticle } from "../support/fake-articles.js";
 
@@ -106,7 +107,7 @@ describe("audio worker", () => {
     return full;
   };
 
-  async function start(engine: SpeechEngine, extra: { maxAttempts?: number; keepAliveMs?: number } = {}) {
+  async function start(engine: SpeechEngine, extra: { maxAttempts?: number; keepAliveMs?: number; speech?: SpeechRouter } = {}) {
     const bus = new TestBus();
     const blobs = memoryBlobs();
     worker = await startAudioWorker({ bus, blobs, engine, log, articles: rpcClient(ArticlesService, server.url, { token: INTERNAL }), ...extra });
@@ -201,5 +202,30 @@ describe("audio worker", () => {
     const { bus } = await start(engine);
     expect(await bus.deliver({ articleId: "art-rules", projectId: "p1", revision: 1 })).to.equal("acked");
     expect(engine.calls.map((c) => c.text)).to.deep.equal(["B A S F news", "Win spoke for B A S F."]);
+  });
+
+  it("levels to the project's loudness target that came with the claim, the deployment's where the project sets none", async () => {
+    add({ id: "loud", text: "Loud.", loudness: { lufs: -16, truePeakDbtp: -1.5 } });
+    add({ id: "half", text: "Half.", loudness: { lufs: -16 } });
+    add({ id: "plain", text: "Plain." });
+    const levels = async (router?: (engine: SpeechEngine) => SpeechRouter) => {
+      const engine = fakeEngine();
+      const { bus } = await start(engine, { speech: router?.(engine) });
+      const got: Record<string, unknown> = {};
+      for (const id of ["loud", "half", "plain"]) {
+        engine.calls.length = 0;
+        const a = articles.get(id)!;
+        a.revision++;
+        expect(await bus.deliver({ articleId: id, projectId: "p1", revision: a.revision })).to.equal("acked");
+        got[id] = engine.calls[0].level;
+      }
+      await worker!.stop();
+      return got;
+    };
+    // Without providers the engine renders directly, against the built-in default.
+    expect(await levels()).to.deep.equal({ loud: { lufs: -16, truePeak: -1.5 }, half: { lufs: -16, truePeak: -1 }, plain: { lufs: -19, truePeak: -1 } });
+    // Through the provider router, whose target is the deployment's (AUDIO_LOUDNESS_LUFS, AUDIO_TRUE_PEAK_DBTP).
+    const router = (engine: SpeechEngine) => createSpeechRouter({ providers: { local: localProvider(engine) }, fallback: [], loudness: { lufs: -21, truePeak: -2 } });
+    expect(await levels(router)).to.deep.equal({ loud: { lufs: -16, truePeak: -1.5 }, half: { lufs: -16, truePeak: -2 }, plain: { lufs: -21, truePeak: -2 } });
   });
 });

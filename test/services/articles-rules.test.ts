@@ -281,6 +281,25 @@ describe("articles admission (settings, limits, credit, rules, events)", functio
     expect(await get(p.client, own.id)).to.include({ voice: "nova", lang: "en-US" });
   });
 
+  it("hands the worker the project's loudness target as it was when the revision was admitted", async () => {
+    const loud = await project({ loudness: { lufs: -16, truePeakDbtp: -1.5 } });
+    const plain = await project();
+    const claimed = async (articleId: string) => {
+      const l = (await worker.claimAudioJob({ articleId, revision: 1n })).loudness;
+      return l && { lufs: l.lufs, truePeakDbtp: l.truePeakDbtp };
+    };
+    const early = await loud.client.createArticle({ title: "Early", text: "Hello." });
+    const other = await plain.client.createArticle({ title: "Plain", text: "Hello." });
+    // Only the ceiling goes back to the deployment's; the articles service reads settings through a 2 s cache.
+    await adminC.updateProjectSettings({ projectId: loud.id, patchJson: JSON.stringify({ loudness: { truePeakDbtp: null } }) });
+    await new Promise((r) => setTimeout(r, 2_100));
+    const late = await loud.client.createArticle({ title: "Late", text: "Hello." });
+
+    expect(await claimed(early.id)).to.deep.equal({ lufs: -16, truePeakDbtp: -1.5 });
+    expect(await claimed(late.id)).to.deep.equal({ lufs: -16, truePeakDbtp: undefined });
+    expect(await claimed(other.id)).to.equal(undefined);
+  });
+
   it("publishes every status change on the bus and delivers signed webhooks", async () => {
     const p = await project({ webhook: { url: `${pagesUrl}/hook`, secret: SECRET } });
     bus.events.length = 0;

@@ -92,6 +92,45 @@ describe("project settings (auth service)", () => {
     expect((await read()).rateLimit).to.equal(undefined);
   });
 
+  it("keeps a per-project loudness target, field by field, and null returns it to the deployment's", async () => {
+    await admin.updateProjectSettings({ projectId: "news", patchJson: patchFromArgs(["loudness.lufs=-16", "loudness.truePeakDbtp=-1.5"]) });
+    expect((await read()).loudness).to.deep.equal({ lufs: -16, truePeakDbtp: -1.5 });
+    // The articles service reads it with the internal credential.
+    expect((await read(internal)).loudness).to.deep.equal({ lufs: -16, truePeakDbtp: -1.5 });
+    await patch(JSON.stringify({ loudness: { truePeakDbtp: null } }));
+    expect((await read()).loudness).to.deep.equal({ lufs: -16 });
+    await patch(JSON.stringify({ loudness: null }));
+    expect((await read()).loudness).to.equal(undefined);
+  });
+
+  it("refuses a loudness target outside what the renderer accepts with HTTP 400 naming the field, and changes nothing", async () => {
+    await patch(JSON.stringify({ loudness: { lufs: -23 } }));
+    const before = await read();
+    const cases: Array<[object, RegExp]> = [
+      [{ loudness: { lufs: -41 } }, /^loudness\.lufs: must be >= -40$/],
+      [{ loudness: { lufs: -9.5 } }, /^loudness\.lufs: must be <= -10$/],
+      [{ loudness: { lufs: "loud" } }, /^loudness\.lufs: must be number$/],
+      [{ loudness: { truePeakDbtp: 0.5 } }, /^loudness\.truePeakDbtp: must be <= 0$/],
+      [{ loudness: { truePeakDbtp: -12.5 } }, /^loudness\.truePeakDbtp: must be >= -12$/],
+      [{ loudness: { range: 7 } }, /^loudness\.range: unknown setting$/],
+      [{ loudness: -16 }, /^loudness: must be object$/],
+    ];
+    for (const [p, msg] of cases) {
+      // As any admin client sends it: Connect's JSON over plain HTTP/1.1.
+      const res = await fetch(`${svc.url}/auth.v1.AuthService/UpdateProjectSettings`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${ADMIN}` },
+        body: JSON.stringify({ projectId: "news", patchJson: JSON.stringify(p) }),
+      });
+      const body = (await res.json()) as { code: string; message: string };
+      expect(res.status, JSON.stringify(p)).to.equal(400);
+      expect(body.code, JSON.stringify(p)).to.equal("invalid_argument");
+      expect(body.message, JSON.stringify(p)).to.match(msg);
+    }
+    expect(await read()).to.deep.equal(before);
+    await patch(JSON.stringify({ loudness: null }));
+  });
+
   it("refuses invalid settings with a message naming the field, and changes nothing", async () => {
     const before = await read();
     const cases: Array<[object | string, RegExp]> = [

@@ -3,6 +3,7 @@
 // revision of an article that is not deleted, as in the real service.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
+import type { LoudnessSettings } from "../../lib/loudness.js";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { ruleToProto } from "../../lib/rpc/pronunciations.js";
 import { logger } from "../../lib/log.js";
@@ -28,6 +29,8 @@ export interface FakeArticle {
   provider?: string;
   /** Pronunciation rules snapshotted on the revision, handed out with the claim. */
   pronunciations?: PronunciationRule[];
+  /** The project's loudness target snapshotted on the revision, handed out with the claim. */
+  loudness?: LoudnessSettings;
 }
 
 export function startFakeArticles(articles: Map<string, FakeArticle>, internalToken: string): Promise<RpcServer> {
@@ -59,7 +62,7 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
           if (!a) return { stale: true };
           a.status = ArticleStatus.PROCESSING;
           const article = { id: a.id, title: a.title, text: a.text, parse: a.parse ?? false, voice: a.voice ?? "alloy", lang: a.lang ?? "en-US", revision: BigInt(a.revision) };
-          return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto) };
+          return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto), loudness: a.loudness };
         },
         reportAudioStatus: (req, ctx) =>
           report(req, ctx, (a) => {

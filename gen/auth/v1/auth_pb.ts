@@ -324,7 +324,7 @@ export type ProjectSettings = Message<"auth.v1.ProjectSettings"> & {
   /**
    * The settings document as JSON: dailyLimit, creditChars, defaultVoice,
    * defaultLang, rules, webhook, recrawl (see docs/statuses.md), rateLimit
-   * (docs/limits.md).
+   * (docs/limits.md), loudness (docs/audio.md).
    *
    * @generated from field: string settings_json = 2;
    */

@@ -113,6 +113,8 @@ export function createAdmission(deps: AdmissionDeps): HeldAdmission {
     // reservation, so a failed read leaves nothing to give back.
     const rules = rulesForLang(await store.getPronunciations(a.projectId), a.lang);
     const pronunciations = rules.length ? rules : undefined;
+    // The loudness target likewise: retries and re-renders of this revision keep it.
+    const loudness = project.loudness && Object.keys(project.loudness).length ? { ...project.loudness } : undefined;
 
     const chars = spokenChars(a.title, spoken);
     const reservation = await settings.reserve(a.projectId, chars);
@@ -128,7 +130,7 @@ export function createAdmission(deps: AdmissionDeps): HeldAdmission {
 
     const reservedChars = reservation.debited && chars > 0 ? chars : undefined;
     const status = spokenText !== undefined ? "parsed" : "waiting";
-    const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false, pronunciations });
+    const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false, pronunciations, loudness });
     if (!done) {
       // Superseded or deleted while we reserved: the characters were never used.
       if (reservedChars) await settings.refund(a.projectId, reservedChars);

@@ -46,7 +46,7 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
         article.text = a.spokenText;
         article.parse = false;
       }
-      return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto) };
+      return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto), loudness: a.loudness };
     },
 
     async reportAudioStatus(req, ctx) {

@@ -18,7 +18,7 @@ export const unsetAll = (keys: readonly string[]) => Object.fromEntries(keys.map
 export function admissionOps(r: AdmissionResult): { $set: Record<string, unknown>; $unset: Record<string, true> } {
   const $set: Record<string, unknown> = { status: r.status, types: r.types.map((t) => ({ name: t.name, score: t.score })) };
   const $unset: Record<string, true> = { admittingUntil: true };
-  for (const k of ["spokenText", "decision", "reservedChars", "pronunciations"] as const) {
+  for (const k of ["spokenText", "decision", "reservedChars", "pronunciations", "loudness"] as const) {
     if (r[k] !== undefined) $set[k] = r[k];
     else $unset[k] = true;
   }

@@ -4,6 +4,7 @@
 //
 // Every write touches one document and is conditional where a race matters:
 // revision checks make a late worker result or a concurrent edit harmless.
+import type { LoudnessSettings } from "../../../lib/loudness.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
 
 export const ARTICLE_STATUSES = [
@@ -50,6 +51,8 @@ export interface AdmissionResult {
   keepPending: boolean;
   /** The project's pronunciation rules for the article's language at admission; absent when none. */
   pronunciations?: PronunciationRule[];
+  /** The project's loudness target at admission; absent when the project has none of its own. */
+  loudness?: LoudnessSettings;
 }
 
 export interface StoredAudio {
@@ -113,6 +116,8 @@ export interface StoredArticle {
   crawledAt?: number;
   /** Pronunciation rules snapshotted by admission for this revision. */
   pronunciations?: PronunciationRule[];
+  /** The project's loudness target snapshotted by admission for this revision. */
+  loudness?: LoudnessSettings;
 }
 
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
@@ -284,4 +289,5 @@ export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
   "reservedChars",
   "recrawlFrom",
   "pronunciations",
+  "loudness",
 ];

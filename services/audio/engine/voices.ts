@@ -1,4 +1,5 @@
 import { checkVoiceLang } from "../../../lib/voices.js";
+import { ENCODER_PEAK_MARGIN_DB } from "../loudness/limiter.js";
 import { defusePhonemes } from "./text.js";
 import { SpeechInputError, type SpeechRequest } from "./types.js";
 
@@ -38,8 +39,6 @@ const PROFILES: Record<string, Profile> = {
 const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "de-DE": "de" };
 
 const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
-// LAME at 48 kbps raises peaks by up to about a dB over the PCM it is given.
-const ENCODER_PEAK_MARGIN_DB = 0.8;
 
 export function espeakVoice(voice: string, lang: string, level: { lufs: number; truePeak: number } | null = DEFAULT_LEVEL): EspeakVoice {
   const problem = checkVoiceLang(voice, lang);

@@ -1,19 +1,60 @@
-// Gain and a look-ahead peak limiter on streamed 16-bit PCM, applied before encoding so that the
-// local engine's output reaches the loudness target without ever clipping.
+// Gain and a look-ahead true-peak limiter on streamed 16-bit PCM, applied before encoding so that
+// the output reaches the loudness target without its true peak passing the ceiling.
 
 /** Samples the gain starts falling before a peak: the attack is a ramp this long, so it never clicks. */
 const LOOKAHEAD_MS = 3;
 /** Time constant of the recovery after a peak; long enough not to pump on speech. */
 const RELEASE_MS = 60;
+/** How often the makeup gain is revised, and over how long a past it looks. */
+const MAKEUP_WINDOW_MS = 50;
+const MAKEUP_MEMORY_MS = 2000;
+/** At most +6 dB: a target that needs more is beyond what limiting speech can give. */
+const MAX_MAKEUP = 2;
+/**
+ * How far under the true-peak ceiling the PCM ceiling sits: encoding to MP3 at our bitrates raises
+ * true peaks by up to about a dB over the PCM's. The local engine relies on it (every voice at
+ * -16 LUFS under -1.5 dBTP, where limiting is heavy, stayed 0.4 dB under); limitAndEncode starts
+ * from it and measures.
+ */
+export const ENCODER_PEAK_MARGIN_DB = 1.2;
+
+// Peaks between samples: eSpeak's bright output at 22,050 Hz peaks up to 3.5 dB above its samples,
+// which a limiter that looks at samples only lets through. Each gap is interpolated at the three
+// points a 4x-oversampling true-peak meter adds (windowed sinc over 8 samples), so a peak is
+// found up to 4 samples after it entered.
+const TAPS = 8;
+const DETECT_DELAY = TAPS / 2;
+/**
+ * A gap is interpolated only next to a sample within 4.4 dB of the ceiling: the most a gap of
+ * our voices' speech rises over both its samples is 3.5 dB (alloy; the others stay under 1.2 dB).
+ */
+const GAP_GATE = 0.6;
+/** The three filters one after another, TAPS coefficients each. */
+const GAP_FILTERS = Float64Array.from(
+  [0.25, 0.5, 0.75].flatMap((f) => {
+    const h = Array.from({ length: TAPS }, (_, j) => {
+      const u = DETECT_DELAY - 1 + f - j;
+      return (Math.sin(Math.PI * u) / (Math.PI * u)) * (0.5 + 0.5 * Math.cos((Math.PI * u) / DETECT_DELAY));
+    });
+    const sum = h.reduce((a, b) => a + b, 0);
+    return h.map((x) => x / sum);
+  }),
+);
 
 /**
- * Multiplies by `gain`, and where that would exceed `ceiling` (linear, full scale 1) lowers the
- * gain in a linear ramp over the look-ahead so the peak lands exactly on the ceiling, then
- * recovers exponentially. Output is delayed by the look-ahead; finish() drains it, so exactly as
- * many samples come out as went in. `emit` must copy what it keeps.
+ * Multiplies by `gain`, and where that would take a sample, or the signal between two samples,
+ * over `ceiling` (linear, full scale 1) lowers the gain in a linear ramp so the peak lands on
+ * the ceiling, then recovers exponentially. Output is delayed by the look-ahead; finish() drains
+ * it, so exactly as many samples come out as went in. `emit` must copy what it keeps.
+ *
+ * Limiting takes energy off the peaks, so the output would fall short of the loudness `gain` was
+ * chosen for (by 1-2 LU for speech 14 dB under the ceiling). A makeup gain before the limiter
+ * closes the gap: over the last seconds, the energy that left the limiter against what entered.
  */
 export class Leveler {
+  /** The look-ahead, written twice (at i and i + length) so the gap filters read it without wrapping. */
   private readonly ring: Float32Array;
+  private readonly length: number;
   private pos = 0;
   private filled = 0;
   private readonly release: number;
@@ -24,6 +65,14 @@ export class Leveler {
   /** Input samples still to come out before the latest detected peak has passed. */
   private hold = 0;
   private out: Int16Array = new Int16Array(0);
+  private makeup = 1;
+  private readonly window: number;
+  private windowLeft: number;
+  private windowIn = 0;
+  private windowOut = 0;
+  private readonly memory: number;
+  private energyIn = 0;
+  private energyOut = 0;
 
   constructor(
     sampleRate: number,
@@ -32,27 +81,32 @@ export class Leveler {
     private readonly emit: (samples: Int16Array) => void,
   ) {
     if (!(gain > 0) || !(ceiling > 0)) throw new RangeError("Leveler: gain and ceiling must be positive");
-    this.ring = new Float32Array(Math.max(1, Math.round((sampleRate * LOOKAHEAD_MS) / 1000)));
+    this.length = Math.max(2 * TAPS, Math.round((sampleRate * LOOKAHEAD_MS) / 1000));
+    this.ring = new Float32Array(2 * this.length);
     this.release = 1 - Math.exp(-1000 / (sampleRate * RELEASE_MS));
     this.ceiling = ceiling * 32767;
+    this.window = this.windowLeft = Math.max(1, Math.round((sampleRate * MAKEUP_WINDOW_MS) / 1000));
+    this.memory = Math.exp(-MAKEUP_WINDOW_MS / MAKEUP_MEMORY_MS);
   }
 
   push(block: Int16Array): void {
     if (this.out.length < block.length) this.out = new Int16Array(block.length);
     const out = this.out;
     const ring = this.ring;
-    const L = ring.length;
+    const L = this.length;
+    // The sample checked is DETECT_DELAY old: it leaves the ring that much sooner.
+    const ahead = L - DETECT_DELAY;
     const c = this.ceiling;
-    const gain = this.gain;
+    let gain = this.gain * this.makeup;
     let n = 0;
     let i = 0;
     // Filling the delay line at the start.
     for (; i < block.length && this.filled < L; i++) {
-      const x = block[i] * gain;
-      if ((x < 0 ? -x : x) > c) this.peak(c / (x < 0 ? -x : x), L);
-      ring[this.pos] = x;
+      ring[this.pos] = ring[this.pos + L] = block[i] * gain;
       this.pos = (this.pos + 1) % L;
       this.filled++;
+      const a = this.peakAt(this.pos);
+      if (a > c) this.peak(c / a, ahead);
     }
     // Locals in the hot loop: this runs for every sample of every article. The envelope logic
     // is level() and peak() inlined.
@@ -62,19 +116,26 @@ export class Leveler {
     let target = this.target;
     let hold = this.hold;
     const release = this.release;
+    const gate = c * GAP_GATE;
+    let windowLeft = this.windowLeft;
+    let windowIn = this.windowIn;
+    let windowOut = this.windowOut;
     for (; i < block.length; i++) {
-      const x = block[i] * gain;
-      const a = x < 0 ? -x : x;
+      const y = ring[pos];
+      ring[pos] = ring[pos + L] = block[i] * gain;
+      pos = pos + 1 === L ? 0 : pos + 1;
+      // Slot pos + L - 1 is the newest sample; DETECT_DELAY before it is the one checked.
+      const checked = ring[pos + L - DETECT_DELAY - 1];
+      const next = ring[pos + L - DETECT_DELAY];
+      let a = checked < 0 ? -checked : checked;
+      if (a > gate || next > gate || next < -gate) a = this.peakAt(pos);
       if (a > c) {
         const r = c / a;
-        const s = (r - g) / L;
+        const s = (r - g) / ahead;
         if (s < step) step = s;
         if (r < target) target = r;
-        hold = L + 1;
+        hold = ahead + 1;
       }
-      const y = ring[pos];
-      ring[pos] = x;
-      pos = pos + 1 === L ? 0 : pos + 1;
       if (step < 0) {
         g += step;
         if (g <= target) {
@@ -95,18 +156,31 @@ export class Leveler {
       else if (v < -c) v = -c;
       // Storing into an Int16Array truncates toward zero: half away from zero rounds.
       out[n++] = v < 0 ? v - 0.5 : v + 0.5;
+      windowIn += y * y;
+      windowOut += v * v;
+      if (--windowLeft === 0) {
+        gain = this.gain * this.reviseMakeup(windowIn, windowOut);
+        windowLeft = this.window;
+        windowIn = windowOut = 0;
+      }
     }
     this.pos = pos;
     this.g = g;
     this.step = step;
     this.target = target;
     this.hold = hold;
+    this.windowLeft = windowLeft;
+    this.windowIn = windowIn;
+    this.windowOut = windowOut;
     if (n > 0) this.emit(out.subarray(0, n));
   }
 
-  /** Emits the delayed samples still held. */
+  /**
+   * Emits the delayed samples still held. The last DETECT_DELAY samples were never checked between
+   * samples (only clipped to the ceiling): a chunk ends in silence.
+   */
   finish(): void {
-    const L = this.ring.length;
+    const L = this.length;
     const tail = new Int16Array(this.filled);
     const start = this.filled < L ? 0 : this.pos;
     for (let i = 0; i < tail.length; i++) tail[i] = this.level(this.ring[(start + i) % L], this.ceiling);
@@ -114,12 +188,40 @@ export class Leveler {
     if (tail.length) this.emit(tail);
   }
 
-  /** A sample `L` ahead needs gain `r`: ramp down so the gain is at most r when it comes out. */
-  private peak(r: number, L: number): void {
-    const step = (r - this.g) / L;
+  /**
+   * The highest absolute value at the sample DETECT_DELAY before the newest (ring slot `next` is
+   * the one after the newest) and in the gap after it. Before the ring has filled, the slots not
+   * yet written read as silence.
+   */
+  private peakAt(next: number): number {
+    const ring = this.ring;
+    const first = next + this.length - TAPS;
+    let a = Math.abs(ring[first + DETECT_DELAY - 1]);
+    for (let k = 0; k < GAP_FILTERS.length; k += TAPS) {
+      let v = 0;
+      for (let j = 0; j < TAPS; j++) v += GAP_FILTERS[k + j] * ring[first + j];
+      if (v < 0) v = -v;
+      if (v > a) a = v;
+    }
+    return a;
+  }
+
+  /** Energy in and out of the limiter over the last window → the makeup gain from now on. */
+  private reviseMakeup(windowIn: number, windowOut: number): number {
+    this.energyIn = this.energyIn * this.memory + windowIn;
+    this.energyOut = this.energyOut * this.memory + windowOut;
+    // What entered carries the current makeup: the makeup that would bring what leaves back to
+    // what the plain gain gives is the square root of the ratio.
+    if (this.energyOut > 0) this.makeup = Math.min(MAX_MAKEUP, Math.sqrt(this.energyIn / this.energyOut));
+    return this.makeup;
+  }
+
+  /** A sample `ahead` of the output needs gain `r`: ramp down so the gain is at most r when it comes out. */
+  private peak(r: number, ahead: number): void {
+    const step = (r - this.g) / ahead;
     if (step < this.step) this.step = step;
     if (r < this.target) this.target = r;
-    this.hold = L + 1;
+    this.hold = ahead + 1;
   }
 
   private level(y: number, c: number): number {

@@ -1,6 +1,7 @@
 // Provider configuration from the environment (documented in docs/providers.md).
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../../lib/config.js";
+import { LOUDNESS_RANGE } from "../../../lib/loudness.js";
 import type { Logger } from "../../../lib/log.js";
 import type { ProviderName } from "../../../lib/voices.js";
 import { openDiskCache } from "../cache/index.js";
@@ -30,8 +31,8 @@ export const PROVIDER_VARS = {
   AUDIO_CACHE_MAX_BYTES: { type: "integer", minimum: 0, default: 536870912, description: "chunk cache size bound (0 disables the cache)" },
   AUDIO_CACHE_DIR: { type: "string", description: "chunk cache directory (default DATA_DIR/cache)" },
   DATA_DIR: { type: "string", default: "./.data", description: "embedded data directory" },
-  AUDIO_LOUDNESS_LUFS: { type: "number", minimum: -40, maximum: -10, default: -19, description: "integrated loudness of every published file (mono), LUFS" },
-  AUDIO_TRUE_PEAK_DBTP: { type: "number", minimum: -12, maximum: 0, default: -1, description: "true-peak ceiling of every published file, dBTP" },
+  AUDIO_LOUDNESS_LUFS: { type: "number", minimum: LOUDNESS_RANGE.lufs.min, maximum: LOUDNESS_RANGE.lufs.max, default: -19, description: "integrated loudness of every published file (mono), LUFS; a project's `loudness.lufs` setting overrides it" },
+  AUDIO_TRUE_PEAK_DBTP: { type: "number", minimum: LOUDNESS_RANGE.truePeakDbtp.min, maximum: LOUDNESS_RANGE.truePeakDbtp.max, default: -1, description: "true-peak ceiling of every published file, dBTP; a project's `loudness.truePeakDbtp` setting overrides it" },
 } as const;
 
 // Local chunks after the opening (which stays small for the preview cut). Each chunk pays an
