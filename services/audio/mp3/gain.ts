@@ -2,7 +2,7 @@
 // quantizer step of 2^(1/4) in amplitude (1.5 dB), so adding n to it scales the decoded audio by
 // n × 1.5 dB without touching the coded spectrum. Frame sizes, the bit reservoir and the
 // Info/Xing header stay valid, so durations and seeking are unchanged.
-import { scanFrames } from "./frames.js";
+import { walkFrames } from "./frames.js";
 
 /** dB per global_gain step. */
 export const GAIN_STEP_DB = 1.5;
@@ -20,18 +20,21 @@ function layout(version: 1 | 2 | 25, channels: 1 | 2): Layout {
   return { start: 8 + channels, block: 63, granules: 1 };
 }
 
+// A 32-bit window from the field's first byte (bytes past the end read as 0): whole-byte
+// operations, as these run for every granule of an hour-long file after its last chunk arrived.
 function readBits(buf: Uint8Array, bit: number, n: number): number {
-  let v = 0;
-  for (let i = 0; i < n; i++, bit++) v = (v << 1) | ((buf[bit >> 3] >> (7 - (bit & 7))) & 1);
-  return v;
+  const at = bit >> 3;
+  const word = (buf[at] << 24) | (buf[at + 1] << 16) | (buf[at + 2] << 8) | buf[at + 3];
+  return (word << (bit & 7)) >>> (32 - n);
 }
 
-function writeBits(buf: Uint8Array, bit: number, n: number, value: number): void {
-  for (let i = n - 1; i >= 0; i--, bit++) {
-    const mask = 1 << (7 - (bit & 7));
-    if ((value >> i) & 1) buf[bit >> 3] |= mask;
-    else buf[bit >> 3] &= ~mask;
-  }
+/** An 8-bit field: it spans at most two bytes. */
+function writeByte(buf: Uint8Array, bit: number, value: number): void {
+  const at = bit >> 3;
+  const shift = 8 - (bit & 7);
+  const word = (((buf[at] << 8) | buf[at + 1]) & ~(0xff << shift)) | (value << shift);
+  buf[at] = word >> 8;
+  if (shift < 8) buf[at + 1] = word & 0xff;
 }
 
 /**
@@ -42,17 +45,18 @@ function writeBits(buf: Uint8Array, bit: number, n: number, value: number): void
 export function applyGainSteps(mp3: Buffer, steps: number, opts: { inPlace?: boolean; refuseClamp?: boolean } = {}): { mp3: Buffer; clamped: number } {
   if (!Number.isInteger(steps)) throw new RangeError(`gain steps must be an integer, got ${steps}`);
   if (steps === 0) return { mp3: opts.inPlace ? mp3 : Buffer.from(mp3), clamped: 0 };
-  const scan = scanFrames(mp3);
   // Bit offsets of every coded granule's global_gain field.
   const fields: number[] = [];
-  scan.frames.forEach((f, i) => {
-    const h = scan.headers[i] ?? scan.headers[0];
+  let stream: (Layout & { channels: number }) | undefined;
+  walkFrames(mp3, (offset, h) => {
     if (h.layer !== 3) return;
-    const { start, block, granules } = layout(h.version, h.channels);
-    const side = (f.offset + 4 + (h.crc ? 2 : 0)) * 8;
+    // One layout for the file: a stream keeps its version and channels (walkFrames locks on them).
+    stream ??= { ...layout(h.version, h.channels), channels: h.channels };
+    const { start, block, granules, channels } = stream;
+    const side = (offset + 4 + (h.crc ? 2 : 0)) * 8;
     for (let g = 0; g < granules; g++) {
-      for (let c = 0; c < h.channels; c++) {
-        const at = side + start + (g * h.channels + c) * block;
+      for (let c = 0; c < channels; c++) {
+        const at = side + start + (g * channels + c) * block;
         if (readBits(mp3, at, 12) === 0 && readBits(mp3, at + 12, 9) === 0) continue;
         fields.push(at + 21);
       }
@@ -64,6 +68,6 @@ export function applyGainSteps(mp3: Buffer, steps: number, opts: { inPlace?: boo
   if (clamped > 0 && opts.refuseClamp) return { mp3, clamped };
   // In place for a file we just assembled: an hour of audio need not exist twice.
   const out = opts.inPlace ? mp3 : Buffer.from(mp3);
-  for (const at of fields) writeBits(out, at, 8, Math.max(0, Math.min(255, readBits(out, at, 8) + steps)));
+  for (const at of fields) writeByte(out, at, Math.max(0, Math.min(255, readBits(out, at, 8) + steps)));
   return { mp3: out, clamped };
 }

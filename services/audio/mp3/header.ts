@@ -17,14 +17,19 @@ export interface FrameHeader {
   sideInfoSize: number;
 }
 
-const BITRATES: Record<string, readonly number[]> = {
-  "1-1": [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
-  "1-2": [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
-  "1-3": [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
-  "2-1": [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
-  "2-2": [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
-  "2-3": [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
-};
+// [MPEG-1, MPEG-2/2.5][layer - 1]: an array lookup, as this runs for every frame of a file.
+const BITRATES: readonly (readonly number[])[][] = [
+  [
+    [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448],
+    [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384],
+    [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320],
+  ],
+  [
+    [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256],
+    [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+    [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160],
+  ],
+];
 
 const SAMPLE_RATES: Record<MpegVersion, readonly number[]> = {
   1: [44100, 48000, 32000],
@@ -33,7 +38,7 @@ const SAMPLE_RATES: Record<MpegVersion, readonly number[]> = {
 };
 
 function bitrateTable(version: MpegVersion, layer: MpegLayer): readonly number[] {
-  return BITRATES[`${version === 1 ? 1 : 2}-${layer}`];
+  return BITRATES[version === 1 ? 0 : 1][layer - 1];
 }
 
 export function samplesPerFrame(version: MpegVersion, layer: MpegLayer): number {
