@@ -2,8 +2,8 @@
 // service that hands out the article to render, a directory blob store, the provider router
 // (no cloud credentials, so the local engine speaks) and the real job handler.
 import path from "node:path";
-import type { Client } from "@connectrpc/connect";
-import type { ArticlesService } from "../gen/articles/v1/articles_pb.js";
+import { createClient, createRouterTransport } from "@connectrpc/connect";
+import { ArticlesService } from "../gen/articles/v1/articles_pb.js";
 import { createFsBlobStore } from "../lib/blob/fs.js";
 import { createMemoryBus } from "../lib/bus/memory.js";
 import { logger } from "../lib/log.js";
@@ -26,25 +26,26 @@ export async function startAudioPath(dir: string, threads: number | undefined, n
   const blobs = createFsBlobStore(path.join(dir, "audio"));
   const articles = new Map<string, { title: string; text: string }>();
   const done = new Map<string, { resolve: (r: { duration: number }) => void; reject: (e: Error) => void }>();
-  const stub = {
-    async claimAudioJob({ articleId }: { articleId: string }) {
+  // The stub answers through a router transport, so the worker receives real ClaimAudioJobResponse
+  // messages: fields added to the claim later arrive with their proto defaults (an empty
+  // pronunciation list), and the handlers are type-checked against the service definition.
+  const stub = createClient(ArticlesService, createRouterTransport((router) => router.service(ArticlesService, {
+    claimAudioJob({ articleId }) {
       const a = articles.get(articleId)!;
-      return { stale: false, article: { ...a, lang: "en-US", voice: "alloy", parse: false, isRaw: false, prompt: undefined } };
+      return { stale: false, article: { id: articleId, projectId: "bench", ...a, lang: "en-US", voice: "alloy", added: BigInt(Math.floor(Date.now() / 1000)), revision: 1n } };
     },
-    async reportAudioStatus() {
-      return {};
-    },
-    async completeAudioJob(req: { articleId: string; audio?: { duration: number } }) {
+    reportAudioStatus: () => ({ applied: true }),
+    completeAudioJob(req) {
       done.get(req.articleId)?.resolve({ duration: req.audio?.duration ?? 0 });
       return { applied: true };
     },
-    async failAudioJob(req: { articleId: string; error: string }) {
+    failAudioJob(req) {
       done.get(req.articleId)?.reject(new Error(`render failed: ${req.error}`));
       return {};
     },
-  };
+  })));
   const log = logger("bench-local-engine");
-  const worker = await startAudioWorker({ bus, articles: stub as unknown as Client<typeof ArticlesService>, blobs, engine, speech, log });
+  const worker = await startAudioWorker({ bus, articles: stub, blobs, engine, speech, log });
   let n = 0;
   return {
     engineName: engine.name,

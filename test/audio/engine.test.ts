@@ -4,7 +4,9 @@ import os from "node:os";
 import { promisify } from "node:util";
 import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { requireNativeEngine } from "../support/native-engine.js";
+import { compileWasm } from "../../services/audio/engine/assets.js";
 import { SynthPool } from "../../services/audio/engine/pool.js";
+import { loadLame, type Lame } from "../../services/audio/engine/wasm-lame.js";
 import { espeakVoice } from "../../services/audio/engine/voices.js";
 import { joinMp3, mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { VOICES } from "../../lib/voices.js";
@@ -251,6 +253,32 @@ describe("speech worker pool", function () {
     });
     expect(code, out).to.equal(0);
     expect(out).to.match(/bytes \d{3,}/);
+  });
+});
+
+describe("WASM LAME encoder", function () {
+  this.timeout(60000);
+  // Speech-like enough for the encoder: a tone under a slow envelope, different per seed.
+  const pcm = (seconds: number, seed: number) =>
+    Int16Array.from({ length: seconds * 22050 }, (_, i) => Math.round(12000 * Math.sin(i * 0.03 * seed) * Math.sin(i * 0.0004)));
+  const encode = (lame: Lame, samples: Int16Array, kbps: number) => {
+    const stream = lame.open(22050, kbps, 7);
+    for (let at = 0; at < samples.length; at += 2205) stream.write(samples.subarray(at, at + 2205));
+    return stream.end();
+  };
+
+  it("gives each stream on one instance the bytes a fresh instance gives, whether its output buffer grew, stayed or was let go", () => {
+    const shared = loadLame(compileWasm().lame);
+    // ~0.6 MB (grows the buffer, which is kept), 5 s, ~2.2 MB at 160 kbps (past what is kept), 5 s again.
+    const streams = [[pcm(100, 1), 48], [pcm(5, 2), 48], [pcm(110, 3), 160], [pcm(5, 4), 48]] as const;
+    for (const [samples, kbps] of streams) {
+      const mp3 = encode(shared, samples, kbps);
+      // Every sample is in the frames (plus the encoder's delay and padding, under 0.1 s).
+      expect(mp3Duration(Buffer.from(mp3)) - samples.length / 22050).to.be.within(0, 0.1);
+      expect(Buffer.from(mp3).equals(Buffer.from(encode(loadLame(compileWasm().lame), samples, kbps)))).to.equal(true);
+      // Transferred to the parent thread: the bytes must own their whole ArrayBuffer.
+      expect([mp3.byteOffset, mp3.byteLength]).to.deep.equal([0, mp3.buffer.byteLength]);
+    }
   });
 });
 

@@ -14,6 +14,14 @@ interface LameExports {
 // Samples per encoder call, and the output room LAME asks for per call (1.25 x samples + 7200).
 const BLOCK = 16384;
 const OUT_CAPACITY = Math.ceil(1.25 * BLOCK) + 7200;
+// The frames of a stream collect in one buffer per instance, reused by the next stream. A fresh
+// buffer per stream, grown by doubling, left about 1 MB of dead ArrayBuffers per chunk in the
+// worker thread; V8 frees those only when a thread's external memory passes its GC limit, so up
+// to ~60 MB per thread piled up during a long article (bench/README.md, "Audio worker memory").
+// Past KEEP_BYTES (about 5 minutes at 48 kbps) the buffer is let go after the stream, so one long
+// text does not pin its size for the life of the thread.
+const FIRST_BYTES = 256 * 1024;
+const KEEP_BYTES = 2 * 1024 * 1024;
 
 export interface Mp3Stream {
   /** Encodes samples (copied; the array may be reused once this returns). */
@@ -25,7 +33,7 @@ export interface Mp3Stream {
 }
 
 export interface Lame {
-  /** One encoder at a time per instance: a stream must end or close before the next opens. */
+  /** One encoder at a time per instance: a stream must end or close before the next opens (they share the buffers). */
   open(sampleRate: number, kbps: number, quality: number): Mp3Stream;
 }
 
@@ -55,13 +63,13 @@ export function loadLame(compiled: WebAssembly.Module): Lame {
   const input = exports.malloc(BLOCK * 2);
   const output = exports.malloc(OUT_CAPACITY);
   if (!input || !output) throw new Error("LAME is out of memory");
+  let mp3 = new Uint8Array(FIRST_BYTES);
 
   return {
     open(sampleRate, kbps, quality) {
       const encoder = exports.enc_open(sampleRate, kbps, quality);
       if (!encoder) throw new Error(`LAME rejected ${sampleRate} Hz at ${kbps} kbps`);
       let filled = 0;
-      let mp3 = new Uint8Array(64 * 1024);
       let size = 0;
       let open = true;
       const keep = (bytes: number) => {
@@ -83,6 +91,7 @@ export function loadLame(compiled: WebAssembly.Module): Lame {
         if (!open) return;
         open = false;
         exports.enc_close(encoder);
+        if (mp3.length > KEEP_BYTES) mp3 = new Uint8Array(FIRST_BYTES);
       };
       return {
         write(samples) {
@@ -99,10 +108,10 @@ export function loadLame(compiled: WebAssembly.Module): Lame {
           try {
             encode();
             keep(exports.enc_flush(encoder, output, OUT_CAPACITY));
+            return mp3.slice(0, size);
           } finally {
             close();
           }
-          return mp3.slice(0, size);
         },
         close,
       };

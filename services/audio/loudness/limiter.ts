@@ -151,9 +151,11 @@ export class Leveler {
         hold--;
         if (hold === 0 && step === 0) target = 1;
       }
-      let v = y * g;
-      if (v > c) v = c;
-      else if (v < -c) v = -c;
+      // Clamped with Math.min/max, not `v = c`: the class fields start out undefined (ES2022
+      // fields), so V8 keeps `c` as a tagged value, and assigning it to `v` made `v` a boxed
+      // number, one heap allocation per sample. In the speech threads those scavenges promoted
+      // each chunk's live buffers to the old generation (bench/README.md, "Audio worker memory").
+      const v = Math.max(-c, Math.min(c, y * g));
       // Storing into an Int16Array truncates toward zero: half away from zero rounds.
       out[n++] = v < 0 ? v - 0.5 : v + 0.5;
       windowIn += y * y;
