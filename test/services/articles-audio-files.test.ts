@@ -2,22 +2,22 @@
 // over real Connect with a stand-in auth, the directory blob store and a bus
 // that can be switched down and "reconnected".
 import { expect } from "chai";
-import { Code, ConnectError } from "@connectrpc/connect";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
-import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { createFsBlobStore } from "../../lib/blob/fs.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { waitFor } from "../support/http.js";
+import { startFakeAuth } from "../support/fake-auth.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
 const INTERNAL = "internal-token-for-tests-0123456789";
@@ -34,18 +34,7 @@ describe("articles service: audio takedown and re-publish after a bus outage", f
   let worker: ReturnType<typeof rpcClient<typeof ArticlesService>>;
 
   before(async () => {
-    auth = await startRpcServer({
-      name: "auth-fake",
-      services: [AuthService.typeName],
-      log: logger("auth-fake"),
-      routes: (router) =>
-        router.service(AuthService, {
-          authenticate(req) {
-            if (req.token !== "full-token") throw new ConnectError("unknown token", Code.Unauthenticated);
-            return { projectId: "p", scope: Scope.FULL, tokenId: "t" };
-          },
-        }),
-    });
+    auth = await startFakeAuth({ "full-token": { projectId: "p", scope: "full" } });
     dir = await mkdtemp(path.join(tmpdir(), "articles-audio-"));
     blobs = createFsBlobStore(dir);
     store = await openNedbArticleStore();

@@ -10,18 +10,19 @@ import {
   PromptChangeSchema,
   type CreateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
-import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
+import { startFakeAuth, type FakeTokens } from "../support/fake-auth.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
 const INTERNAL = "internal-token-for-tests-0123456789";
-const TOKENS: Record<string, { projectId: string; scope: "full" | "read" }> = {
+const TOKENS: FakeTokens = {
   "a-full-token": { projectId: "proj-a", scope: "full" },
   "a-read-token": { projectId: "proj-a", scope: "read" },
   "b-full-token": { projectId: "proj-b", scope: "full" },
@@ -29,22 +30,6 @@ const TOKENS: Record<string, { projectId: string; scope: "full" | "read" }> = {
 const AUDIO_BASE = "https://cdn.example.test/audio";
 
 type ArticlesClient = Client<typeof ArticlesService>;
-
-function startFakeAuth(): Promise<RpcServer> {
-  return startRpcServer({
-    name: "auth-fake",
-    services: [AuthService.typeName],
-    log: logger("auth-fake"),
-    routes: (router) =>
-      router.service(AuthService, {
-        authenticate(req) {
-          const t = TOKENS[req.token];
-          if (!t) throw new ConnectError("unknown token", Code.Unauthenticated);
-          return { projectId: t.projectId, scope: t.scope === "full" ? Scope.FULL : Scope.READ, tokenId: `id-${req.token}` };
-        },
-      }),
-  });
-}
 
 async function rejects(p: Promise<unknown>, code: Code, message?: RegExp): Promise<ConnectError> {
   try {
@@ -76,7 +61,7 @@ describe("articles service", function () {
   const ext = (p = "ext") => `${p}-${n++}-${Date.now().toString(36)}`;
 
   before(async () => {
-    auth = await startFakeAuth();
+    auth = await startFakeAuth(TOKENS);
     store = await openNedbArticleStore();
     bus = recordingBus();
     svc = await startArticlesService({

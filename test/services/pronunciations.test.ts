@@ -6,19 +6,20 @@
 import { expect } from "chai";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
-import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { buildOpenApi } from "../../gateway/openapi.js";
 import { compileSchema, ErrorResult, PronunciationsResult } from "../../gateway/schemas.js";
 import { startGateway } from "../../gateway/app.js";
 import { logger } from "../../lib/log.js";
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
-import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
+import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { openNedbArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { MemoryBlobs } from "../gateway/support.js";
+import { startFakeAuth } from "../support/fake-auth.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
 const INTERNAL = "internal-token-for-tests-0123456789";
@@ -64,19 +65,7 @@ describe("pronunciation rules API", function () {
   const get = (headers = READ) => api("GET", "/api/pronunciations", headers);
 
   before(async () => {
-    auth = await startRpcServer({
-      name: "auth-fake",
-      services: [AuthService.typeName],
-      log: logger("auth-fake"),
-      routes: (router) =>
-        router.service(AuthService, {
-          authenticate(req) {
-            const t = TOKENS[req.token];
-            if (!t) throw new ConnectError("unknown token", Code.Unauthenticated);
-            return { projectId: t.projectId, scope: t.scope === "full" ? Scope.FULL : Scope.READ, tokenId: `id-${req.token}` };
-          },
-        }),
-    });
+    auth = await startFakeAuth(TOKENS);
     store = await openNedbArticleStore();
     bus = recordingBus();
     svc = await startArticlesService({
