@@ -3,9 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { MongoServerError, type Db } from "mongodb";
-import { closeMongo, mongoDb } from "../../lib/mongo.js";
 import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
-import { requireMongo } from "../support/servers.js";
 import { articleStoreContract } from "./article-store.contract.js";
 import { mongoStoreFixtures, nedbStoreFixture } from "./article-store-fixtures.js";
 
@@ -46,21 +44,11 @@ describe("MongoDB article store", function () {
 });
 
 describe("MongoDB article store: a duplicate key the server does not attribute", function () {
-  let url: string;
-  const dbName = `articles_dupkey_${process.pid}_${Date.now().toString(36)}`;
-  before(async function () {
-    url = await requireMongo(this);
-  });
-  after(async () => {
-    if (url) {
-      await (await mongoDb(url, dbName)).dropDatabase();
-      await closeMongo();
-    }
-  });
+  const mongo = mongoStoreFixtures("articles_dupkey");
 
   /** The real database, but its duplicate-key errors stripped of keyPattern, keyValue and index name, as some look-alikes send them. */
   async function anonymousDuplicates(): Promise<Db> {
-    const db = await mongoDb(url, dbName);
+    const db = await mongo.db();
     const strip = (e: unknown) =>
       e instanceof MongoServerError && e.code === 11000 ? new MongoServerError({ code: 11000, errmsg: "E11000 duplicate key error" }) : e;
     return new Proxy(db, {

@@ -40,13 +40,12 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
   const cache = new Map<string, { value: Promise<SettingsView>; expires: number }>();
   // Creates of one project that arrive while its reservation is on the way go
   // to auth as one call, in arrival order (auth takes them in one write when
-  // all fit). Keyed by the project and day as a string: one batch, one day.
+  // all fit). Keyed by "<project> <day>": one batch, one day (project ids hold no spaces).
   const batches = groupCommit(async (key: string, chars: number[]): Promise<Reservation[]> => {
     const [projectId, day] = key.split(" ");
     const r = await auth.reserveAudifications({ projectId, day, chars: chars.map(BigInt) });
     return r.results.map(reservationOf);
   }, { maxBatch: 256 });
-  const reserveInGroups = (k: { projectId: string; day: string }, chars: number) => batches(`${k.projectId} ${k.day}`, chars);
   return {
     get(projectId) {
       const now = Date.now();
@@ -60,7 +59,7 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
       return value;
     },
     reserve(projectId, chars, now = new Date()) {
-      return reserveInGroups({ projectId, day: now.toISOString().slice(0, 10) }, chars);
+      return batches(`${projectId} ${now.toISOString().slice(0, 10)}`, chars);
     },
     async refund(projectId, chars) {
       if (chars > 0) await auth.refundAudification({ projectId, chars: BigInt(chars) });
