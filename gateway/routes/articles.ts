@@ -15,6 +15,7 @@ import {
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { createCoalescer } from "../coalesce.js";
+import { createBatcher } from "../create-batch.js";
 import { HttpError } from "../errors.js";
 import { articleJson, listItemJson } from "../present.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
@@ -102,6 +103,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     return readJsonBody(ctx, maxBodyBytes);
   };
   const reads = createCoalescer<string>(opts.maxSharedReads);
+  const createArticle = createBatcher(client);
 
   router.get("/api/articles", async (ctx) => {
     const call = callOptions(ctx);
@@ -118,22 +120,19 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const body = await readBody(ctx, call.headers.authorization);
     validate.createBody(body);
     const b = body as CreateBody;
-    const res = await client.createArticle(
-      {
-        title: b.title,
-        text: b.text,
-        url: b.url,
-        externalId: b.externalId,
-        voice: b.voice,
-        lang: b.lang,
-        parse: b.parse ?? false,
-        isRaw: b.isRaw ?? false,
-        prompt: b.prompt,
-        labels: b.labels ?? [],
-      },
-      call,
-    );
-    ctx.body = { result: "ok", id: res.id };
+    const id = await createArticle(call.headers.authorization, ctx.state.requestId, {
+      title: b.title,
+      text: b.text,
+      url: b.url,
+      externalId: b.externalId,
+      voice: b.voice,
+      lang: b.lang,
+      parse: b.parse ?? false,
+      isRaw: b.isRaw ?? false,
+      prompt: b.prompt,
+      labels: b.labels ?? [],
+    });
+    ctx.body = { result: "ok", id };
   });
 
   router.get("/api/articles/:articleId", async (ctx) => {

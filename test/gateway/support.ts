@@ -10,6 +10,7 @@ import {
   ArticleStatus,
   ArticlesService,
   type Article,
+  type CreateArticleRequest,
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
@@ -83,6 +84,30 @@ export class FakeArticles {
     return a;
   }
 
+  /** Sizes of the CreateArticles calls seen (the gateway groups concurrent creates of one token). */
+  readonly batches: number[] = [];
+
+  private createOne(project: string, req: CreateArticleRequest): string {
+    const failing = FAILING_TITLES[req.title];
+    if (failing !== undefined) throw new ConnectError(`upstream trouble at ${SECRET_DETAIL}`, failing);
+    if (this.externalIdTaken(req.externalId)) throw new ConnectError(`externalId '${req.externalId}' is already used`, Code.AlreadyExists);
+    const a = this.seed({
+      id: `${req.title.toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40)}-${this.seq + 1}`,
+      projectId: project,
+      title: req.title,
+      text: req.text,
+      url: req.url,
+      externalId: req.externalId,
+      voice: req.voice ?? "alloy",
+      lang: req.lang ?? "en-US",
+      isRaw: req.isRaw,
+      parse: req.parse,
+      prompt: req.prompt,
+      labels: req.labels,
+    });
+    return a.id;
+  }
+
   /** Authenticate calls seen (the gateway's check before it reads a write's body). */
   authCalls = 0;
 
@@ -101,24 +126,21 @@ export class FakeArticles {
     router.service(ArticlesService, {
       createArticle: (req, ctx) => {
         const project = this.caller(ctx, "full");
-        const failing = FAILING_TITLES[req.title];
-        if (failing !== undefined) throw new ConnectError(`upstream trouble at ${SECRET_DETAIL}`, failing);
-        if (this.externalIdTaken(req.externalId)) throw new ConnectError(`externalId '${req.externalId}' is already used`, Code.AlreadyExists);
-        const a = this.seed({
-          id: `${req.title.toLowerCase().replace(/[^a-z0-9]+/g, "-").slice(0, 40)}-${this.seq + 1}`,
-          projectId: project,
-          title: req.title,
-          text: req.text,
-          url: req.url,
-          externalId: req.externalId,
-          voice: req.voice ?? "alloy",
-          lang: req.lang ?? "en-US",
-          isRaw: req.isRaw,
-          parse: req.parse,
-          prompt: req.prompt,
-          labels: req.labels,
-        });
-        return { id: a.id };
+        return { id: this.createOne(project, req) };
+      },
+      createArticles: (req, ctx) => {
+        const project = this.caller(ctx, "full");
+        this.batches.push(req.items.length);
+        return {
+          results: req.items.map((item) => {
+            try {
+              return { outcome: { case: "id" as const, value: this.createOne(project, item.article!) } };
+            } catch (e) {
+              const err = ConnectError.from(e);
+              return { outcome: { case: "error" as const, value: { code: err.code, message: err.rawMessage } } };
+            }
+          }),
+        };
       },
       getArticle: (req, ctx) => ({ article: this.find(this.caller(ctx, "read"), (a) => a.id === req.id) }),
       getArticleByExternalId: (req, ctx) => ({ article: this.find(this.caller(ctx, "read"), (a) => a.externalId === req.externalId) }),

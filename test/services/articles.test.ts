@@ -237,6 +237,52 @@ describe("articles service", function () {
     });
   });
 
+  describe("batched creates (CreateArticles, the gateway's group commit)", () => {
+    it("answers each item as CreateArticle would, in order, and stores and queues only the good ones", async () => {
+      const used = ext("batch-used");
+      await a.createArticle(base({ externalId: used }));
+      const twin = ext("batch-twin");
+      const items = [
+        base({ title: "Batch one", externalId: ext("batch") }),
+        base({ title: "" }),
+        base({ title: "Batch three", externalId: used }),
+        base({ title: "Batch four", externalId: twin }),
+        base({ title: "Batch five", externalId: twin }),
+        base({ title: "Batch six", voice: "no-such-voice" }),
+        base({ title: "Batch seven" }),
+      ].map((article, i) => ({ article, requestId: `req-batch-${i}` }));
+      const before = bus.published.length;
+      const { results } = await a.createArticles({ items });
+      expect(results).to.have.length(7);
+      const ok = (i: number) => (results[i].outcome.case === "id" ? results[i].outcome.value : expect.fail(`item ${i}: ${JSON.stringify(results[i].outcome.value)}`));
+      const err = (i: number) => (results[i].outcome.case === "error" ? results[i].outcome.value : expect.fail(`item ${i} succeeded`));
+      expect(ok(0)).to.match(/^batch-one-/);
+      expect(Code[err(1).code]).to.equal("InvalidArgument");
+      expect(err(1).message).to.match(/title/);
+      expect(Code[err(2).code]).to.equal("AlreadyExists");
+      expect(err(2).message).to.equal(`externalId '${used}' is already used`);
+      // Two items of one batch with one externalId: exactly one wins.
+      const twins = [results[3], results[4]].map((r) => r.outcome.case);
+      expect(twins.sort()).to.deep.equal(["error", "id"]);
+      expect(Code[err(5).code]).to.equal("InvalidArgument");
+      expect(ok(6)).to.match(/^batch-seven-/);
+
+      for (const i of [0, 6]) expect((await a.getArticle({ id: ok(i) })).article?.projectId).to.equal("proj-a");
+      const queued = bus.published.slice(before);
+      expect(queued.map((j) => j.articleId).sort()).to.deep.equal([ok(0), ok(6), results[3].outcome.case === "id" ? ok(3) : ok(4)].sort());
+      // Each job carries the request id of its own item.
+      expect(queued.find((j) => j.articleId === ok(6))?.requestId).to.equal("req-batch-6");
+    });
+
+    it("refuses the whole call for a read-only or unknown token, and an empty or oversized batch", async () => {
+      const one = [{ article: base(), requestId: "r" }];
+      await rejects(aRead.createArticles({ items: one }), Code.PermissionDenied);
+      await rejects(stranger.createArticles({ items: one }), Code.Unauthenticated);
+      await rejects(a.createArticles({ items: [] }), Code.InvalidArgument, /1 to 64/);
+      await rejects(a.createArticles({ items: Array.from({ length: 65 }, () => one[0]) }), Code.InvalidArgument, /1 to 64/);
+    });
+  });
+
   describe("update", () => {
     it("changes content, keeps absent optionals, replaces labels, clears the prompt, bumps the revision and re-queues", async () => {
       const e = ext();

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/articles.proto.
  */
 export const file_articles_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIoACChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCUIGCgRfdXJsQg4KDF9leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCQoHX3Byb21wdCIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSI0ChNMaXN0QXJ0aWNsZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJNChRMaXN0QXJ0aWNsZXNSZXNwb25zZRINCgVjb3VudBgBIAEoAxImCghhcnRpY2xlcxgCIAMoCzIULmFydGljbGVzLnYxLkFydGljbGUiGwoJTGFiZWxMaXN0Eg4KBnZhbHVlcxgBIAMoCSIsCgxQcm9tcHRDaGFuZ2USDQoFdmFsdWUYASABKAkSDQoFY2xlYXIYAiABKAgi+QIKFFVwZGF0ZUFydGljbGVSZXF1ZXN0EgwKAmlkGAEgASgJSAASFQoLZXh0ZXJuYWxfaWQYAiABKAlIABINCgV0aXRsZRgDIAEoCRIMCgR0ZXh0GAQgASgJEhAKA3VybBgFIAEoCUgBiAEBEhwKD25ld19leHRlcm5hbF9pZBgGIAEoCUgCiAEBEhIKBXZvaWNlGAcgASgJSAOIAQESEQoEbGFuZxgIIAEoCUgEiAEBEhIKBXBhcnNlGAkgASgISAWIAQESEwoGaXNfcmF3GAogASgISAaIAQESKQoGcHJvbXB0GAsgASgLMhkuYXJ0aWNsZXMudjEuUHJvbXB0Q2hhbmdlEiYKBmxhYmVscxgMIAEoCzIWLmFydGljbGVzLnYxLkxhYmVsTGlzdEIICgZ0YXJnZXRCBgoEX3VybEISChBfbmV3X2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IICgZfcGFyc2VCCQoHX2lzX3JhdyIjChVVcGRhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiIgoURGVsZXRlQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIjwKFENsYWltQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMitAEKFUNsYWltQXVkaW9Kb2JSZXNwb25zZRINCgVzdGFsZRgBIAEoCBIlCgdhcnRpY2xlGAIgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZRI2Cg5wcm9udW5jaWF0aW9ucxgDIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlEi0KCGxvdWRuZXNzGAQgASgLMhsuYXJ0aWNsZXMudjEuTG91ZG5lc3NUYXJnZXQiXAoOTG91ZG5lc3NUYXJnZXQSEQoEbHVmcxgBIAEoAUgAiAEBEhsKDnRydWVfcGVha19kYnRwGAIgASgBSAGIAQFCBwoFX2x1ZnNCEQoPX3RydWVfcGVha19kYnRwInsKGFJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEioKBnN0YXR1cxgDIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMSDQoFZXJyb3IYBCABKAkiLAoZUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIqcBChdDb21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEiUKBWF1ZGlvGAMgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBCABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYBSABKAkiKwoYQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiSgoTRmFpbEF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEg0KBWVycm9yGAMgASgJIicKFEZhaWxBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiPwoVUmVjcmF3bEFydGljbGVSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSJnChZSZWNyYXdsQXJ0aWNsZVJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cyJDChlHZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSKkAQoaR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2USKgoGc3RhdHVzGAEgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCghyZXZpc2lvbhgCIAEoAxIMCgRydWxlGAMgASgJEg4KBmRldGFpbBgEIAEoCRISCgpkZWNpZGVkX2F0GAUgASgJEhYKDnJlc2VydmVkX2NoYXJzGAYgASgDIiwKFlJlYWRtaXREZWZlcnJlZFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIrChdSZWFkbWl0RGVmZXJyZWRSZXNwb25zZRIQCghhZG1pdHRlZBgBIAEoBSKZAQoRUHJvbnVuY2lhdGlvblJ1bGUSDQoFbWF0Y2gYASABKAkSFgoOY2FzZV9zZW5zaXRpdmUYAiABKAgSEQoEbGFuZxgDIAEoCUgAiAEBEhAKA3NheRgEIAEoCUgBiAEBEg0KBXNwZWxsGAUgASgIEhAKA2lwYRgGIAEoCUgCiAEBQgcKBV9sYW5nQgYKBF9zYXlCBgoEX2lwYSIaChhHZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QiUwoZR2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlIlIKGFNldFByb251bmNpYXRpb25zUmVxdWVzdBI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlIlMKGVNldFByb251bmNpYXRpb25zUmVzcG9uc2USNgoOcHJvbnVuY2lhdGlvbnMYASADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZSqJAwoNQXJ0aWNsZVN0YXR1cxIeChpBUlRJQ0xFX1NUQVRVU19VTlNQRUNJRklFRBAAEhoKFkFSVElDTEVfU1RBVFVTX1dBSVRJTkcQARIdChlBUlRJQ0xFX1NUQVRVU19QUk9DRVNTSU5HEAISGAoUQVJUSUNMRV9TVEFUVVNfUkVBRFkQAxIaChZBUlRJQ0xFX1NUQVRVU19FUlJPUkVEEAQSGgoWQVJUSUNMRV9TVEFUVVNfREVMRVRFRBAFEhgKFEFSVElDTEVfU1RBVFVTX1JFVFJZEAYSGwoXQVJUSUNMRV9TVEFUVVNfRkFMTEJBQ0sQBxIbChdBUlRJQ0xFX1NUQVRVU19OT19NT05FWRAIEiAKHEFSVElDTEVfU1RBVFVTX0xJTUlUX1JFQUNIRUQQCRIbChdBUlRJQ0xFX1NUQVRVU19SRUpFQ1RFRBAKEhkKFUFSVElDTEVfU1RBVFVTX1BBUlNFRBALEh0KGUFSVElDTEVfU1RBVFVTX1JFQ1JBV0xJTkcQDDKIDAoPQXJ0aWNsZXNTZXJ2aWNlElgKDUNyZWF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZSIAEk8KCkdldEFydGljbGUSHi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVxdWVzdBofLmFydGljbGVzLnYxLkdldEFydGljbGVSZXNwb25zZSIAEnMKFkdldEFydGljbGVCeUV4dGVybmFsSWQSKi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVxdWVzdBorLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZSIAEl4KD0dldEFydGljbGVCeVVybBIjLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlcXVlc3QaJC5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXNwb25zZSIAElUKDExpc3RBcnRpY2xlcxIgLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaIS5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZSIAElgKDVVwZGF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXNwb25zZSIAElgKDURlbGV0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXNwb25zZSIAElgKDUNsYWltQXVkaW9Kb2ISIS5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVxdWVzdBoiLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXNwb25zZSIAEmQKEVJlcG9ydEF1ZGlvU3RhdHVzEiUuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZSIAEmEKEENvbXBsZXRlQXVkaW9Kb2ISJC5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBolLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZSIAElUKDEZhaWxBdWRpb0pvYhIgLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlcXVlc3QaIS5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXNwb25zZSIAElsKDlJlY3Jhd2xBcnRpY2xlEiIuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXNwb25zZSIAEmcKEkdldEFydGljbGVEZWNpc2lvbhImLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlcXVlc3QaJy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZSIAEl4KD1JlYWRtaXREZWZlcnJlZBIjLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXNwb25zZSIAEmQKEUdldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAEmQKEVNldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAYgZwcm90bzM");
+  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIoACChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCUIGCgRfdXJsQg4KDF9leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCQoHX3Byb21wdCIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiRwoVQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0Ei4KBWl0ZW1zGAEgAygLMh8uYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNJdGVtIlwKEkNyZWF0ZUFydGljbGVzSXRlbRIyCgdhcnRpY2xlGAEgASgLMiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgCIAEoCSJMChZDcmVhdGVBcnRpY2xlc1Jlc3BvbnNlEjIKB3Jlc3VsdHMYASADKAsyIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1Jlc3VsdCJYChRDcmVhdGVBcnRpY2xlc1Jlc3VsdBIMCgJpZBgBIAEoCUgAEicKBWVycm9yGAIgASgLMhYuYXJ0aWNsZXMudjEuSXRlbUVycm9ySABCCQoHb3V0Y29tZSJDCglJdGVtRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEhcKD3N0b3JhZ2VfZmFpbHVyZRgDIAEoCSIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI7ChJHZXRBcnRpY2xlUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiNAodR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiRwoeR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIiUKFkdldEFydGljbGVCeVVybFJlcXVlc3QSCwoDdXJsGAEgASgJIkAKF0dldEFydGljbGVCeVVybFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKE0xpc3RBcnRpY2xlc1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGb2Zmc2V0GAIgASgFIk0KFExpc3RBcnRpY2xlc1Jlc3BvbnNlEg0KBWNvdW50GAEgASgDEiYKCGFydGljbGVzGAIgAygLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIbCglMYWJlbExpc3QSDgoGdmFsdWVzGAEgAygJIiwKDFByb21wdENoYW5nZRINCgV2YWx1ZRgBIAEoCRINCgVjbGVhchgCIAEoCCL5AgoUVXBkYXRlQXJ0aWNsZVJlcXVlc3QSDAoCaWQYASABKAlIABIVCgtleHRlcm5hbF9pZBgCIAEoCUgAEg0KBXRpdGxlGAMgASgJEgwKBHRleHQYBCABKAkSEAoDdXJsGAUgASgJSAGIAQESHAoPbmV3X2V4dGVybmFsX2lkGAYgASgJSAKIAQESEgoFdm9pY2UYByABKAlIA4gBARIRCgRsYW5nGAggASgJSASIAQESEgoFcGFyc2UYCSABKAhIBYgBARITCgZpc19yYXcYCiABKAhIBogBARIpCgZwcm9tcHQYCyABKAsyGS5hcnRpY2xlcy52MS5Qcm9tcHRDaGFuZ2USJgoGbGFiZWxzGAwgASgLMhYuYXJ0aWNsZXMudjEuTGFiZWxMaXN0QggKBnRhcmdldEIGCgRfdXJsQhIKEF9uZXdfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQggKBl9wYXJzZUIJCgdfaXNfcmF3IiMKFVVwZGF0ZUFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCSIiChREZWxldGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVBcnRpY2xlUmVzcG9uc2UiPAoUQ2xhaW1BdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAyK0AQoVQ2xhaW1BdWRpb0pvYlJlc3BvbnNlEg0KBXN0YWxlGAEgASgIEiUKB2FydGljbGUYAiABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlEjYKDnByb251bmNpYXRpb25zGAMgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUSLQoIbG91ZG5lc3MYBCABKAsyGy5hcnRpY2xlcy52MS5Mb3VkbmVzc1RhcmdldCJcCg5Mb3VkbmVzc1RhcmdldBIRCgRsdWZzGAEgASgBSACIAQESGwoOdHJ1ZV9wZWFrX2RidHAYAiABKAFIAYgBAUIHCgVfbHVmc0IRCg9fdHJ1ZV9wZWFrX2RidHAiewoYUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxINCgVlcnJvchgEIAEoCSIsChlSZXBvcnRBdWRpb1N0YXR1c1Jlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgipwEKF0NvbXBsZXRlQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSJQoFYXVkaW8YAyABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSLQoNYXVkaW9fcHJldmlldxgEIAEoCzIWLmFydGljbGVzLnYxLkF1ZGlvRmlsZRIQCghwcm92aWRlchgFIAEoCSIrChhDb21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCJKChNGYWlsQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSDQoFZXJyb3IYAyABKAkiJwoURmFpbEF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCI/ChVSZWNyYXdsQXJ0aWNsZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJImcKFlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2USDwoHY2hhbmdlZBgBIAEoCBIQCghyZXZpc2lvbhgCIAEoAxIqCgZzdGF0dXMYAyABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzIkMKGUdldEFydGljbGVEZWNpc2lvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJIqQBChpHZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZRIqCgZzdGF0dXMYASABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzEhAKCHJldmlzaW9uGAIgASgDEgwKBHJ1bGUYAyABKAkSDgoGZGV0YWlsGAQgASgJEhIKCmRlY2lkZWRfYXQYBSABKAkSFgoOcmVzZXJ2ZWRfY2hhcnMYBiABKAMiLAoWUmVhZG1pdERlZmVycmVkUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIisKF1JlYWRtaXREZWZlcnJlZFJlc3BvbnNlEhAKCGFkbWl0dGVkGAEgASgFIpkBChFQcm9udW5jaWF0aW9uUnVsZRINCgVtYXRjaBgBIAEoCRIWCg5jYXNlX3NlbnNpdGl2ZRgCIAEoCBIRCgRsYW5nGAMgASgJSACIAQESEAoDc2F5GAQgASgJSAGIAQESDQoFc3BlbGwYBSABKAgSEAoDaXBhGAYgASgJSAKIAQFCBwoFX2xhbmdCBgoEX3NheUIGCgRfaXBhIhoKGEdldFByb251bmNpYXRpb25zUmVxdWVzdCJTChlHZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUgoYU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0EjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUwoZU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlKokDCg1BcnRpY2xlU3RhdHVzEh4KGkFSVElDTEVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWQVJUSUNMRV9TVEFUVVNfV0FJVElORxABEh0KGUFSVElDTEVfU1RBVFVTX1BST0NFU1NJTkcQAhIYChRBUlRJQ0xFX1NUQVRVU19SRUFEWRADEhoKFkFSVElDTEVfU1RBVFVTX0VSUk9SRUQQBBIaChZBUlRJQ0xFX1NUQVRVU19ERUxFVEVEEAUSGAoUQVJUSUNMRV9TVEFUVVNfUkVUUlkQBhIbChdBUlRJQ0xFX1NUQVRVU19GQUxMQkFDSxAHEhsKF0FSVElDTEVfU1RBVFVTX05PX01PTkVZEAgSIAocQVJUSUNMRV9TVEFUVVNfTElNSVRfUkVBQ0hFRBAJEhsKF0FSVElDTEVfU1RBVFVTX1JFSkVDVEVEEAoSGQoVQVJUSUNMRV9TVEFUVVNfUEFSU0VEEAsSHQoZQVJUSUNMRV9TVEFUVVNfUkVDUkFXTElORxAMMuUMCg9BcnRpY2xlc1NlcnZpY2USWAoNQ3JlYXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlIgASWwoOQ3JlYXRlQXJ0aWNsZXMSIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1JlcXVlc3QaIy5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1Jlc3BvbnNlIgASTwoKR2V0QXJ0aWNsZRIeLmFydGljbGVzLnYxLkdldEFydGljbGVSZXF1ZXN0Gh8uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlc3BvbnNlIgAScwoWR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZBIqLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0GisuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlc3BvbnNlIgASXgoPR2V0QXJ0aWNsZUJ5VXJsEiMuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVxdWVzdBokLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlc3BvbnNlIgASVQoMTGlzdEFydGljbGVzEiAuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVxdWVzdBohLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1Jlc3BvbnNlIgASWAoNVXBkYXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlc3BvbnNlIgASWAoNRGVsZXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIgASWAoNQ2xhaW1BdWRpb0pvYhIhLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlc3BvbnNlIgASZAoRUmVwb3J0QXVkaW9TdGF0dXMSJS5hcnRpY2xlcy52MS5SZXBvcnRBdWRpb1N0YXR1c1JlcXVlc3QaJi5hcnRpY2xlcy52MS5SZXBvcnRBdWRpb1N0YXR1c1Jlc3BvbnNlIgASYQoQQ29tcGxldGVBdWRpb0pvYhIkLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXF1ZXN0GiUuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlIgASVQoMRmFpbEF1ZGlvSm9iEiAuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVxdWVzdBohLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlc3BvbnNlIgASWwoOUmVjcmF3bEFydGljbGUSIi5hcnRpY2xlcy52MS5SZWNyYXdsQXJ0aWNsZVJlcXVlc3QaIy5hcnRpY2xlcy52MS5SZWNyYXdsQXJ0aWNsZVJlc3BvbnNlIgASZwoSR2V0QXJ0aWNsZURlY2lzaW9uEiYuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZURlY2lzaW9uUmVxdWVzdBonLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlc3BvbnNlIgASXgoPUmVhZG1pdERlZmVycmVkEiMuYXJ0aWNsZXMudjEuUmVhZG1pdERlZmVycmVkUmVxdWVzdBokLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlc3BvbnNlIgASZAoRR2V0UHJvbnVuY2lhdGlvbnMSJS5hcnRpY2xlcy52MS5HZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QaJi5hcnRpY2xlcy52MS5HZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlIgASZAoRU2V0UHJvbnVuY2lhdGlvbnMSJS5hcnRpY2xlcy52MS5TZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QaJi5hcnRpY2xlcy52MS5TZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlIgBiBnByb3RvMw");
 
 /**
  * @generated from message articles.v1.ContentType
@@ -290,6 +290,130 @@ export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*
   messageDesc(file_articles_v1_articles, 5);
 
 /**
+ * @generated from message articles.v1.CreateArticlesRequest
+ */
+export type CreateArticlesRequest = Message<"articles.v1.CreateArticlesRequest"> & {
+  /**
+   * 1 to 64 creates.
+   *
+   * @generated from field: repeated articles.v1.CreateArticlesItem items = 1;
+   */
+  items: CreateArticlesItem[];
+};
+
+/**
+ * Describes the message articles.v1.CreateArticlesRequest.
+ * Use `create(CreateArticlesRequestSchema)` to create a new message.
+ */
+export const CreateArticlesRequestSchema: GenMessage<CreateArticlesRequest> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 6);
+
+/**
+ * @generated from message articles.v1.CreateArticlesItem
+ */
+export type CreateArticlesItem = Message<"articles.v1.CreateArticlesItem"> & {
+  /**
+   * @generated from field: articles.v1.CreateArticleRequest article = 1;
+   */
+  article?: CreateArticleRequest | undefined;
+
+  /**
+   * The request id of the publisher's call this create came with (logs, the audio job).
+   *
+   * @generated from field: string request_id = 2;
+   */
+  requestId: string;
+};
+
+/**
+ * Describes the message articles.v1.CreateArticlesItem.
+ * Use `create(CreateArticlesItemSchema)` to create a new message.
+ */
+export const CreateArticlesItemSchema: GenMessage<CreateArticlesItem> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 7);
+
+/**
+ * @generated from message articles.v1.CreateArticlesResponse
+ */
+export type CreateArticlesResponse = Message<"articles.v1.CreateArticlesResponse"> & {
+  /**
+   * One per item, in the order sent.
+   *
+   * @generated from field: repeated articles.v1.CreateArticlesResult results = 1;
+   */
+  results: CreateArticlesResult[];
+};
+
+/**
+ * Describes the message articles.v1.CreateArticlesResponse.
+ * Use `create(CreateArticlesResponseSchema)` to create a new message.
+ */
+export const CreateArticlesResponseSchema: GenMessage<CreateArticlesResponse> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 8);
+
+/**
+ * @generated from message articles.v1.CreateArticlesResult
+ */
+export type CreateArticlesResult = Message<"articles.v1.CreateArticlesResult"> & {
+  /**
+   * @generated from oneof articles.v1.CreateArticlesResult.outcome
+   */
+  outcome: {
+    /**
+     * @generated from field: string id = 1;
+     */
+    value: string;
+    case: "id";
+  } | {
+    /**
+     * @generated from field: articles.v1.ItemError error = 2;
+     */
+    value: ItemError;
+    case: "error";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message articles.v1.CreateArticlesResult.
+ * Use `create(CreateArticlesResultSchema)` to create a new message.
+ */
+export const CreateArticlesResultSchema: GenMessage<CreateArticlesResult> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 9);
+
+/**
+ * What CreateArticle would have failed with for this item.
+ *
+ * @generated from message articles.v1.ItemError
+ */
+export type ItemError = Message<"articles.v1.ItemError"> & {
+  /**
+   * A Connect error code (connectrpc.com Code: 3 invalid_argument, 6 already_exists, ...).
+   *
+   * @generated from field: int32 code = 1;
+   */
+  code: number;
+
+  /**
+   * @generated from field: string message = 2;
+   */
+  message: string;
+
+  /**
+   * Set when a store could not write: "full", "read-only" or "unavailable" (lib/store/errors.ts).
+   *
+   * @generated from field: string storage_failure = 3;
+   */
+  storageFailure: string;
+};
+
+/**
+ * Describes the message articles.v1.ItemError.
+ * Use `create(ItemErrorSchema)` to create a new message.
+ */
+export const ItemErrorSchema: GenMessage<ItemError> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 10);
+
+/**
  * @generated from message articles.v1.GetArticleRequest
  */
 export type GetArticleRequest = Message<"articles.v1.GetArticleRequest"> & {
@@ -304,7 +428,7 @@ export type GetArticleRequest = Message<"articles.v1.GetArticleRequest"> & {
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 6);
+  messageDesc(file_articles_v1_articles, 11);
 
 /**
  * @generated from message articles.v1.GetArticleResponse
@@ -321,7 +445,7 @@ export type GetArticleResponse = Message<"articles.v1.GetArticleResponse"> & {
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 7);
+  messageDesc(file_articles_v1_articles, 12);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdRequest
@@ -338,7 +462,7 @@ export type GetArticleByExternalIdRequest = Message<"articles.v1.GetArticleByExt
  * Use `create(GetArticleByExternalIdRequestSchema)` to create a new message.
  */
 export const GetArticleByExternalIdRequestSchema: GenMessage<GetArticleByExternalIdRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 8);
+  messageDesc(file_articles_v1_articles, 13);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdResponse
@@ -355,7 +479,7 @@ export type GetArticleByExternalIdResponse = Message<"articles.v1.GetArticleByEx
  * Use `create(GetArticleByExternalIdResponseSchema)` to create a new message.
  */
 export const GetArticleByExternalIdResponseSchema: GenMessage<GetArticleByExternalIdResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 9);
+  messageDesc(file_articles_v1_articles, 14);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlRequest
@@ -372,7 +496,7 @@ export type GetArticleByUrlRequest = Message<"articles.v1.GetArticleByUrlRequest
  * Use `create(GetArticleByUrlRequestSchema)` to create a new message.
  */
 export const GetArticleByUrlRequestSchema: GenMessage<GetArticleByUrlRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 10);
+  messageDesc(file_articles_v1_articles, 15);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlResponse
@@ -389,7 +513,7 @@ export type GetArticleByUrlResponse = Message<"articles.v1.GetArticleByUrlRespon
  * Use `create(GetArticleByUrlResponseSchema)` to create a new message.
  */
 export const GetArticleByUrlResponseSchema: GenMessage<GetArticleByUrlResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 11);
+  messageDesc(file_articles_v1_articles, 16);
 
 /**
  * @generated from message articles.v1.ListArticlesRequest
@@ -413,7 +537,7 @@ export type ListArticlesRequest = Message<"articles.v1.ListArticlesRequest"> & {
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 12);
+  messageDesc(file_articles_v1_articles, 17);
 
 /**
  * @generated from message articles.v1.ListArticlesResponse
@@ -437,7 +561,7 @@ export type ListArticlesResponse = Message<"articles.v1.ListArticlesResponse"> &
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 13);
+  messageDesc(file_articles_v1_articles, 18);
 
 /**
  * Wrapper so that an absent list ("keep") differs from an empty one ("clear").
@@ -456,7 +580,7 @@ export type LabelList = Message<"articles.v1.LabelList"> & {
  * Use `create(LabelListSchema)` to create a new message.
  */
 export const LabelListSchema: GenMessage<LabelList> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 14);
+  messageDesc(file_articles_v1_articles, 19);
 
 /**
  * Absent: keep the prompt. clear = true: remove it. Otherwise set value.
@@ -480,7 +604,7 @@ export type PromptChange = Message<"articles.v1.PromptChange"> & {
  * Use `create(PromptChangeSchema)` to create a new message.
  */
 export const PromptChangeSchema: GenMessage<PromptChange> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 15);
+  messageDesc(file_articles_v1_articles, 20);
 
 /**
  * @generated from message articles.v1.UpdateArticleRequest
@@ -559,7 +683,7 @@ export type UpdateArticleRequest = Message<"articles.v1.UpdateArticleRequest"> &
  * Use `create(UpdateArticleRequestSchema)` to create a new message.
  */
 export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 16);
+  messageDesc(file_articles_v1_articles, 21);
 
 /**
  * @generated from message articles.v1.UpdateArticleResponse
@@ -576,7 +700,7 @@ export type UpdateArticleResponse = Message<"articles.v1.UpdateArticleResponse">
  * Use `create(UpdateArticleResponseSchema)` to create a new message.
  */
 export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 17);
+  messageDesc(file_articles_v1_articles, 22);
 
 /**
  * @generated from message articles.v1.DeleteArticleRequest
@@ -593,7 +717,7 @@ export type DeleteArticleRequest = Message<"articles.v1.DeleteArticleRequest"> &
  * Use `create(DeleteArticleRequestSchema)` to create a new message.
  */
 export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 18);
+  messageDesc(file_articles_v1_articles, 23);
 
 /**
  * @generated from message articles.v1.DeleteArticleResponse
@@ -606,7 +730,7 @@ export type DeleteArticleResponse = Message<"articles.v1.DeleteArticleResponse">
  * Use `create(DeleteArticleResponseSchema)` to create a new message.
  */
 export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 19);
+  messageDesc(file_articles_v1_articles, 24);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobRequest
@@ -628,7 +752,7 @@ export type ClaimAudioJobRequest = Message<"articles.v1.ClaimAudioJobRequest"> &
  * Use `create(ClaimAudioJobRequestSchema)` to create a new message.
  */
 export const ClaimAudioJobRequestSchema: GenMessage<ClaimAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 20);
+  messageDesc(file_articles_v1_articles, 25);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobResponse
@@ -667,7 +791,7 @@ export type ClaimAudioJobResponse = Message<"articles.v1.ClaimAudioJobResponse">
  * Use `create(ClaimAudioJobResponseSchema)` to create a new message.
  */
 export const ClaimAudioJobResponseSchema: GenMessage<ClaimAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 21);
+  messageDesc(file_articles_v1_articles, 26);
 
 /**
  * Integrated loudness and true-peak ceiling of published files (docs/audio.md).
@@ -695,7 +819,7 @@ export type LoudnessTarget = Message<"articles.v1.LoudnessTarget"> & {
  * Use `create(LoudnessTargetSchema)` to create a new message.
  */
 export const LoudnessTargetSchema: GenMessage<LoudnessTarget> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 22);
+  messageDesc(file_articles_v1_articles, 27);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusRequest
@@ -731,7 +855,7 @@ export type ReportAudioStatusRequest = Message<"articles.v1.ReportAudioStatusReq
  * Use `create(ReportAudioStatusRequestSchema)` to create a new message.
  */
 export const ReportAudioStatusRequestSchema: GenMessage<ReportAudioStatusRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 23);
+  messageDesc(file_articles_v1_articles, 28);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusResponse
@@ -748,7 +872,7 @@ export type ReportAudioStatusResponse = Message<"articles.v1.ReportAudioStatusRe
  * Use `create(ReportAudioStatusResponseSchema)` to create a new message.
  */
 export const ReportAudioStatusResponseSchema: GenMessage<ReportAudioStatusResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 24);
+  messageDesc(file_articles_v1_articles, 29);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobRequest
@@ -785,7 +909,7 @@ export type CompleteAudioJobRequest = Message<"articles.v1.CompleteAudioJobReque
  * Use `create(CompleteAudioJobRequestSchema)` to create a new message.
  */
 export const CompleteAudioJobRequestSchema: GenMessage<CompleteAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 25);
+  messageDesc(file_articles_v1_articles, 30);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobResponse
@@ -804,7 +928,7 @@ export type CompleteAudioJobResponse = Message<"articles.v1.CompleteAudioJobResp
  * Use `create(CompleteAudioJobResponseSchema)` to create a new message.
  */
 export const CompleteAudioJobResponseSchema: GenMessage<CompleteAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 26);
+  messageDesc(file_articles_v1_articles, 31);
 
 /**
  * @generated from message articles.v1.FailAudioJobRequest
@@ -831,7 +955,7 @@ export type FailAudioJobRequest = Message<"articles.v1.FailAudioJobRequest"> & {
  * Use `create(FailAudioJobRequestSchema)` to create a new message.
  */
 export const FailAudioJobRequestSchema: GenMessage<FailAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 27);
+  messageDesc(file_articles_v1_articles, 32);
 
 /**
  * @generated from message articles.v1.FailAudioJobResponse
@@ -848,7 +972,7 @@ export type FailAudioJobResponse = Message<"articles.v1.FailAudioJobResponse"> &
  * Use `create(FailAudioJobResponseSchema)` to create a new message.
  */
 export const FailAudioJobResponseSchema: GenMessage<FailAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 28);
+  messageDesc(file_articles_v1_articles, 33);
 
 /**
  * @generated from message articles.v1.RecrawlArticleRequest
@@ -870,7 +994,7 @@ export type RecrawlArticleRequest = Message<"articles.v1.RecrawlArticleRequest">
  * Use `create(RecrawlArticleRequestSchema)` to create a new message.
  */
 export const RecrawlArticleRequestSchema: GenMessage<RecrawlArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 29);
+  messageDesc(file_articles_v1_articles, 34);
 
 /**
  * @generated from message articles.v1.RecrawlArticleResponse
@@ -899,7 +1023,7 @@ export type RecrawlArticleResponse = Message<"articles.v1.RecrawlArticleResponse
  * Use `create(RecrawlArticleResponseSchema)` to create a new message.
  */
 export const RecrawlArticleResponseSchema: GenMessage<RecrawlArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 30);
+  messageDesc(file_articles_v1_articles, 35);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionRequest
@@ -921,7 +1045,7 @@ export type GetArticleDecisionRequest = Message<"articles.v1.GetArticleDecisionR
  * Use `create(GetArticleDecisionRequestSchema)` to create a new message.
  */
 export const GetArticleDecisionRequestSchema: GenMessage<GetArticleDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 31);
+  messageDesc(file_articles_v1_articles, 36);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionResponse
@@ -969,7 +1093,7 @@ export type GetArticleDecisionResponse = Message<"articles.v1.GetArticleDecision
  * Use `create(GetArticleDecisionResponseSchema)` to create a new message.
  */
 export const GetArticleDecisionResponseSchema: GenMessage<GetArticleDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 32);
+  messageDesc(file_articles_v1_articles, 37);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredRequest
@@ -988,7 +1112,7 @@ export type ReadmitDeferredRequest = Message<"articles.v1.ReadmitDeferredRequest
  * Use `create(ReadmitDeferredRequestSchema)` to create a new message.
  */
 export const ReadmitDeferredRequestSchema: GenMessage<ReadmitDeferredRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 33);
+  messageDesc(file_articles_v1_articles, 38);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredResponse
@@ -1005,7 +1129,7 @@ export type ReadmitDeferredResponse = Message<"articles.v1.ReadmitDeferredRespon
  * Use `create(ReadmitDeferredResponseSchema)` to create a new message.
  */
 export const ReadmitDeferredResponseSchema: GenMessage<ReadmitDeferredResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 34);
+  messageDesc(file_articles_v1_articles, 39);
 
 /**
  * How to say a word or phrase (see docs/pronunciations.md). Exactly one of
@@ -1055,7 +1179,7 @@ export type PronunciationRule = Message<"articles.v1.PronunciationRule"> & {
  * Use `create(PronunciationRuleSchema)` to create a new message.
  */
 export const PronunciationRuleSchema: GenMessage<PronunciationRule> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 35);
+  messageDesc(file_articles_v1_articles, 40);
 
 /**
  * @generated from message articles.v1.GetPronunciationsRequest
@@ -1068,7 +1192,7 @@ export type GetPronunciationsRequest = Message<"articles.v1.GetPronunciationsReq
  * Use `create(GetPronunciationsRequestSchema)` to create a new message.
  */
 export const GetPronunciationsRequestSchema: GenMessage<GetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 36);
+  messageDesc(file_articles_v1_articles, 41);
 
 /**
  * @generated from message articles.v1.GetPronunciationsResponse
@@ -1085,7 +1209,7 @@ export type GetPronunciationsResponse = Message<"articles.v1.GetPronunciationsRe
  * Use `create(GetPronunciationsResponseSchema)` to create a new message.
  */
 export const GetPronunciationsResponseSchema: GenMessage<GetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 37);
+  messageDesc(file_articles_v1_articles, 42);
 
 /**
  * @generated from message articles.v1.SetPronunciationsRequest
@@ -1102,7 +1226,7 @@ export type SetPronunciationsRequest = Message<"articles.v1.SetPronunciationsReq
  * Use `create(SetPronunciationsRequestSchema)` to create a new message.
  */
 export const SetPronunciationsRequestSchema: GenMessage<SetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 38);
+  messageDesc(file_articles_v1_articles, 43);
 
 /**
  * @generated from message articles.v1.SetPronunciationsResponse
@@ -1119,7 +1243,7 @@ export type SetPronunciationsResponse = Message<"articles.v1.SetPronunciationsRe
  * Use `create(SetPronunciationsResponseSchema)` to create a new message.
  */
 export const SetPronunciationsResponseSchema: GenMessage<SetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 39);
+  messageDesc(file_articles_v1_articles, 44);
 
 /**
  * @generated from enum articles.v1.ArticleStatus
@@ -1212,6 +1336,18 @@ export const ArticlesService: GenService<{
     methodKind: "unary";
     input: typeof CreateArticleRequestSchema;
     output: typeof CreateArticleResponseSchema;
+  },
+  /**
+   * CreateArticle for several articles of one caller (the request's token), each
+   * created or refused on its own. The gateway sends the creates of one token
+   * that arrive while one is on its way as one call (a group commit).
+   *
+   * @generated from rpc articles.v1.ArticlesService.CreateArticles
+   */
+  createArticles: {
+    methodKind: "unary";
+    input: typeof CreateArticlesRequestSchema;
+    output: typeof CreateArticlesResponseSchema;
   },
   /**
    * @generated from rpc articles.v1.ArticlesService.GetArticle

@@ -1,44 +1,86 @@
 // Publisher writes: create, update and delete, each followed by admission.
+import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import type { ArticlesService } from "../../../gen/articles/v1/articles_pb.js";
-import { requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
+import { CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
+import type { Logger } from "../../../lib/log.js";
+import { isSaneRequestId, requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
+import { StorageError } from "../../../lib/store/errors.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from "../store/port.js";
 import * as v from "../validate.js";
 import { duplicate, notFound, type HandlerShared } from "./context.js";
 
-type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "updateArticle" | "deleteArticle">;
+type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "createArticles" | "updateArticle" | "deleteArticle">;
+
+/** Most creates in one CreateArticles call (the gateway's group commit sends at most this many). */
+export const MAX_BATCH = 64;
+
+const emptyCreate = create(CreateArticleRequestSchema);
+
+/**
+ * An item's failure as the interceptors would have sent it for a CreateArticle
+ * of its own: a ConnectError as it is, a store's failure as Unavailable naming
+ * it, anything else as a plain Internal error (the detail goes to the log).
+ */
+function itemError(err: unknown, log: Logger, requestId: string | undefined): ItemError {
+  if (err instanceof ConnectError) return create(ItemErrorSchema, { code: err.code, message: err.rawMessage });
+  if (err instanceof StorageError) return create(ItemErrorSchema, { code: Code.Unavailable, message: err.message, storageFailure: err.failure });
+  log.error({ err, procedure: "CreateArticles", ...requestIdFields(requestId) }, "articles call failed");
+  return create(ItemErrorSchema, { code: Code.Internal, message: "Internal error in the articles service" });
+}
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
   const { store, log, emit, publisher, admission, admitNow, refundUnused, projectDefaultVoice, audioFiles } = s;
+
+  /** Stores one article of the caller's project and admits it; answers its id. */
+  async function createOne(projectId: string, req: CreateArticleRequest, requestId: string | undefined): Promise<string> {
+    const title = v.requiredText("title", req.title, v.LIMITS.title);
+    const text = v.requiredText("text", req.text, v.LIMITS.text);
+    const url = v.optionalUrl(req.url);
+    const externalId = v.optionalExternalId("externalId", req.externalId);
+    const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(projectId));
+    const labels = v.labelList(req.labels);
+    const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
+
+    const draft = { projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const };
+    // A clash of the random suffix is astronomically rare; a second draw settles it.
+    for (let attempt = 0; ; attempt++) {
+      try {
+        // Stored with the admission lease held: admitted right below without a claim.
+        const a = await store.insert({ ...draft, id: newArticleId(title), admittingUntil: admission.leaseUntil() });
+        log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
+        emit(a);
+        await admitNow(a, requestId, true);
+        return a.id;
+      } catch (e) {
+        if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
+        if (e instanceof DuplicateIdError && attempt < 3) continue;
+        throw e;
+      }
+    }
+  }
+
   return {
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
-      const title = v.requiredText("title", req.title, v.LIMITS.title);
-      const text = v.requiredText("text", req.text, v.LIMITS.text);
-      const url = v.optionalUrl(req.url);
-      const externalId = v.optionalExternalId("externalId", req.externalId);
-      const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(caller.projectId));
-      const labels = v.labelList(req.labels);
-      const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
+      return { id: await createOne(caller.projectId, req, requestIdOf(ctx)) };
+    },
 
-      const requestId = requestIdOf(ctx);
-      const draft = { projectId: caller.projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const };
-      // A clash of the random suffix is astronomically rare; a second draw settles it.
-      for (let attempt = 0; ; attempt++) {
-        try {
-          // Stored with the admission lease held: admitted right below without a claim.
-          const a = await store.insert({ ...draft, id: newArticleId(title), admittingUntil: admission.leaseUntil() });
-          log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
-          emit(a);
-          await admitNow(a, requestId, true);
-          return { id: a.id };
-        } catch (e) {
-          if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
-          if (e instanceof DuplicateIdError && attempt < 3) continue;
-          throw e;
-        }
-      }
+    async createArticles(req, ctx) {
+      const caller = await publisher(ctx, "full");
+      if (req.items.length === 0 || req.items.length > MAX_BATCH) throw v.invalid(`a batch holds 1 to ${MAX_BATCH} creates, got ${req.items.length}`);
+      // Each item on its own, as CreateArticle would answer it: one item's failure is not the others'.
+      const results = await Promise.all(
+        req.items.map(async (item) => {
+          const requestId = isSaneRequestId(item.requestId) ? item.requestId : undefined;
+          try {
+            return { outcome: { case: "id" as const, value: await createOne(caller.projectId, item.article ?? emptyCreate, requestId) } };
+          } catch (err) {
+            return { outcome: { case: "error" as const, value: itemError(err, log, requestId) } };
+          }
+        }),
+      );
+      return { results };
     },
 
     async updateArticle(req, ctx) {

@@ -1,0 +1,52 @@
+// Creates of one token that arrive while an earlier one is on its way to the
+// articles service go together as one CreateArticles call (a group commit,
+// lib/group-commit.ts). Under load the cost of a call (HTTP/2 stream, headers,
+// the service's per-call work) is paid per batch instead of per create; an idle
+// token's create goes at once as a plain CreateArticle, so nothing waits.
+// Keyed by token, so one project's slow creates never hold another's.
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import { CreateArticlesItemSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../gen/articles/v1/articles_pb.js";
+import { groupCommit } from "../lib/group-commit.js";
+import { REQUEST_ID_HEADER } from "../lib/rpc/request-id.js";
+import { STORAGE_FAILURE_KEY } from "../lib/store/errors.js";
+
+/** Most creates per call; the articles service accepts up to 64 (MAX_BATCH there). */
+const MAX_BATCH = 64;
+
+type Outcome = { id: string } | { error: ConnectError };
+
+interface Item {
+  article: Omit<CreateArticleRequest, "$typeName">;
+  requestId: string;
+}
+
+/** The item's error as the service would have thrown it for a CreateArticle of its own. */
+function errorOf(e: ItemError): ConnectError {
+  const metadata = e.storageFailure ? { [STORAGE_FAILURE_KEY]: e.storageFailure } : undefined;
+  const code = e.code in Code ? (e.code as Code) : Code.Unknown;
+  return new ConnectError(e.message, code, metadata);
+}
+
+export type CreateArticleFn = (authorization: string, requestId: string, article: Item["article"]) => Promise<string>;
+
+export function createBatcher(client: Client<typeof ArticlesService>): CreateArticleFn {
+  const send = groupCommit<string, Item, Outcome>(
+    async (authorization, items) => {
+      const headers = { authorization, [REQUEST_ID_HEADER]: items[0].requestId };
+      if (items.length === 1) return [{ id: (await client.createArticle(items[0].article, { headers })).id }];
+      const res = await client.createArticles({ items: items.map((i) => create(CreateArticlesItemSchema, { article: i.article, requestId: i.requestId })) }, { headers });
+      return res.results.map((r): Outcome => {
+        if (r.outcome.case === "id") return { id: r.outcome.value };
+        if (r.outcome.case === "error") return { error: errorOf(r.outcome.value) };
+        return { error: new ConnectError("the articles service answered a create without an outcome", Code.Internal) };
+      });
+    },
+    { maxBatch: MAX_BATCH },
+  );
+  return async (authorization, requestId, article) => {
+    const outcome = await send(authorization, { article, requestId });
+    if ("error" in outcome) throw outcome.error;
+    return outcome.id;
+  };
+}
