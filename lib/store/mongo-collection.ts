@@ -1,6 +1,7 @@
 // Full-stack driver: a MongoDB collection. Conditional writes are
 // single-document updates, atomic on the server, so no transaction is needed.
-import { MongoError, MongoServerError, type Collection, type Db, type Document } from "mongodb";
+import { MongoBulkWriteError, MongoError, MongoServerError, type Collection, type Db, type Document, type WriteError } from "mongodb";
+import { groupCommit } from "../group-commit.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type Update } from "./collection.js";
 import { StorageError } from "./errors.js";
 
@@ -34,13 +35,48 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   const uniqueKeys: Array<{ name: string; field: string }> = [{ name: "_id_", field: "_id" }];
 
   /** Which unique index refused the write; older servers and look-alikes only say so in the message. */
-  function clashingField(e: MongoServerError): string | undefined {
+  function clashingField(e: { keyPattern?: unknown; message: string }): string | undefined {
     const pattern = e.keyPattern as Record<string, unknown> | undefined;
     if (pattern) return Object.keys(pattern)[0];
     const named = uniqueKeys.find((k) => e.message.includes(`index: ${k.name}`));
     if (named) return named.field;
     return [...uniqueKeys].reverse().find((k) => e.message.includes(k.field))?.field;
   }
+
+  /** One document's failure within a batch insert, as insertOne would have thrown it. */
+  function itemFailure(w: WriteError): Error {
+    const raw = (w as unknown as { err?: { keyPattern?: unknown } }).err;
+    if (w.code === 11000) return new DuplicateKeyError(clashingField({ keyPattern: raw?.keyPattern, message: w.errmsg ?? "" }));
+    if (w.code === OUT_OF_DISK_SPACE) return new StorageError("full", `the database is out of disk space (collection ${name}); nothing was written`);
+    return new StorageError("unavailable", `the database refused a write (code ${w.code}, collection ${name})`);
+  }
+
+  /**
+   * Inserts that arrive while one is on its way go as one unordered insert
+   * (lib/group-commit.ts): one command and one socket write for the lot, each
+   * document still accepted or refused on its own.
+   */
+  const insertGrouped = groupCommit<string, Document, Error | undefined>(async (_, docs) => {
+    if (docs.length === 1) {
+      try {
+        await col.insertOne(docs[0]);
+        return [undefined];
+      } catch (e) {
+        if (e instanceof MongoServerError && e.code === 11000) return [new DuplicateKeyError(clashingField(e))];
+        throw e;
+      }
+    }
+    try {
+      await col.insertMany(docs, { ordered: false });
+      return docs.map(() => undefined);
+    } catch (e) {
+      // Write errors name their documents; anything else (network, write concern) failed the lot.
+      if (!(e instanceof MongoBulkWriteError) || !e.writeErrors || (Array.isArray(e.writeErrors) && e.writeErrors.length === 0)) throw e;
+      const failures: Array<Error | undefined> = docs.map(() => undefined);
+      for (const w of Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]) failures[w.index] = itemFailure(w);
+      return failures;
+    }
+  });
 
   async function guarded<T>(write: () => Promise<T>): Promise<T> {
     try {
@@ -54,7 +90,8 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
 
   return {
     async insertOne(doc) {
-      await guarded(() => col.insertOne(doc as Document));
+      const failure = await translated(name, () => insertGrouped("", doc as Document));
+      if (failure) throw failure;
     },
     findOne: (filter) => read(async () => (await col.findOne(filter)) as D | null),
     find(filter, o: FindOptions = {}) {

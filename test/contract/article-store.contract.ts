@@ -140,6 +140,25 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       for (const l of lost) expect(l.reason).to.be.instanceOf(DuplicateExternalIdError);
     });
 
+    it("takes 20 concurrent inserts each on its own: a used externalId and a used id fail, the others are stored", async () => {
+      const usedExt = uniq("used-ext");
+      const usedId = await store.insert(draft(P, { externalId: usedExt }));
+      const drafts = Array.from({ length: 20 }, (_, i) =>
+        i === 5 ? draft(Q, { externalId: usedExt }) : i === 9 ? draft(P, { id: usedId.id }) : draft(i % 2 ? P : Q, { externalId: uniq(`many-${i}`) }),
+      );
+      const results = await Promise.allSettled(drafts.map((d) => store.insert(d)));
+      results.forEach((r, i) => {
+        if (i === 5) expect(r.status === "rejected" && r.reason).to.be.instanceOf(DuplicateExternalIdError);
+        else if (i === 9) expect(r.status === "rejected" && r.reason).to.be.instanceOf(DuplicateIdError);
+        else expect(r.status, `insert ${i}: ${r.status === "rejected" ? String(r.reason) : ""}`).to.equal("fulfilled");
+      });
+      for (const [i, d] of drafts.entries()) {
+        if (i === 5 || i === 9) continue;
+        expect((await store.get(d.projectId, d.id))?.externalId).to.equal(d.externalId);
+      }
+      expect((await store.get(P, usedId.id))?.externalId).to.equal(usedExt);
+    });
+
     it("lists newest first (added desc, then id desc), counts all non-deleted, pages with limit/offset", async () => {
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) {
