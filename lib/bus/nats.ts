@@ -39,6 +39,8 @@ import {
 
 /** Bound on one JetStream API request (stream info, pulls, consumer management). */
 const API_TIMEOUT_MS = 2_000;
+/** How long status events are held to share a socket write (see sendEvents). */
+const EVENT_FLUSH_MS = 5;
 /** Pause after a failed pull before the consumer loop asks again. */
 const FETCH_RETRY_MS = 250;
 
@@ -141,22 +143,22 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     const token = laneSubject.slice(subject.length + 1);
     return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}` : undefined;
   };
-  // What is published in one turn of the event loop leaves at its end, in one socket
-  // write (the client writes once per microtask checkpoint): under load the events and
-  // jobs of every request answered in that turn share a write instead of one each.
+  // Jobs published in one turn of the event loop leave at its end, in one socket write
+  // (the client writes once per microtask checkpoint). Status events wait a little
+  // longer, EVENT_FLUSH_MS: nobody waits on them (webhooks and internal consumers are
+  // asynchronous anyway), and under load the events of a create, its claim and its
+  // result each come in a turn of their own, so a few milliseconds gather those of many
+  // articles into one write instead of one each.
   const events: Array<[string, Uint8Array]> = [];
   const jobsWaiting: Array<() => void> = [];
+  let eventsDue: NodeJS.Timeout | undefined;
   const endOfTurn = () => {
-    // Jobs resume first, so their publishes join the events' flush.
     for (const go of jobsWaiting.splice(0)) go();
-    sendEvents();
   };
   const sendEvents = () => {
+    eventsDue = undefined;
     if (nc.isClosed()) return void events.splice(0);
     for (const [subj, data] of events.splice(0)) nc.publish(subj, data);
-  };
-  const atEndOfTurn = () => {
-    if (events.length + jobsWaiting.length === 0) setImmediate(endOfTurn);
   };
   const lanes: Lanes = {
     js,
@@ -187,7 +189,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
       if (!connected) throw new Error("NATS is unreachable: job not published");
       const msgID = jobMessageId(job);
       await new Promise<void>((go) => {
-        atEndOfTurn();
+        if (jobsWaiting.length === 0) setImmediate(endOfTurn);
         jobsWaiting.push(go);
       });
       try {
@@ -219,9 +221,9 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 
     async publishEvent(subj, data) {
       if (nc.isClosed()) throw new Error("job bus is closed");
-      // Held until the end of this turn of the event loop: the events of every request
-      // answered in it leave in one socket write instead of one each.
-      atEndOfTurn();
+      // Held for EVENT_FLUSH_MS (see sendEvents): the events of every request answered
+      // meanwhile leave in one socket write instead of one each.
+      eventsDue ??= setTimeout(sendEvents, EVENT_FLUSH_MS);
       events.push([subj, codec.encode(data)]);
     },
 
@@ -235,6 +237,8 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 
     async close() {
       endOfTurn();
+      clearTimeout(eventsDue);
+      sendEvents();
       await Promise.all([...subscriptions].map((s) => s.stop()));
       subscriptions.clear();
       if (!nc.isClosed()) await nc.close();
