@@ -42,7 +42,7 @@ export function createBatcher(client: Client<typeof ArticlesService>): CreateArt
         return { error: new ConnectError("the articles service answered a create without an outcome", Code.Internal) };
       });
     },
-    { maxBatch: MAX_BATCH },
+    { maxBatch: MAX_BATCH, gatherTurn: true },
   );
   return async (authorization, requestId, article) => {
     const outcome = await send(authorization, { article, requestId });

@@ -6,6 +6,13 @@
 export interface GroupCommitOptions {
   /** Most items in one batch; the rest wait for the next. Default 64. */
   maxBatch?: number;
+  /**
+   * An idle key's first item waits for the end of the event loop's turn, so the
+   * items that the same turn produces (the creates of one CreateArticles call, the
+   * requests parsed from one poll of the sockets) go as one batch instead of the
+   * first alone and the rest after it. Costs one turn of latency. Default false.
+   */
+  gatherTurn?: boolean;
 }
 
 /**
@@ -14,6 +21,7 @@ export interface GroupCommitOptions {
  */
 export function groupCommit<K, I, O>(send: (key: K, items: I[]) => Promise<O[]>, opts: GroupCommitOptions = {}): (key: K, item: I) => Promise<O> {
   const maxBatch = opts.maxBatch ?? 64;
+  const gatherTurn = opts.gatherTurn ?? false;
   type Waiting = { item: I; resolve(o: O): void; reject(e: unknown): void };
   const queues = new Map<K, Waiting[]>();
   const busy = new Set<K>();
@@ -47,6 +55,9 @@ export function groupCommit<K, I, O>(send: (key: K, items: I[]) => Promise<O[]>,
       const queue = queues.get(key) ?? [];
       queue.push({ item, resolve, reject });
       queues.set(key, queue);
-      if (!busy.has(key)) void drain(key);
+      if (busy.has(key)) return;
+      if (!gatherTurn) return void drain(key);
+      busy.add(key);
+      setImmediate(() => void drain(key));
     });
 }

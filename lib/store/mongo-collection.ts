@@ -76,7 +76,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       for (const w of Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors]) failures[w.index] = itemFailure(w);
       return failures;
     }
-  });
+  }, { gatherTurn: true });
 
   async function guarded<T>(write: () => Promise<T>): Promise<T> {
     try {

@@ -116,6 +116,22 @@ describe("create on MongoDB: database round trips on the request path", function
     for (const id of ids) expect((await articleStore.getById(id))?.status).to.equal("waiting");
   });
 
+  it("a CreateArticles call of 20 (the gateway's batch) is stored with one insert and reserved with one write", async () => {
+    await authStore.saveSettings("roundtrips", { dailyLimit: null }, null);
+    await create(400);
+    commands = [];
+    const items = Array.from({ length: 20 }, (_, i) => ({ article: { title: `Batch ${i}`, text: "A short article, admitted at once. ".repeat(5) }, requestId: `rt-${i}` }));
+    const { results } = await client.createArticles({ items });
+    const seen = commands;
+    commands = undefined;
+    expect(seen.filter((c) => c.startsWith("insert ")), seen.join(", ")).to.have.length(1);
+    expect(seen.filter((c) => c === "findAndModify auth_projects"), seen.join(", ")).to.have.length(1);
+    for (const r of results) {
+      expect(r.outcome.case).to.equal("id");
+      expect((await articleStore.getById(r.outcome.value as string))?.status).to.equal("waiting");
+    }
+  });
+
   it("the audio worker's claim and result cost one round trip each (the result's status event needs no re-read)", async () => {
     await authStore.saveSettings("roundtrips", { dailyLimit: null }, null);
     const { id } = await create(300);

@@ -26,6 +26,23 @@ describe("group commit", () => {
     expect(sent).to.deep.equal([[1], [2, 3, 4]]);
   });
 
+  it("with gatherTurn, an idle key's items of one turn go as one batch, and the next turn's wait for it", async () => {
+    const sent: number[][] = [];
+    const send = groupCommit(
+      async (_key: string, items: number[]) => {
+        sent.push(items);
+        return items.map((n) => n * 10);
+      },
+      { gatherTurn: true },
+    );
+    const first = [1, 2, 3].map((n) => send("p", n));
+    expect(sent).to.deep.equal([]);
+    expect(await Promise.all(first)).to.deep.equal([10, 20, 30]);
+    expect(sent).to.deep.equal([[1, 2, 3]]);
+    expect(await send("p", 4)).to.equal(40);
+    expect(sent).to.deep.equal([[1, 2, 3], [4]]);
+  });
+
   it("never puts more than maxBatch items in one call", async () => {
     const sizes: number[] = [];
     const send = groupCommit(
