@@ -26,6 +26,7 @@ import {
 } from "nats";
 import type { Logger } from "../log.js";
 import { FairRing } from "./fair-ring.js";
+import { jsPublisher } from "./js-publisher.js";
 import {
   HandBackError,
   PermanentJobError,
@@ -135,6 +136,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
   const jsm = await nc.jetstreamManager({ timeout: API_TIMEOUT_MS });
   await ensureStream(jsm, stream, subject, o.duplicateWindowMs ?? 120_000);
   const js = nc.jetstream({ timeout: API_TIMEOUT_MS });
+  const publisher = jsPublisher(nc);
 
   const ensured = new Map<string, Promise<void>>();
   const consumerOf = (laneSubject: string): string | undefined => {
@@ -193,7 +195,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
         jobsWaiting.push(go);
       });
       try {
-        const ack = await js.publish(`${subject}.${laneToken(job.projectId)}`, codec.encode(job), { msgID, timeout: publishTimeoutMs });
+        const ack = await publisher.publish(`${subject}.${laneToken(job.projectId)}`, codec.encode(job), msgID, publishTimeoutMs);
         if (ack.duplicate) log.debug({ msgID }, "duplicate job dropped by the stream");
       } catch (err) {
         throw new Error(`NATS publish of ${msgID} failed: ${(err as Error).message}`);
@@ -237,6 +239,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
 
     async close() {
       endOfTurn();
+      publisher.close();
       clearTimeout(eventsDue);
       sendEvents();
       await Promise.all([...subscriptions].map((s) => s.stop()));
