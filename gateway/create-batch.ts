@@ -3,7 +3,8 @@
 // lib/group-commit.ts). Under load the cost of a call (HTTP/2 stream, headers,
 // the service's per-call work) is paid per batch instead of per create; an idle
 // token's create goes at once as a plain CreateArticle, so nothing waits.
-// Keyed by token, so one project's slow creates never hold another's.
+// Keyed by token, so one project's slow creates never hold another's; creates
+// with content work ahead of them are not batched at all.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
 import { CreateArticlesItemSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../gen/articles/v1/articles_pb.js";
@@ -13,6 +14,12 @@ import { STORAGE_FAILURE_KEY } from "../lib/store/errors.js";
 
 /** Most creates per call; the articles service accepts up to 64 (MAX_BATCH there). */
 const MAX_BATCH = 64;
+/**
+ * Creates with content work ahead of them (HTML to parse, long text to classify)
+ * go alone: their cost is that work, not the call, and in a batch they would hold
+ * the quick ones of their project behind them.
+ */
+const QUICK_TEXT_CHARS = 2_000;
 
 type Outcome = { id: string } | { error: ConnectError };
 
@@ -45,6 +52,9 @@ export function createBatcher(client: Client<typeof ArticlesService>): CreateArt
     { maxBatch: MAX_BATCH, gatherTurn: true },
   );
   return async (authorization, requestId, article) => {
+    if (article.parse || article.text.length > QUICK_TEXT_CHARS) {
+      return (await client.createArticle(article, { headers: { authorization, [REQUEST_ID_HEADER]: requestId } })).id;
+    }
     const outcome = await send(authorization, { article, requestId });
     if ("error" in outcome) throw outcome.error;
     return outcome.id;

@@ -56,4 +56,18 @@ describe("gateway: concurrent creates of one token go as batches", function () {
     });
     expect(h.fake.batches.some((n) => n > 1)).to.equal(true);
   });
+
+  it("sends creates with content work ahead of them (HTML to parse, long text) alone, never in a batch", async () => {
+    h.fake.batchedTitles.length = 0;
+    const quick = Array.from({ length: 10 }, (_, i) => ({ title: `Quick ${i}`, text: "x" }));
+    const slow = [
+      { title: "Parse me", text: "<p>x</p>", parse: true },
+      { title: "Long one", text: "word ".repeat(500) },
+    ];
+    const answers = await Promise.all([...slow, ...quick].map((json) => call(h, "POST", "/api/articles", { headers: FULL, json })));
+    for (const res of answers) expect(res.status).to.equal(200);
+    expect(h.fake.batchedTitles.filter((t) => t.startsWith("Quick")).length).to.be.above(1);
+    expect(h.fake.batchedTitles).not.to.include.members(["Parse me"]);
+    expect(h.fake.batchedTitles).not.to.include.members(["Long one"]);
+  });
 });

@@ -86,6 +86,7 @@ export class FakeArticles {
 
   /** Sizes of the CreateArticles calls seen (the gateway groups concurrent creates of one token). */
   readonly batches: number[] = [];
+  readonly batchedTitles: string[] = [];
 
   private createOne(project: string, req: CreateArticleRequest): string {
     const failing = FAILING_TITLES[req.title];
@@ -131,6 +132,7 @@ export class FakeArticles {
       createArticles: (req, ctx) => {
         const project = this.caller(ctx, "full");
         this.batches.push(req.items.length);
+        this.batchedTitles.push(...req.items.map((i) => i.article?.title ?? ""));
         return {
           results: req.items.map((item) => {
             try {
