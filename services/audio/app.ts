@@ -9,7 +9,9 @@ import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
+import type { LoudnessSettings } from "../../lib/loudness.js";
 import type { SpeechEngine } from "./engine/index.js";
+import { DEFAULT_LOUDNESS, projectTarget, type LoudnessTarget } from "./loudness/index.js";
 import { speechRouterFromEnv } from "./providers/config.js";
 import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
@@ -57,6 +59,14 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
       if (chars > 0) await opts.auth.refundAudification({ projectId, chars: BigInt(chars) }, internalCall);
     },
   };
+  // The worker's speech router holds the deployment's target once it is built (below).
+  let deployment: LoudnessTarget = DEFAULT_LOUDNESS;
+  const loudnessFor = async (projectId: string | undefined): Promise<LoudnessTarget> => {
+    if (projectId === undefined) return deployment;
+    const r = await opts.auth.getProjectSettings({ projectId }, internalCall);
+    const settings = JSON.parse(r.settings?.settingsJson ?? "{}") as { loudness?: LoudnessSettings };
+    return projectTarget(deployment, settings.loudness);
+  };
   const sweeper = startAdhocSweeper({ blobs: opts.blobs, ttlMs: opts.adhocTtlMs, log: opts.log });
   const server = await startRpcServer({
     name: "audio",
@@ -68,13 +78,14 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     routes(router) {
       router.service(
         AudioService,
-        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, quota, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
+        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, quota, loudnessFor, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
       );
     },
   });
   let worker;
   try {
     const speech = opts.speech ?? (await speechRouterFromEnv(process.env, { engine: opts.engine, log: opts.log, localConcurrency: opts.worker?.chunkConcurrency }));
+    deployment = speech.loudness ?? DEFAULT_LOUDNESS;
     worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
   } catch (e) {
     sweeper.stop();

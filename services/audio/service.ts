@@ -10,6 +10,7 @@ import { requirePublisher, type Caller, type CallerResolver } from "../../lib/rp
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE, LANGS, VOICES } from "../../lib/voices.js";
 import { adhocBase, adhocExpiry, DEFAULT_ADHOC_TTL_MS } from "./adhoc.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
+import { DEFAULT_LOUDNESS, type LoudnessTarget } from "./loudness/index.js";
 import { RenderInputError, renderArticle } from "./pipeline.js";
 import { prepareText } from "./text/index.js";
 import { errorMessage } from "./worker.js";
@@ -32,6 +33,11 @@ export interface AudioServiceDeps {
   maxTextChars?: number;
   /** Charges publishers' ad-hoc synthesis. Absent: publishers may not call Synthesize at all. */
   quota?: SynthesisQuota;
+  /**
+   * The loudness target of a synthesis: the deployment's, with the calling project's own
+   * `loudness` setting over it (internal callers: the deployment's). Default: -19 LUFS / -1 dBTP.
+   */
+  loudnessFor?: (projectId: string | undefined) => Promise<LoudnessTarget>;
   /** Lifetime of ad-hoc files and how often the sweep runs (for the `expires` answer). */
   adhocTtlMs?: number;
   adhocSweepEveryMs?: number;
@@ -90,9 +96,11 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
       const started = Date.now();
       let r;
       try {
+        const loudness = deps.loudnessFor ? await deps.loudnessFor(publisher?.projectId) : DEFAULT_LOUDNESS;
         r = await renderArticle({ title: req.title, text: req.text, voice, lang, parse: req.parse, isRaw: req.isRaw }, deps.engine, {
           concurrency: deps.chunkConcurrency ?? 2,
           signal: ctx.signal,
+          loudness,
         });
       } catch (e) {
         await refund();

@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { expect } from "chai";
+import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
@@ -124,4 +125,20 @@ describe("a project's own loudness target, end to end (embedded default)", funct
     expect(sent.length).to.be.greaterThan(0);
     expect(sent.some((t) => german.title.includes(t) || german.text.includes(t))).to.equal(false);
   });
+
+  it("gives a project's ad-hoc Synthesize files its target too, while a project without the setting keeps the deployment's", async () => {
+    const audio = rpcClient(AudioService, sys.services.find((x) => x.name === "audio")!.url);
+    const german = ARTICLES.find((a) => a.lang === "de-DE")!;
+    const text = german.text.slice(0, 600);
+    for (const [who, headers, target] of [
+      ["loud project", { authorization: `Bearer ${T.loud}` }, LOUD],
+      ["plain project", { authorization: `Bearer ${T.plain}` }, DEPLOYMENT],
+    ] as const) {
+      const r = await audio.synthesize({ title: german.title, text, voice: "de-DE-KatjaNeural", lang: "de-DE" }, { headers });
+      const full = Buffer.from(await (await fetch(`${sys.url}/audio/${r.full!.key}`)).arrayBuffer());
+      const f = expectOnTarget(`Synthesize, ${who}`, full, target);
+      console.log(`      Synthesize, ${who}: ${f.I} LUFS / ${f.TP} dBTP (target ${target.lufs} / ${target.truePeak})`);
+    }
+  });
 });
+
