@@ -29,6 +29,13 @@ const DETECT_DELAY = TAPS / 2;
  * our voices' speech rises over both its samples is 3.5 dB (alloy; the others stay under 1.2 dB).
  */
 const GAP_GATE = 0.6;
+/**
+ * The gate is applied as each sample enters, by bits in an integer shifted once per sample: a
+ * sample over it marks the two steps, DETECT_DELAY - 1 and DETECT_DELAY later, at which it is the
+ * gap's right-hand and then left-hand sample. Rereading the two samples from the ring instead,
+ * a few stores after writing them, cost more than the rest of the limiter on speech.
+ */
+const GATE_BITS = 3 << (DETECT_DELAY - 1);
 /** The three filters one after another, TAPS coefficients each. */
 const GAP_FILTERS = Float64Array.from(
   [0.25, 0.5, 0.75].flatMap((f) => {
@@ -64,6 +71,8 @@ export class Leveler {
   private target = 1;
   /** Input samples still to come out before the latest detected peak has passed. */
   private hold = 0;
+  /** Bit k: the gap k steps from now has a sample over the gate (see GATE_BITS). */
+  private due = 0;
   private out: Int16Array = new Int16Array(0);
   private makeup = 1;
   private readonly window: number;
@@ -97,12 +106,17 @@ export class Leveler {
     // The sample checked is DETECT_DELAY old: it leaves the ring that much sooner.
     const ahead = L - DETECT_DELAY;
     const c = this.ceiling;
+    const gate = c * GAP_GATE;
     let gain = this.gain * this.makeup;
+    let due = this.due;
     let n = 0;
     let i = 0;
-    // Filling the delay line at the start.
+    // Filling the delay line at the start: every step checked.
     for (; i < block.length && this.filled < L; i++) {
-      ring[this.pos] = ring[this.pos + L] = block[i] * gain;
+      const x = Math.fround(block[i] * gain);
+      ring[this.pos] = ring[this.pos + L] = x;
+      if (Math.abs(x) > gate) due |= GATE_BITS;
+      due >>>= 1;
       this.pos = (this.pos + 1) % L;
       this.filled++;
       const a = this.peakAt(this.pos);
@@ -116,51 +130,67 @@ export class Leveler {
     let target = this.target;
     let hold = this.hold;
     const release = this.release;
-    const gate = c * GAP_GATE;
     let windowLeft = this.windowLeft;
     let windowIn = this.windowIn;
     let windowOut = this.windowOut;
-    for (; i < block.length; i++) {
-      const y = ring[pos];
-      ring[pos] = ring[pos + L] = block[i] * gain;
-      pos = pos + 1 === L ? 0 : pos + 1;
-      // Slot pos + L - 1 is the newest sample; DETECT_DELAY before it is the one checked.
-      const checked = ring[pos + L - DETECT_DELAY - 1];
-      const next = ring[pos + L - DETECT_DELAY];
-      let a = checked < 0 ? -checked : checked;
-      if (a > gate || next > gate || next < -gate) a = this.peakAt(pos);
-      if (a > c) {
-        const r = c / a;
-        const s = (r - g) / ahead;
-        if (s < step) step = s;
-        if (r < target) target = r;
-        hold = ahead + 1;
-      }
-      if (step < 0) {
-        g += step;
-        if (g <= target) {
-          g = target;
-          step = 0;
+    while (i < block.length) {
+      // Up to the end of the block or of the makeup window, whichever comes first.
+      const end = Math.min(block.length, i + windowLeft);
+      windowLeft -= end - i;
+      for (; i < end; i++) {
+        const y = ring[pos];
+        // As the ring will hold it: the gate compares what the gap filters will read.
+        const x = Math.fround(block[i] * gain);
+        ring[pos] = x;
+        ring[pos + L] = x;
+        pos = pos + 1 === L ? 0 : pos + 1;
+        if (Math.abs(x) > gate) due |= GATE_BITS;
+        // The sample DETECT_DELAY before the newest or the one after it is over the gate: look at
+        // it and the gap between them. Under the gate, neither can reach the ceiling.
+        if ((due & 1) !== 0) {
+          const a = this.peakAt(pos);
+          if (a > c) {
+            const r = c / a;
+            const s = (r - g) / ahead;
+            if (s < step) step = s;
+            if (r < target) target = r;
+            hold = ahead + 1;
+          }
         }
-      } else if (hold === 0 && g < 1) {
-        g += (1 - g) * release;
-        if (g > 0.9999) g = 1;
-        target = g;
+        due >>>= 1;
+        // Idle (g = 1, nothing held or ramping) but for the stretches after a peak.
+        if (step < 0 || hold > 0 || g < 1) {
+          if (step < 0) {
+            g += step;
+            if (g <= target) {
+              g = target;
+              step = 0;
+            }
+          } else if (hold === 0) {
+            g += (1 - g) * release;
+            if (g > 0.9999) g = 1;
+            target = g;
+          }
+          if (hold > 0) {
+            hold--;
+            if (hold === 0 && step === 0) target = 1;
+          }
+        }
+        // Clamped with Math.min/max, not `v = c`: the class fields start out undefined (ES2022
+        // fields), so V8 keeps `c` as a tagged value, and assigning it to `v` made `v` a boxed
+        // number, one heap allocation per sample. In the speech threads those scavenges promoted
+        // each chunk's live buffers to the old generation (bench/README.md, "Audio worker memory").
+        const v = Math.max(-c, Math.min(c, y * g));
+        // Half away from zero. Storing into an Int16Array truncates toward zero, and a test on
+        // v's sign would be a branch mispredicted at random on speech: floor(v + 0.5), less one
+        // at the negative ties (rare, so that branch is predicted).
+        const up = v + 0.5;
+        const rounded = Math.floor(up);
+        out[n++] = rounded === up && v < 0 ? rounded - 1 : rounded;
+        windowIn += y * y;
+        windowOut += v * v;
       }
-      if (hold > 0) {
-        hold--;
-        if (hold === 0 && step === 0) target = 1;
-      }
-      // Clamped with Math.min/max, not `v = c`: the class fields start out undefined (ES2022
-      // fields), so V8 keeps `c` as a tagged value, and assigning it to `v` made `v` a boxed
-      // number, one heap allocation per sample. In the speech threads those scavenges promoted
-      // each chunk's live buffers to the old generation (bench/README.md, "Audio worker memory").
-      const v = Math.max(-c, Math.min(c, y * g));
-      // Storing into an Int16Array truncates toward zero: half away from zero rounds.
-      out[n++] = v < 0 ? v - 0.5 : v + 0.5;
-      windowIn += y * y;
-      windowOut += v * v;
-      if (--windowLeft === 0) {
+      if (windowLeft === 0) {
         gain = this.gain * this.reviseMakeup(windowIn, windowOut);
         windowLeft = this.window;
         windowIn = windowOut = 0;
@@ -171,6 +201,7 @@ export class Leveler {
     this.step = step;
     this.target = target;
     this.hold = hold;
+    this.due = due;
     this.windowLeft = windowLeft;
     this.windowIn = windowIn;
     this.windowOut = windowOut;
