@@ -59,9 +59,11 @@ const GAP_FILTERS = Float64Array.from(
  * closes the gap: over the last seconds, the energy that left the limiter against what entered.
  */
 export class Leveler {
-  /** The look-ahead, written twice (at i and i + length) so the gap filters read it without wrapping. */
+  /** The look-ahead, a ring: slot `pos` holds the oldest sample, the next to leave. */
   private readonly ring: Float32Array;
   private readonly length: number;
+  /** The samples peakAt() reads, out of the ring. */
+  private readonly taps = new Float64Array(TAPS);
   private pos = 0;
   private filled = 0;
   private readonly release: number;
@@ -91,7 +93,7 @@ export class Leveler {
   ) {
     if (!(gain > 0) || !(ceiling > 0)) throw new RangeError("Leveler: gain and ceiling must be positive");
     this.length = Math.max(2 * TAPS, Math.round((sampleRate * LOOKAHEAD_MS) / 1000));
-    this.ring = new Float32Array(2 * this.length);
+    this.ring = new Float32Array(this.length);
     this.release = 1 - Math.exp(-1000 / (sampleRate * RELEASE_MS));
     this.ceiling = ceiling * 32767;
     this.window = this.windowLeft = Math.max(1, Math.round((sampleRate * MAKEUP_WINDOW_MS) / 1000));
@@ -100,6 +102,16 @@ export class Leveler {
 
   push(block: Int16Array): void {
     if (this.out.length < block.length) this.out = new Int16Array(block.length);
+    const n = this.run(block);
+    if (n > 0) this.emit(this.out.subarray(0, n));
+  }
+
+  /**
+   * Takes the block through, into this.out; returns how many samples came out. Apart from push():
+   * each chunk's leveler has its own `emit`, and V8 had this loop's optimised code bail out at
+   * the call to a new one, about a hundred times over the first minutes of speech.
+   */
+  private run(block: Int16Array): number {
     const out = this.out;
     const ring = this.ring;
     const L = this.length;
@@ -114,7 +126,7 @@ export class Leveler {
     // Filling the delay line at the start: every step checked.
     for (; i < block.length && this.filled < L; i++) {
       const x = Math.fround(block[i] * gain);
-      ring[this.pos] = ring[this.pos + L] = x;
+      ring[this.pos] = x;
       if (Math.abs(x) > gate) due |= GATE_BITS;
       due >>>= 1;
       this.pos = (this.pos + 1) % L;
@@ -137,36 +149,83 @@ export class Leveler {
       // Up to the end of the block or of the makeup window, whichever comes first.
       const end = Math.min(block.length, i + windowLeft);
       windowLeft -= end - i;
-      for (; i < end; i++) {
-        const y = ring[pos];
-        // As the ring will hold it: the gate compares what the gap filters will read.
-        const x = Math.fround(block[i] * gain);
-        ring[pos] = x;
-        ring[pos + L] = x;
-        pos = pos + 1 === L ? 0 : pos + 1;
-        if (Math.abs(x) > gate) due |= GATE_BITS;
-        // The sample DETECT_DELAY before the newest or the one after it is over the gate: look at
-        // it and the gap between them. Under the gate, neither can reach the ceiling.
-        if ((due & 1) !== 0) {
-          const a = this.peakAt(pos);
-          if (a > c) {
-            const r = c / a;
-            const s = (r - g) / ahead;
-            if (s < step) step = s;
-            if (r < target) target = r;
-            hold = ahead + 1;
+      while (i < end) {
+        if (due === 0 && step === 0 && hold === 0 && g === 1) {
+          // Idle: gain 1, nothing held or ramping, no gap due for a look, as most of speech is.
+          // A sample then only passes through the ring: every sample leaving it has been
+          // checked, and one over the ceiling would still be held, so it leaves as it is (the
+          // clamp of the full loop would do nothing to it).
+          while (i < end) {
+            const y = ring[pos];
+            const x = Math.fround(block[i++] * gain);
+            ring[pos] = x;
+            pos = pos + 1 === L ? 0 : pos + 1;
+            const up = y + 0.5;
+            const rounded = Math.floor(up);
+            out[n++] = rounded - (rounded === up && y < 0 ? 1 : 0);
+            const yy = y * y;
+            windowIn += yy;
+            windowOut += yy;
+            // Its gap is due for a look DETECT_DELAY - 1 samples on: the full loop takes over.
+            if (Math.abs(x) > gate) {
+              due = GATE_BITS >>> 1;
+              break;
+            }
           }
+          continue;
         }
-        due >>>= 1;
-        // Idle (g = 1, nothing held or ramping) but for the stretches after a peak.
-        if (step < 0 || hold > 0 || g < 1) {
+        if (due === 0 && step === 0 && hold === 0) {
+          // Recovering (g < 1) after a peak has passed, as much of some voices' speech is: only
+          // the release to follow. As when idle, nothing leaving can pass the ceiling any more.
+          while (i < end) {
+            const y = ring[pos];
+            const x = Math.fround(block[i++] * gain);
+            ring[pos] = x;
+            pos = pos + 1 === L ? 0 : pos + 1;
+            g += (1 - g) * release;
+            if (g > 0.9999) g = 1;
+            const v = y * g;
+            const up = v + 0.5;
+            const rounded = Math.floor(up);
+            out[n++] = rounded - (rounded === up && v < 0 ? 1 : 0);
+            windowIn += y * y;
+            windowOut += v * v;
+            if (Math.abs(x) > gate) {
+              due = GATE_BITS >>> 1;
+              break;
+            }
+            if (g === 1) break;
+          }
+          target = g;
+          continue;
+        }
+        do {
+          const y = ring[pos];
+          // As the ring will hold it: the gate compares what the gap filters will read.
+          const x = Math.fround(block[i++] * gain);
+          ring[pos] = x;
+          pos = pos + 1 === L ? 0 : pos + 1;
+          if (Math.abs(x) > gate) due |= GATE_BITS;
+          // The sample DETECT_DELAY before the newest or the one after it is over the gate: look
+          // at it and the gap between them. Under the gate, neither can reach the ceiling.
+          if ((due & 1) !== 0) {
+            const a = this.peakAt(pos);
+            if (a > c) {
+              const r = c / a;
+              const s = (r - g) / ahead;
+              if (s < step) step = s;
+              if (r < target) target = r;
+              hold = ahead + 1;
+            }
+          }
+          due >>>= 1;
           if (step < 0) {
             g += step;
             if (g <= target) {
               g = target;
               step = 0;
             }
-          } else if (hold === 0) {
+          } else if (hold === 0 && g < 1) {
             g += (1 - g) * release;
             if (g > 0.9999) g = 1;
             target = g;
@@ -175,20 +234,22 @@ export class Leveler {
             hold--;
             if (hold === 0 && step === 0) target = 1;
           }
-        }
-        // Clamped with Math.min/max, not `v = c`: the class fields start out undefined (ES2022
-        // fields), so V8 keeps `c` as a tagged value, and assigning it to `v` made `v` a boxed
-        // number, one heap allocation per sample. In the speech threads those scavenges promoted
-        // each chunk's live buffers to the old generation (bench/README.md, "Audio worker memory").
-        const v = Math.max(-c, Math.min(c, y * g));
-        // Half away from zero. Storing into an Int16Array truncates toward zero, and a test on
-        // v's sign would be a branch mispredicted at random on speech: floor(v + 0.5), less one
-        // at the negative ties (rare, so that branch is predicted).
-        const up = v + 0.5;
-        const rounded = Math.floor(up);
-        out[n++] = rounded === up && v < 0 ? rounded - 1 : rounded;
-        windowIn += y * y;
-        windowOut += v * v;
+          // Clamped with Math.min/max, not `v = c`: the class fields start out undefined (ES2022
+          // fields), so V8 keeps `c` as a tagged value, and assigning it to `v` made `v` a boxed
+          // number, one heap allocation per sample. In the speech threads those scavenges
+          // promoted each chunk's live buffers to the old generation (bench/README.md, "Audio
+          // worker memory").
+          const v = Math.max(-c, Math.min(c, y * g));
+          // Half away from zero. Storing into an Int16Array truncates toward zero, and a test on
+          // v's sign would be a branch mispredicted at random on speech: floor(v + 0.5), less one
+          // at the negative ties (rare, so that branch is predicted).
+          const up = v + 0.5;
+          const rounded = Math.floor(up);
+          out[n++] = rounded - (rounded === up && v < 0 ? 1 : 0);
+          windowIn += y * y;
+          windowOut += v * v;
+          // Until the peaks have passed: then the release (or nothing) is left, in the loops above.
+        } while (i < end && !(due === 0 && step === 0 && hold === 0));
       }
       if (windowLeft === 0) {
         gain = this.gain * this.reviseMakeup(windowIn, windowOut);
@@ -205,7 +266,7 @@ export class Leveler {
     this.windowLeft = windowLeft;
     this.windowIn = windowIn;
     this.windowOut = windowOut;
-    if (n > 0) this.emit(out.subarray(0, n));
+    return n;
   }
 
   /**
@@ -228,11 +289,19 @@ export class Leveler {
    */
   private peakAt(next: number): number {
     const ring = this.ring;
-    const first = next + this.length - TAPS;
-    let a = Math.abs(ring[first + DETECT_DELAY - 1]);
+    const L = this.length;
+    const taps = this.taps;
+    // The TAPS newest samples, oldest first: the ring is read once, the filters from here.
+    let slot = next - TAPS;
+    if (slot < 0) slot += L;
+    for (let j = 0; j < TAPS; j++) {
+      taps[j] = ring[slot];
+      slot = slot + 1 === L ? 0 : slot + 1;
+    }
+    let a = Math.abs(taps[DETECT_DELAY - 1]);
     for (let k = 0; k < GAP_FILTERS.length; k += TAPS) {
       let v = 0;
-      for (let j = 0; j < TAPS; j++) v += GAP_FILTERS[k + j] * ring[first + j];
+      for (let j = 0; j < TAPS; j++) v += GAP_FILTERS[k + j] * taps[j];
       if (v < 0) v = -v;
       if (v > a) a = v;
     }
