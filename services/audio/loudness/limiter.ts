@@ -36,17 +36,19 @@ const GAP_GATE = 0.6;
  * a few stores after writing them, cost more than the rest of the limiter on speech.
  */
 const GATE_BITS = 3 << (DETECT_DELAY - 1);
-/** The three filters one after another, TAPS coefficients each. */
-const GAP_FILTERS = Float64Array.from(
-  [0.25, 0.5, 0.75].flatMap((f) => {
-    const h = Array.from({ length: TAPS }, (_, j) => {
-      const u = DETECT_DELAY - 1 + f - j;
-      return (Math.sin(Math.PI * u) / (Math.PI * u)) * (0.5 + 0.5 * Math.cos((Math.PI * u) / DETECT_DELAY));
-    });
-    const sum = h.reduce((a, b) => a + b, 0);
-    return h.map((x) => x / sum);
-  }),
-);
+/** The filter for the point `f` of the way across the gap, normalised to unity gain. */
+function gapFilter(f: number): number[] {
+  const h = Array.from({ length: TAPS }, (_, j) => {
+    const u = DETECT_DELAY - 1 + f - j;
+    return (Math.sin(Math.PI * u) / (Math.PI * u)) * (0.5 + 0.5 * Math.cos((Math.PI * u) / DETECT_DELAY));
+  });
+  const sum = h.reduce((a, b) => a + b, 0);
+  return h.map((x) => x / sum);
+}
+// peakAt() has them written out (TAPS = 8): at 1/4, 1/2 and 3/4 of the way.
+const [Q0, Q1, Q2, Q3, Q4, Q5, Q6, Q7] = gapFilter(0.25);
+const [H0, H1, H2, H3, H4, H5, H6, H7] = gapFilter(0.5);
+const [T0, T1, T2, T3, T4, T5, T6, T7] = gapFilter(0.75);
 
 /**
  * Multiplies by `gain`, and where that would take a sample, or the signal between two samples,
@@ -62,8 +64,6 @@ export class Leveler {
   /** The look-ahead, a ring: slot `pos` holds the oldest sample, the next to leave. */
   private readonly ring: Float32Array;
   private readonly length: number;
-  /** The samples peakAt() reads, out of the ring. */
-  private readonly taps = new Float64Array(TAPS);
   private pos = 0;
   private filled = 0;
   private readonly release: number;
@@ -285,27 +285,34 @@ export class Leveler {
   /**
    * The highest absolute value at the sample DETECT_DELAY before the newest (ring slot `next` is
    * the one after the newest) and in the gap after it. Before the ring has filled, the slots not
-   * yet written read as silence.
+   * yet written read as silence. The filters written out, each summed left to right as a loop
+   * would: the three sums can run side by side, and the 8 samples are read once.
    */
   private peakAt(next: number): number {
     const ring = this.ring;
     const L = this.length;
-    const taps = this.taps;
-    // The TAPS newest samples, oldest first: the ring is read once, the filters from here.
-    let slot = next - TAPS;
-    if (slot < 0) slot += L;
-    for (let j = 0; j < TAPS; j++) {
-      taps[j] = ring[slot];
-      slot = slot + 1 === L ? 0 : slot + 1;
-    }
-    let a = Math.abs(taps[DETECT_DELAY - 1]);
-    for (let k = 0; k < GAP_FILTERS.length; k += TAPS) {
-      let v = 0;
-      for (let j = 0; j < TAPS; j++) v += GAP_FILTERS[k + j] * taps[j];
-      if (v < 0) v = -v;
-      if (v > a) a = v;
-    }
-    return a;
+    let j = next - TAPS;
+    if (j < 0) j += L;
+    const x0 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x1 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x2 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x3 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x4 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x5 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x6 = ring[j];
+    j = j + 1 === L ? 0 : j + 1;
+    const x7 = ring[j];
+    const quarter = Q0 * x0 + Q1 * x1 + Q2 * x2 + Q3 * x3 + Q4 * x4 + Q5 * x5 + Q6 * x6 + Q7 * x7;
+    const half = H0 * x0 + H1 * x1 + H2 * x2 + H3 * x3 + H4 * x4 + H5 * x5 + H6 * x6 + H7 * x7;
+    const three = T0 * x0 + T1 * x1 + T2 * x2 + T3 * x3 + T4 * x4 + T5 * x5 + T6 * x6 + T7 * x7;
+    // x3 is the sample checked, DETECT_DELAY before the newest.
+    return Math.max(Math.abs(x3), Math.abs(quarter), Math.abs(half), Math.abs(three));
   }
 
   /** Energy in and out of the limiter over the last window → the makeup gain from now on. */
