@@ -7,9 +7,18 @@
 //   renderWithProviders, for a 20,000-character article against the slow fake provider.
 //   Target: at most 50 ms. Also printed: what measuring costs per minute of provider audio,
 //   which is what a real provider's last chunk leaves on the critical path.
+// - The leveler alone: CPU per 20 minutes of the engine's speech (benchLeveler).
 // Run: npx tsx bench/loudness.ts
+import { execFileSync } from "node:child_process";
+import { rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { compileWasm, wasmAssetsDir } from "../services/audio/engine/assets.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
+import { ESPEAK_RATE } from "../services/audio/engine/types.js";
+import { espeakVoice } from "../services/audio/engine/voices.js";
+import { loadEspeak } from "../services/audio/engine/wasm-espeak.js";
 import { Leveler, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
 import { mp3Duration } from "../services/audio/mp3/index.js";
 import { renderArticle, renderWithProviders } from "../services/audio/pipeline.js";
@@ -33,8 +42,10 @@ export interface LoudnessFigures {
   distinctMs: number;
   distinctSeconds: number;
   measureMsPerAudioMinute: number;
-  /** CPU time of the leveler for 20 minutes of PCM, ms. */
+  /** CPU time of the leveler for 20 minutes of the local engine's speech, ms (see benchLeveler). */
   levelerCpuMs: number;
+  /** The same for the leveler before its loops were optimised (LEVELER_BEFORE), when git has it. */
+  levelerBeforeMs?: number;
   runs: { leveled: number[]; raw: number[] };
   ok: boolean;
 }
@@ -49,6 +60,7 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
   let measureMsPerAudioMinute = 0;
   let distinctMs = 0;
   let levelerCpuMs = 0;
+  let levelerBeforeMs: number | undefined;
   let distinctSeconds = 0;
   try {
     // As the audio worker renders locally: chunks of 1,000 characters on every thread.
@@ -68,15 +80,7 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
         figures.raw.push(await render(null));
       }
     }
-    // The leveler alone, on as much speech-like PCM as the article makes: its CPU cost, free of the
-    // noise of two whole renders.
-    const seconds = 20 * 60;
-    const block = Int16Array.from({ length: 4096 }, (_, i) => Math.round(24000 * Math.sin(i * 0.07) * Math.sin(i * 0.0015)));
-    const leveler = new Leveler(22050, 1.3, 0.8, () => undefined);
-    const levelStarted = performance.now();
-    for (let k = 0; k < (seconds * 22050) / block.length; k++) leveler.push(block);
-    leveler.finish();
-    levelerCpuMs = performance.now() - levelStarted;
+    ({ ms: levelerCpuMs, beforeMs: levelerBeforeMs } = await benchLeveler());
 
     // As the audio worker does at start.
     await preloadLoudness();
@@ -114,13 +118,65 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
   const leveledSeconds = median(figures.leveled);
   const rawSeconds = median(figures.raw);
   const localRatio = leveledSeconds / rawSeconds;
-  return { chars: text.length, threads, engine: "local-wasm", leveledSeconds, rawSeconds, localRatio, providerMs, providerMethod, distinctMs, distinctSeconds, measureMsPerAudioMinute, levelerCpuMs, runs: figures, ok: localRatio <= 1.1 && providerMs <= 50 };
+  return { chars: text.length, threads, engine: "local-wasm", leveledSeconds, rawSeconds, localRatio, providerMs, providerMethod, distinctMs, distinctSeconds, measureMsPerAudioMinute, levelerCpuMs, levelerBeforeMs, runs: figures, ok: localRatio <= 1.1 && providerMs <= 50 };
+}
+
+/** The last commit before the leveler's loops were optimised: its CPU figure is printed alongside. */
+const LEVELER_BEFORE = "5505537";
+
+/**
+ * The leveler alone, free of the noise of two whole renders: CPU ms for 20 minutes of eSpeak's
+ * own speech (about a minute of the bench article in the render's voice, repeated), fed as
+ * wasm-synth.ts does (eSpeak's 100 ms blocks, a new leveler for every minute, the length of a
+ * chunk), after a warm-up; median of 3 runs alternating with the leveler as it was at
+ * LEVELER_BEFORE (taken from git; left out where git or the commit is missing).
+ */
+export async function benchLeveler(): Promise<{ ms: number; beforeMs?: number }> {
+  const espeak = await loadEspeak(wasmAssetsDir(), compileWasm().espeak);
+  const voice = espeakVoice("alloy", "en-US");
+  const blocks: Int16Array[] = [];
+  espeak.speak(voice, benchArticle(1000).replace(/\n\n/g, " "), (block) => (blocks.push(Int16Array.from(block)), true));
+  const minute = 60 * ESPEAK_RATE;
+  const cpu = (Make: typeof Leveler, minutes = 20) => {
+    const started = process.cpuUsage();
+    let k = 0;
+    for (let m = 0; m < minutes; m++) {
+      const leveler = new Make(ESPEAK_RATE, voice.gain, voice.ceiling, () => undefined);
+      for (let fed = 0; fed < minute; k++) {
+        leveler.push(blocks[k % blocks.length]);
+        fed += blocks[k % blocks.length].length;
+      }
+      leveler.finish();
+    }
+    const used = process.cpuUsage(started);
+    return (used.user + used.system) / 1000;
+  };
+  let Before: typeof Leveler | undefined;
+  const file = path.join(os.tmpdir(), `leveler-${LEVELER_BEFORE}-${process.pid}.ts`);
+  try {
+    writeFileSync(file, execFileSync("git", ["show", `${LEVELER_BEFORE}:services/audio/loudness/limiter.ts`], { cwd: path.dirname(fileURLToPath(import.meta.url)), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }));
+    Before = ((await import(pathToFileURL(file).href)) as { Leveler: typeof Leveler }).Leveler;
+  } catch {
+    Before = undefined;
+  } finally {
+    rmSync(file, { force: true });
+  }
+  const now: number[] = [];
+  const before: number[] = [];
+  cpu(Leveler, 5);
+  if (Before) cpu(Before, 5);
+  for (let i = 0; i < 3; i++) {
+    if (Before && i % 2 === 1) before.push(cpu(Before));
+    now.push(cpu(Leveler));
+    if (Before && i % 2 === 0) before.push(cpu(Before));
+  }
+  return { ms: median(now), beforeMs: Before ? median(before) : undefined };
 }
 
 export function formatLoudness(r: LoudnessFigures): string {
   return (
     `loudness, ${r.chars} chars: local engine (WASM, ${r.threads} threads) ${r.leveledSeconds.toFixed(2)} s leveled vs ${r.rawSeconds.toFixed(2)} s raw, ` +
-    `${((r.localRatio - 1) * 100).toFixed(1)}% (target <= 10%; the leveler alone: ${r.levelerCpuMs.toFixed(0)} ms CPU per 20 min of audio); provider path +${r.providerMs.toFixed(1)} ms after the last chunk (${r.providerMethod}; target <= 50 ms); ` +
+    `${((r.localRatio - 1) * 100).toFixed(1)}% (target <= 10%; the leveler alone: ${r.levelerCpuMs.toFixed(0)} ms CPU per 20 min of speech${r.levelerBeforeMs === undefined ? "" : `, ${r.levelerBeforeMs.toFixed(0)} ms before ${LEVELER_BEFORE}'s`}); provider path +${r.providerMs.toFixed(1)} ms after the last chunk (${r.providerMethod}; target <= 50 ms); ` +
     `with a different clip per request +${r.distinctMs.toFixed(0)} ms (${r.distinctSeconds.toFixed(0)} s of audio, all arriving at once); ` +
     `measuring provider audio costs ${r.measureMsPerAudioMinute.toFixed(0)} ms per minute, overlapped with the requests still out ${r.ok ? "OK" : "FAIL"}`
   );
