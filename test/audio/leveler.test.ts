@@ -9,6 +9,7 @@ import { espeakVoice } from "../../services/audio/engine/voices.js";
 import { loadEspeak } from "../../services/audio/engine/wasm-espeak.js";
 import { Leveler, measure } from "../../services/audio/loudness/index.js";
 import { ReferenceLeveler } from "../support/leveler-reference.js";
+import { concatInt16 } from "../support/int16.js";
 
 interface LevelerLike {
   push(block: Int16Array): void;
@@ -20,13 +21,7 @@ function level(make: (emit: (s: Int16Array) => void) => LevelerLike, input: Int1
   const l = make((s) => parts.push(Int16Array.from(s)));
   for (let i = 0; i < input.length; i += blockSize) l.push(input.subarray(i, i + blockSize));
   l.finish();
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatInt16(parts);
 }
 
 /** Both levelers on the same input; expects the same samples and returns them. */

@@ -1,5 +1,6 @@
 import { expect } from "chai";
 import { EdgeShaper, LEAD_MS, shapeEdges, toInt16, TRAIL_MS } from "../../services/audio/engine/pcm.js";
+import { concatInt16 } from "../support/int16.js";
 
 const RATE = 22050;
 const LEAD = Math.round((RATE * LEAD_MS) / 1000);
@@ -38,13 +39,7 @@ function streamed(input: Int16Array, seed: number, maxBlock: number): Int16Array
     at += n;
   }
   shaper.finish();
-  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatInt16(parts);
 }
 
 function whole(input: Int16Array): Int16Array {
