@@ -64,6 +64,11 @@ export interface DocumentCollection<D extends { _id: string }> {
   findOneAndUpdate(filter: Filter, update: Update, opts?: { durable?: boolean }): Promise<D | null>;
   updateMany(filter: Filter, update: Update): Promise<UpdateResult>;
   /**
+   * Each conditional update on its own document, not atomic together, in one round trip
+   * where the driver can. Answers how many matched in all, not which.
+   */
+  bulkUpdate(ops: Array<{ filter: Filter; update: Update }>): Promise<{ matched: number }>;
+  /**
    * Atomic: applies the modifiers to the document matching `key` (plain
    * field values only), or creates it from `key` and the modifiers.
    * `durable: false` may answer before the write reaches the disk.

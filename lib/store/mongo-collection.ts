@@ -116,6 +116,10 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       const r = await guarded(() => col.updateMany(filter, update));
       return { matched: r.matchedCount, modified: r.modifiedCount };
     },
+    async bulkUpdate(ops) {
+      const r = await guarded(() => col.bulkWrite(ops.map((o) => ({ updateOne: { filter: o.filter, update: o.update } })), { ordered: false }));
+      return { matched: r.matchedCount };
+    },
     async upsertOne(key, update) {
       await guarded(() => col.updateOne(key, update, { upsert: true }));
     },

@@ -131,6 +131,12 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
       const r = (await update(filter, upd, true)) as { numAffected: number };
       return { matched: r.numAffected, modified: r.numAffected };
     },
+    async bulkUpdate(ops) {
+      // In process: nothing to share, one after another.
+      let matched = 0;
+      for (const o of ops) matched += ((await update(o.filter, o.update, false)) as { numAffected: number }).numAffected;
+      return { matched };
+    },
     async upsertOne(key, upd, o) {
       // NeDB builds the new document from the query's plain values and the modifiers, as MongoDB does.
       await write(() => internals._updateAsync(key, upd, { multi: false, upsert: true }), o?.durable ?? true);

@@ -159,6 +159,29 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect((await store.get(P, usedId.id))?.externalId).to.equal(usedExt);
     });
 
+    it("records 10 admission decisions that arrive together each on its own: a deleted and an edited article are left alone", async () => {
+      const arts = await Promise.all(Array.from({ length: 10 }, () => store.insert(draft(P, { admission: "pending" }))));
+      await store.markDeleted(P, arts[2].id);
+      expect((await store.update(P, arts[5].id, 1, { title: "Edited meanwhile", admission: "pending" })).ok).to.equal(true);
+      const decided = await Promise.all(arts.map((a) => store.finishAdmission(a.id, 1, { status: "waiting", types: [], reservedChars: 100, keepPending: false })));
+      for (const [i, done] of decided.entries()) {
+        if (i === 2 || i === 5) {
+          expect(done, `article ${i}`).to.equal(null);
+          continue;
+        }
+        expect(done, `article ${i}`).to.include({ id: arts[i].id, revision: 1, status: "waiting", reservedChars: 100 });
+        expect(done).not.to.have.property("admission");
+        expect(done).not.to.have.property("admissionRun");
+      }
+      const edited = await store.get(P, arts[5].id);
+      expect(edited).to.include({ revision: 2, admission: "pending" });
+      expect(edited).not.to.have.property("reservedChars");
+      expect(await store.get(P, arts[2].id)).to.include({ status: "deleted", admission: "pending" });
+      const stored = await store.get(P, arts[0].id);
+      expect(stored).to.include({ reservedChars: 100 });
+      expect(stored).not.to.have.property("admissionRun");
+    });
+
     it("lists newest first (added desc, then id desc), counts all non-deleted, pages with limit/offset", async () => {
       const ids: string[] = [];
       for (let i = 0; i < 7; i++) {

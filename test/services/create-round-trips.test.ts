@@ -116,7 +116,7 @@ describe("create on MongoDB: database round trips on the request path", function
     for (const id of ids) expect((await articleStore.getById(id))?.status).to.equal("waiting");
   });
 
-  it("a CreateArticles call of 20 (the gateway's batch) is stored with one insert and reserved with one write", async () => {
+  it("a CreateArticles call of 20 (the gateway's batch) is stored with one insert, reserved with one write and decided with one update", async () => {
     await authStore.saveSettings("roundtrips", { dailyLimit: null }, null);
     await create(400);
     commands = [];
@@ -126,6 +126,8 @@ describe("create on MongoDB: database round trips on the request path", function
     commands = undefined;
     expect(seen.filter((c) => c.startsWith("insert ")), seen.join(", ")).to.have.length(1);
     expect(seen.filter((c) => c === "findAndModify auth_projects"), seen.join(", ")).to.have.length(1);
+    // The admission decisions: one bulk update and one read-back for the lot.
+    expect(seen.filter((c) => c.startsWith("update ") || c.startsWith("findAndModify articles")), seen.join(", ")).to.have.length(1);
     for (const r of results) {
       expect(r.outcome.case).to.equal("id");
       expect((await articleStore.getById(r.outcome.value as string))?.status).to.equal("waiting");

@@ -6,7 +6,8 @@
 import type { Filter, IndexOptions, IndexSpec } from "../../../lib/store/collection.js";
 import type { StoredArticle } from "./port.js";
 
-export type ArticleDoc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; changedAt?: number; updatedAt?: Date; deleted?: boolean };
+/** `admissionRun`: which batched admission decision wrote the document last (store.ts finishGrouped); never leaves the store. */
+export type ArticleDoc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; changedAt?: number; updatedAt?: Date; deleted?: boolean; admissionRun?: string };
 
 export interface ArticleLayout {
   toDoc(a: StoredArticle): ArticleDoc;
@@ -24,7 +25,7 @@ export interface ArticleLayout {
 
 export const mongoLayout: ArticleLayout = {
   toDoc: ({ id, changedAt, ...rest }) => ({ _id: id, ...rest, updatedAt: new Date(changedAt), deleted: rest.status === "deleted" }),
-  fromDoc({ _id, updatedAt, deleted: _deleted, changedAt: _unused, ...rest }) {
+  fromDoc({ _id, updatedAt, deleted: _deleted, changedAt: _unused, admissionRun: _run, ...rest }) {
     return { id: _id, ...rest, changedAt: (updatedAt as Date).getTime() };
   },
   notDeleted: { deleted: false },
@@ -44,7 +45,7 @@ export const mongoLayout: ArticleLayout = {
 
 export const nedbLayout: ArticleLayout = {
   toDoc: ({ id, ...rest }) => ({ _id: id, ...rest }),
-  fromDoc: ({ _id, changedAt, ...rest }) => ({ id: _id, ...rest, changedAt: changedAt as number }),
+  fromDoc: ({ _id, changedAt, admissionRun: _run, ...rest }) => ({ id: _id, ...rest, changedAt: changedAt as number }),
   notDeleted: { status: { $ne: "deleted" } },
   touched: (now) => ({ changedAt: now.getTime() }),
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),

@@ -5,6 +5,8 @@
 // NeDB narrows a query by the LAST indexed field with a plain value in it, so
 // every filter below names its most selective field (_id, externalId, url)
 // last; MongoDB does not mind the order.
+import { randomBytes } from "node:crypto";
+import { groupCommit } from "../../../lib/group-commit.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type Update } from "../../../lib/store/collection.js";
 import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
@@ -22,6 +24,7 @@ import {
   type ArticleStore,
   type FindStaleOptions,
   type StaleArticle,
+  type StoredArticle,
   type UpdateOutcome,
 } from "./port.js";
 
@@ -62,6 +65,30 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     const d = await col.findOneAndUpdate(filter, update, opts);
     return d ? fromDoc(d) : null;
   };
+
+  /**
+   * Admission decisions that arrive together (the creates of one batch) are written with one
+   * bulk update and read back with one find: two round trips for the lot instead of one each.
+   * Each carries a token of its own (`admissionRun`), so when not all of them matched (an
+   * article deleted or edited meanwhile), the read-back tells which ones did.
+   */
+  const finishGrouped = groupCommit<string, { filter: Filter; $set: Record<string, unknown>; $unset: Update }, StoredArticle | null>(
+    async (_, items) => {
+      if (items.length === 1) return [await conditional(items[0].filter, { $set: items[0].$set, $unset: items[0].$unset })];
+      const runs = items.map(() => randomBytes(6).toString("base64url"));
+      const { matched } = await col.bulkUpdate(items.map((it, i) => ({ filter: it.filter, update: { $set: { ...it.$set, admissionRun: runs[i] }, $unset: it.$unset } })));
+      const ids = items.map((it) => it.filter._id as string);
+      const docs = new Map((await col.find({ _id: { $in: ids } })).map((d) => [d._id, d]));
+      return ids.map((id, i) => {
+        const d = docs.get(id);
+        if (!d || !(matched === items.length || d.admissionRun === runs[i])) return null;
+        // Edited or deleted since it was written: answer the revision as this decision left it,
+        // as the one conditional write would have.
+        return { ...fromDoc(d), revision: items[i].filter.revision as number, status: items[i].$set.status as ArticleStatus };
+      });
+    },
+    { gatherTurn: true },
+  );
 
   return {
     async insert(a, now = new Date()) {
@@ -174,7 +201,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     finishAdmission(id, revision, r, now = new Date()) {
       const { $set, $unset } = admissionOps(r);
-      return conditional({ revision, admission: "pending", ...notDeleted, _id: id }, { $set: { ...$set, ...touched(now) }, $unset });
+      return finishGrouped("", { filter: { revision, admission: "pending", ...notDeleted, _id: id }, $set: { ...$set, ...touched(now) }, $unset });
     },
 
     async findDeferred(projectId, limit, excludeProjects = []) {
