@@ -16,7 +16,7 @@ import { speechRouterFromEnv } from "./providers/config.js";
 import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
 import { audioServiceImpl, type SynthesisQuota } from "./service.js";
-import { startAudioWorker, type AudioWorkerOptions } from "./worker.js";
+import { errorMessage, startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
 export interface AudioServiceOptions {
   bus: JobBus;
@@ -63,9 +63,15 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
   let deployment: LoudnessTarget = DEFAULT_LOUDNESS;
   const loudnessFor = async (projectId: string | undefined): Promise<LoudnessTarget> => {
     if (projectId === undefined) return deployment;
-    const r = await opts.auth.getProjectSettings({ projectId }, internalCall);
-    const settings = JSON.parse(r.settings?.settingsJson ?? "{}") as { loudness?: LoudnessSettings };
-    return projectTarget(deployment, settings.loudness);
+    try {
+      const r = await opts.auth.getProjectSettings({ projectId }, internalCall);
+      const settings = JSON.parse(r.settings?.settingsJson ?? "{}") as { loudness?: LoudnessSettings };
+      return projectTarget(deployment, settings.loudness);
+    } catch (err) {
+      // The synthesis is paid for already: it goes on at the deployment's target rather than fail.
+      opts.log.warn({ err: errorMessage(err), projectId }, "project settings unreadable; ad-hoc synthesis at the deployment's loudness target");
+      return deployment;
+    }
   };
   const sweeper = startAdhocSweeper({ blobs: opts.blobs, ttlMs: opts.adhocTtlMs, log: opts.log });
   const server = await startRpcServer({
