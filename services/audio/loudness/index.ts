@@ -55,8 +55,7 @@ export const dbToGain = (db: number) => Math.pow(10, db / 20);
 /** Compiles the meter and the decoder ahead of the first article, off its critical path. */
 export async function preloadLoudness(): Promise<void> {
   measure(new Float32Array(4800), 48000);
-  const warm = new Mp3Meter();
-  warm.abort();
+  // Compiles mpg123 once; every stream's decoder is an instance of the same module.
   await decodeMono(new Uint8Array(0)).catch(() => undefined);
 }
 

@@ -16,7 +16,7 @@ let decoders = 0;
 
 export class Mp3Meter {
   private decoder: MPEGDecoder | undefined;
-  private readonly ready: Promise<void>;
+  private ready: Promise<void> | undefined;
   private queued: Uint8Array[] = [];
   private meter: LoudnessMeter | undefined;
   private error: unknown;
@@ -25,7 +25,8 @@ export class Mp3Meter {
   /** Bytes pushed so far. */
   bytes = 0;
 
-  constructor() {
+  /** Starts the decoder at the first byte: a chunk from the cache never streams and needs none. */
+  private start(): void {
     // Each stream its own decoder (mpg123 keeps the bit reservoir and filter state between frames);
     // one is ~0.2 MB and a few ms to start, the compiled module is shared.
     const d = new MPEGDecoder();
@@ -50,7 +51,10 @@ export class Mp3Meter {
     this.hash.update(bytes);
     if (this.error !== undefined) return;
     if (this.decoder) this.decode(bytes);
-    else this.queued.push(bytes);
+    else {
+      this.queued.push(bytes);
+      if (!this.ready) this.start();
+    }
   };
 
   /** After the last byte: the finished meter, or the reason there is none (not MP3, no audio). */
