@@ -4,7 +4,7 @@
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
-import { DEFAULT_LOUDNESS, checkTarget, combine, meterMp3, normalizeMp3, type LoudnessMeter, type LoudnessTarget } from "./loudness/index.js";
+import { DEFAULT_LOUDNESS, Mp3Meter, checkTarget, combine, finishMeter, meterMp3, normalizeMp3, type LoudnessMeter, type LoudnessTarget } from "./loudness/index.js";
 import { id3Tag, joinMp3, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
 import { engineText, takesPhonemes } from "./providers/local.js";
@@ -314,10 +314,18 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
         const { chunks, audio, loudness, local } = plan;
         const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
         await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
-          audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s);
-          // Measured while the other requests are still out, so little of it is left for the end.
-          // The local engine levels its own PCM before encoding and needs no measurement.
-          if (!local) loudness[i] = meterMp3(audio[i]).catch(() => undefined);
+          // Decoded and metered while the body downloads (and the other requests are still out), so
+          // little of it is left for the end. The local engine levels its own PCM before encoding
+          // and needs no measurement.
+          const stream = local ? undefined : new Mp3Meter();
+          try {
+            audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s, stream?.push);
+          } catch (e) {
+            stream?.abort();
+            throw e;
+          }
+          // From the chunk cache nothing streamed: measured whole, or found in the measurement cache.
+          if (stream) loudness[i] = (stream.bytes > 0 ? finishMeter(stream, audio[i]) : (stream.abort(), meterMp3(audio[i]))).catch(() => undefined);
         });
         return plan;
       },

@@ -3,10 +3,14 @@
 // download arrives, gives what one piece gives; chunks gated together give what the joined audio
 // gives; and thousands of meters leave no memory behind.
 import { expect } from "chai";
-import { createLocalEngine } from "../../services/audio/engine/index.js";
+import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { finishMeter, LoudnessMeter, measure, measureMp3, meterMp3, meterStats, Mp3Meter, type Measurement } from "../../services/audio/loudness/index.js";
 import { liveDecoders } from "../../services/audio/loudness/stream.js";
+import { applyGainSteps } from "../../services/audio/mp3/gain.js";
+import { renderWithProviders } from "../../services/audio/pipeline.js";
+import { createOpenAiProvider, createSpeechRouter, localProvider } from "../../services/audio/providers/index.js";
 import { reencode } from "../../services/audio/providers/reformat.js";
+import { FAKE_OPENAI_KEY, startFakeProviders } from "../support/fake-providers.js";
 import { decode, ffmpegLoudness, floatWav } from "./measure.js";
 
 /** A deterministic pseudo-random sequence in [0, 1). */
@@ -61,21 +65,19 @@ function expectLike(what: string, ours: Measurement, ffmpeg: { I: number; TP: nu
 describe("loudness meter (libebur128 in WebAssembly)", function () {
   this.timeout(120_000);
   // eSpeak speech as the local engine publishes it (22,050 Hz), and as a cloud provider sends it (24 kHz, 48 kbps).
+  let engine: SpeechEngine;
   let speechMp3: Buffer;
   let providerMp3: Buffer;
   before(async () => {
-    const engine = await createLocalEngine({ threads: 1, native: "never" });
-    try {
-      speechMp3 = await engine.synthesize({
-        text: "The city council approved the new budget on Tuesday after a debate that lasted well into the night. Critics argued that the money should go to schools first, while supporters pointed to the state of the roads.",
-        voice: "alloy",
-        lang: "en-US",
-      });
-    } finally {
-      await engine.close();
-    }
+    engine = await createLocalEngine({ threads: 1, native: "never" });
+    speechMp3 = await engine.synthesize({
+      text: "The city council approved the new budget on Tuesday after a debate that lasted well into the night. Critics argued that the money should go to schools first, while supporters pointed to the state of the roads.",
+      voice: "alloy",
+      lang: "en-US",
+    });
     providerMp3 = await reencode(speechMp3, { sampleRate: 24000, channels: 1, bitrate: 48 });
   });
+  after(async () => engine?.close());
 
   it("agrees with ffmpeg's ebur128 filter within 0.2 LU and 0.5 dB true peak", async () => {
     const speech = await decode(speechMp3);
@@ -229,6 +231,32 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     expect(liveDecoders()).to.equal(decodersBefore);
     expect(meterStats().live).to.equal(before);
     expect(meterStats().memoryBytes, "module memory after 300 streams").to.equal(grown);
+  });
+
+  it("renders the same file on the provider path whether the bodies stream in or come at once", async () => {
+    // Chunks at different levels (lossless gain steps), so that how they are gated together matters.
+    const variants = [0, -2, 1, -4].map((k) => applyGainSteps(providerMp3, k).mp3);
+    const audio = (text: string) => variants[text.length % variants.length];
+    const text = Array.from({ length: 6 }, (_, p) => `Update ${p + 1}. The council met again on day ${p + 1}. It approved the budget and ${"talked at length ".repeat(p + 1)}about the roads.`).join("\n\n");
+    const files: Buffer[] = [];
+    for (const streamMs of [0, 300]) {
+      const fake = await startFakeProviders({ audio, streamMs: () => streamMs, streamPieceBytes: 2000 });
+      try {
+        const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl }), local: localProvider(engine) } });
+        const live = meterStats().live;
+        const r = await renderWithProviders({ title: "Council approves the budget", text, lang: "en-US", voice: "alloy" }, speech, { maxChunkChars: 120, loudness: { lufs: -23, truePeak: -1 } });
+        expect(r.chunks).to.be.greaterThan(4);
+        // Lossless steps reach -23 LUFS under the ceiling (a re-encode would only take longer).
+        expect(r.loudness).to.equal("steps");
+        files.push(r.full);
+        // The render gave back its meters; what is left is the measurement cache's.
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(meterStats().live - live).to.be.at.most(r.chunks);
+      } finally {
+        await fake.close();
+      }
+    }
+    expect(files[1].equals(files[0])).to.equal(true);
   });
 
   it("keeps one reference per holder: the cache's and each caller's", async () => {
