@@ -143,16 +143,25 @@ export function meterMp3(mp3: Uint8Array): Promise<LoudnessMeter> {
 
 /**
  * The meter of a download `stream` saw, once `mp3` (the whole body) is in; the caller releases it.
- * Should the stream not have seen exactly those bytes, the file is measured whole.
+ * A body that came whole before its decoder started may be known by content; one the stream did
+ * not see exactly is measured whole.
  */
-export async function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<LoudnessMeter> {
+export function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<LoudnessMeter> {
   if (stream.bytes !== mp3.length) {
     stream.abort();
     return meterMp3(mp3);
   }
-  const { meter, key } = await stream.end();
-  remember(key, Promise.resolve(meter));
-  return meter.retain();
+  const key = stream.digest();
+  if (!stream.started) {
+    const known = recall(key);
+    if (known) {
+      stream.abort();
+      return known;
+    }
+  }
+  const meter = stream.end().then((r) => r.meter);
+  remember(key, meter);
+  return meter.then((m) => m.retain());
 }
 
 /** Loudness and true peak of an MP3, measured afresh (not cached). */

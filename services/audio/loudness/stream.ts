@@ -21,9 +21,13 @@ export class Mp3Meter {
   private meter: LoudnessMeter | undefined;
   private error: unknown;
   private closed = false;
+  private ending = false;
   private readonly hash = createHash("sha1");
+  private key: string | undefined;
   /** Bytes pushed so far. */
   bytes = 0;
+  /** Whether decoding has begun: not when the whole body came before the decoder was ready. */
+  started = false;
 
   /** Starts the decoder at the first byte: a chunk from the cache never streams and needs none. */
   private start(): void {
@@ -35,7 +39,8 @@ export class Mp3Meter {
       () => {
         if (this.closed) return this.free(d);
         this.decoder = d;
-        for (const bytes of this.queued.splice(0)) this.decode(bytes);
+        // Once the body is complete, end() decodes what waits (unless the cache knows it).
+        if (!this.ending) this.drain();
       },
       (e) => {
         decoders--;
@@ -47,6 +52,10 @@ export class Mp3Meter {
   /** The next bytes of the file. Never throws: a failure is reported by end(). */
   readonly push = (bytes: Uint8Array): void => {
     if (this.closed) return;
+    if (this.ending) {
+      this.error ??= new Error("loudness: bytes pushed after the end of the stream");
+      return;
+    }
     this.bytes += bytes.length;
     this.hash.update(bytes);
     if (this.error !== undefined) return;
@@ -57,10 +66,19 @@ export class Mp3Meter {
     }
   };
 
+  /** SHA-1 (base64) of every byte pushed: the measurement cache's key. No bytes may follow. */
+  digest(): string {
+    this.ending = true;
+    this.key ??= this.hash.digest("base64");
+    return this.key;
+  }
+
   /** After the last byte: the finished meter, or the reason there is none (not MP3, no audio). */
   async end(): Promise<Metered> {
+    const key = this.digest();
     await this.ready;
     if (this.closed) throw new Error("loudness: the stream was aborted");
+    if (this.decoder) this.drain();
     this.close();
     const meter = this.meter;
     this.meter = undefined;
@@ -69,7 +87,7 @@ export class Mp3Meter {
       throw this.error;
     }
     if (!meter) throw new Error("loudness: the MP3 decodes to no audio");
-    return { meter: meter.finish(), key: this.hash.digest("base64"), bytes: this.bytes };
+    return { meter: meter.finish(), key, bytes: this.bytes };
   }
 
   /** Drops the stream (the request failed): frees the decoder and the meter. */
@@ -80,7 +98,12 @@ export class Mp3Meter {
     this.meter = undefined;
   }
 
+  private drain(): void {
+    for (const bytes of this.queued.splice(0)) this.decode(bytes);
+  }
+
   private decode(bytes: Uint8Array): void {
+    this.started = true;
     try {
       const r = this.decoder!.decode(bytes);
       const n = r.samplesDecoded;
