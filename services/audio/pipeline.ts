@@ -222,7 +222,8 @@ export interface ProviderArticle extends ArticleContent {
 }
 
 export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress" | "loudness"> {
-  loudness?: LoudnessTarget;
+  /** Default: the router's, else -19 LUFS / -1 dBTP. null: cloud audio is neither measured nor normalised (comparisons only; the local engine levels to the default). */
+  loudness?: LoudnessTarget | null;
   /** A retryable failure; `fallback` tells whether a fallback provider is the one failing. */
   onRetry?(error: string, fallback: boolean): Promise<void> | void;
   /** The previous provider gave up with `error`; `provider` takes over. */
@@ -238,7 +239,11 @@ export interface ProviderRenderResult extends RenderResult {
   reencoded: number;
   /** How the full file reached the loudness target: leveled by the local engine, lossless gain steps, re-encoded, or already on target. */
   loudness: "engine" | "steps" | "reencode" | "none";
-  /** Time the loudness step added after the last chunk arrived (waiting for measurements, applying gain), ms. */
+  /**
+   * Time from the assembled file to the normalised one (waiting for the chunks' meters, gating
+   * them together, applying gain), ms. Decoding and metering done while the bodies arrived is not
+   * in it; bench/loudness.ts weighs that against a render with `loudness: null`.
+   */
   loudnessMs: number;
 }
 
@@ -282,8 +287,8 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const { lang, paragraphs } = prepareArticle(article);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
-  const level = opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS;
-  const problem = checkTarget(level);
+  const level = opts.loudness === null ? undefined : (opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS);
+  const problem = level && checkTarget(level);
   if (problem) throw new RenderInputError(problem);
   // Audio already made per provider survives a retry even without a cache. A chunk's meter is
   // undefined when its audio could not be measured (it then counts for nothing).
@@ -317,7 +322,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           // Decoded and metered while the body downloads (and the other requests are still out), so
           // little of it is left for the end. The local engine levels its own PCM before encoding
           // and needs no measurement.
-          const stream = local ? undefined : new Mp3Meter();
+          const stream = local || !level ? undefined : new Mp3Meter();
           try {
             audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s, stream?.push);
           } catch (e) {
@@ -346,7 +351,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
         if (f && sameStreamFormat(f, target)) return mp3;
         reencoded++;
         const same = await reencode(mp3, target);
-        if (!result.local) {
+        if (!result.local && level) {
           void result.loudness[i]?.then((m) => m?.release());
           result.loudness[i] = meterMp3(same).catch(() => undefined);
         }
@@ -355,9 +360,9 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     );
     const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
     const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
-    let loudnessMethod: ProviderRenderResult["loudness"] = "engine";
+    let loudnessMethod: ProviderRenderResult["loudness"] = level ? "engine" : "none";
     const loudnessStarted = performance.now();
-    if (!result.local) {
+    if (!result.local && level) {
       const meters = await Promise.all(result.loudness);
       const measuredIn = (n: number) => combine(meters.slice(0, n).filter((m): m is LoudnessMeter => m !== undefined));
       const full = await normalizeMp3(r.full, measuredIn(meters.length), level);
