@@ -2,123 +2,214 @@
 // - Local engine: a 20,000-character article rendered with the PCM leveling (gain + limiter
 //   before encoding) against the same render without it, alternating, median of
 //   BENCH_LOUDNESS_RUNS (default 3). Target: at most 10 % more time.
-// - Provider path: the time the loudness step adds after the last chunk has arrived (the
-//   chunks are measured as they come in, while other requests are still out), from
-//   renderWithProviders, for a 20,000-character article against the slow fake provider.
-//   Target: at most 50 ms. Also printed: what measuring costs per minute of provider audio,
-//   which is what a real provider's last chunk leaves on the critical path.
+// - Provider path, a 20,000-character article through a fake OpenAI. Target: normalisation adds
+//   at most 50 ms after the last chunk. Each case reports the pipeline's own loudnessMs (waiting
+//   for the chunks' meters after assembly, then the gain) and, stricter, the time from the fake
+//   handing over its last byte to the finished render (everything left after the last byte:
+//   decoding and metering what was not done yet, assembly, gain).
+//   - same clip: every request gets the same 2.9 s clip back after 1 s + 0.1 ms per character
+//     (bench/provider-path.ts's fake; the measurement cache recognises the bytes).
+//   - (a) distinct, at once: each request a different answer as long as its text would be spoken
+//     (15 characters a second; 24 kHz 48 kbps mono, as OpenAI and Azure send), the whole body
+//     after 1 s + 0.1 ms per character, so all of them arrive within a fraction of a second:
+//     nothing to overlap, the worst case.
+//   - (b) distinct, streamed: the same answers sent in 8 KiB pieces over their audio's duration
+//     divided by BENCH_LOUDNESS_STREAM_X (default 10: a 4.5-minute chunk takes 27 s), after 1 s,
+//     as a TTS API streams what it generates.
+//   - (c) what measuring costs per minute of such audio: mpg123 decoding, metering, both.
 // - The leveler alone: CPU per 20 minutes of the engine's speech (benchLeveler).
-// Run: npx tsx bench/loudness.ts
+// Run: npx tsx bench/loudness.ts (BENCH_LOUDNESS_LOCAL=0: the provider path only)
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { MPEGDecoder } from "mpg123-decoder";
 import { compileWasm, wasmAssetsDir } from "../services/audio/engine/assets.js";
-import { createLocalEngine } from "../services/audio/engine/index.js";
+import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
 import { ESPEAK_RATE } from "../services/audio/engine/types.js";
 import { espeakVoice } from "../services/audio/engine/voices.js";
 import { loadEspeak } from "../services/audio/engine/wasm-espeak.js";
-import { Leveler, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
-import { mp3Duration } from "../services/audio/mp3/index.js";
+import { Leveler, LoudnessMeter, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
+import { joinMp3, mp3Duration, sliceMp3 } from "../services/audio/mp3/index.js";
 import { renderArticle, renderWithProviders } from "../services/audio/pipeline.js";
 import { createOpenAiProvider, createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
-import { applyGainSteps } from "../services/audio/mp3/gain.js";
-import { FAKE_OPENAI_KEY, startFakeProviders, startSlowFakeProviders } from "../test/support/fake-providers.js";
+import { reencode } from "../services/audio/providers/reformat.js";
+import { FAKE_OPENAI_KEY, startFakeProviders, startSlowFakeProviders, type FakeProviders } from "../test/support/fake-providers.js";
 import { benchArticle } from "./article.js";
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
+
+export interface ProviderCase {
+  /** What normalisation adds to the render after the last byte: with it minus without (median of the pairs), ms. */
+  addedMs: number;
+  /** From the fake handing over its last byte to the finished render, with normalisation and without (medians), ms. */
+  afterLastByteMs: { with: number; without: number };
+  /** The pipeline's loudnessMs (median): waiting for meters after assembly, gating, gain. */
+  loudnessMs: number;
+  method: string;
+  requests: number;
+  /** Minutes of audio in the answers of one render. */
+  audioMinutes: number;
+  /** One render with normalisation, s (median). */
+  renderSeconds: number;
+}
 
 export interface LoudnessFigures {
   chars: number;
   threads: number;
   engine: string;
-  leveledSeconds: number;
-  rawSeconds: number;
-  localRatio: number;
-  providerMs: number;
-  providerMethod: string;
-  /** The same with a different clip per request (none measured before), and the audio it made. */
-  distinctMs: number;
-  distinctSeconds: number;
-  measureMsPerAudioMinute: number;
+  /** Local engine comparison (absent with BENCH_LOUDNESS_LOCAL=0). */
+  local?: { leveledSeconds: number; rawSeconds: number; ratio: number; runs: { leveled: number[]; raw: number[] } };
   /** CPU time of the leveler for 20 minutes of the local engine's speech, ms (see benchLeveler). */
   levelerCpuMs: number;
   /** The same for the leveler before its loops were optimised (LEVELER_BEFORE), when git has it. */
   levelerBeforeMs?: number;
-  runs: { leveled: number[]; raw: number[] };
+  sameClip: ProviderCase;
+  distinct: ProviderCase;
+  streamed: ProviderCase & { speedup: number };
+  /** Per minute of 24 kHz 48 kbps mono speech, ms (median of 3). */
+  perMinute: { decodeMs: number; meterMs: number; bothMs: number };
   ok: boolean;
+}
+
+const CHARS_PER_SECOND = 15;
+
+/**
+ * Renders `text` through a fake OpenAI made by `fake()`, with normalisation and without
+ * (`loudness: null`), alternating which goes first, `pairs` times.
+ */
+async function providerCase(engine: SpeechEngine, name: string, text: string, pairs: number, fake: () => Promise<{ fake: FakeProviders; audioSeconds: () => number }>): Promise<ProviderCase> {
+  const withRuns: { after: number; loudnessMs: number; method: string; requests: number; audioSeconds: number; seconds: number }[] = [];
+  const withoutRuns: number[] = [];
+  let n = 0;
+  const render = async (normalise: boolean) => {
+    const { fake: f, audioSeconds } = await fake();
+    try {
+      const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: f.openaiBaseUrl }), local: localProvider(engine) } });
+      const started = performance.now();
+      // A new title each time: the same text must not be found anywhere (there is no chunk cache here anyway).
+      const r = await renderWithProviders({ title: `${name} ${n++}`, text, lang: "en-US", voice: "alloy" }, speech, normalise ? {} : { loudness: null });
+      const ended = performance.now();
+      const answered = f.calls.filter((c) => !c.violation && !c.fault).length;
+      if (answered !== r.chunks) throw new Error(`${name}: expected ${r.chunks} answers, saw ${answered}`);
+      if (normalise) withRuns.push({ after: ended - f.lastByteAt(), loudnessMs: r.loudnessMs, method: r.loudness, requests: r.chunks, audioSeconds: audioSeconds(), seconds: (ended - started) / 1000 });
+      else withoutRuns.push(ended - f.lastByteAt());
+    } finally {
+      await f.close();
+    }
+  };
+  for (let i = 0; i < pairs; i++) {
+    await render(i % 2 === 0);
+    await render(i % 2 !== 0);
+  }
+  const mid = [...withRuns].sort((x, y) => x.after - y.after)[Math.floor((withRuns.length - 1) / 2)];
+  return {
+    addedMs: median(withRuns.map((w, i) => w.after - withoutRuns[i])),
+    afterLastByteMs: { with: mid.after, without: median(withoutRuns) },
+    loudnessMs: median(withRuns.map((w) => w.loudnessMs)),
+    method: [...new Set(withRuns.map((w) => w.method))].join("/"),
+    requests: mid.requests,
+    audioMinutes: mid.audioSeconds / 60,
+    renderSeconds: median(withRuns.map((w) => w.seconds)),
+  };
 }
 
 export async function benchLoudness(chars = 20_000, runs = Number(process.env.BENCH_LOUDNESS_RUNS ?? 3)): Promise<LoudnessFigures> {
   const threads = os.availableParallelism();
   const text = benchArticle(chars);
   const engine = await createLocalEngine({ threads, native: "never" });
-  const figures = { leveled: [] as number[], raw: [] as number[] };
-  let providerMs = 0;
-  let providerMethod = "";
-  let measureMsPerAudioMinute = 0;
-  let distinctMs = 0;
-  let levelerCpuMs = 0;
-  let levelerBeforeMs: number | undefined;
-  let distinctSeconds = 0;
+  const speedup = Number(process.env.BENCH_LOUDNESS_STREAM_X ?? 10);
   try {
-    // As the audio worker renders locally: chunks of 1,000 characters on every thread.
-    const render = async (loudness: null | undefined) => {
-      const started = performance.now();
-      await renderArticle({ title: "Council approves the budget", text, lang: "en-US", voice: "alloy" }, engine, { concurrency: threads, maxChunkChars: 1000, loudness });
-      return (performance.now() - started) / 1000;
-    };
-    await render(undefined);
-    // Alternating which goes first, so that neither always runs in the other's wake.
-    for (let i = 0; i < runs; i++) {
-      if (i % 2 === 0) {
-        figures.raw.push(await render(null));
-        figures.leveled.push(await render(undefined));
-      } else {
-        figures.leveled.push(await render(undefined));
-        figures.raw.push(await render(null));
+    let local: LoudnessFigures["local"];
+    if (process.env.BENCH_LOUDNESS_LOCAL !== "0") {
+      const figures = { leveled: [] as number[], raw: [] as number[] };
+      // As the audio worker renders locally: chunks of 1,000 characters on every thread.
+      const render = async (loudness: null | undefined) => {
+        const started = performance.now();
+        await renderArticle({ title: "Council approves the budget", text, lang: "en-US", voice: "alloy" }, engine, { concurrency: threads, maxChunkChars: 1000, loudness });
+        return (performance.now() - started) / 1000;
+      };
+      await render(undefined);
+      // Alternating which goes first, so that neither always runs in the other's wake.
+      for (let i = 0; i < runs; i++) {
+        if (i % 2 === 0) {
+          figures.raw.push(await render(null));
+          figures.leveled.push(await render(undefined));
+        } else {
+          figures.leveled.push(await render(undefined));
+          figures.raw.push(await render(null));
+        }
       }
+      const leveledSeconds = median(figures.leveled);
+      const rawSeconds = median(figures.raw);
+      local = { leveledSeconds, rawSeconds, ratio: leveledSeconds / rawSeconds, runs: figures };
     }
-    ({ ms: levelerCpuMs, beforeMs: levelerBeforeMs } = await benchLeveler());
+    const { ms: levelerCpuMs, beforeMs: levelerBeforeMs } = await benchLeveler();
 
     // As the audio worker does at start.
     await preloadLoudness();
+    const pairs = Number(process.env.BENCH_LOUDNESS_PAIRS ?? 3);
     const clip = await engine.synthesize({ text: "A short clip that every request gets back.", voice: "alloy", lang: "en-US", level: { lufs: -24, truePeak: -6 } });
-    // As bench/provider-path.ts: every request gets the same clip back after 1 s + 0.1 ms per character.
-    const fake = await startSlowFakeProviders(clip);
-    try {
-      const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl }), local: localProvider(engine) } });
-      const r = await renderWithProviders({ title: "Council approves the budget", text, lang: "en-US", voice: "alloy" }, speech);
-      providerMs = r.loudnessMs;
-      providerMethod = r.loudness;
-    } finally {
-      await fake.close();
+    const sameClip = await providerCase(engine, "Council approves the budget", text, pairs, async () => {
+      const fake = await startSlowFakeProviders(clip);
+      return { fake, audioSeconds: () => fake.calls.length * mp3Duration(clip) };
+    });
+
+    // A cloud provider's audio: a minute of speech at 24 kHz 48 kbps mono, a little under the
+    // target so that lossless steps bring it there, repeated to five minutes.
+    const minute = await reencode(
+      await engine.synthesize({ text: benchArticle(900).replace(/\n\n/g, " "), voice: "alloy", lang: "en-US", level: { lufs: -20.5, truePeak: -5 } }),
+      { sampleRate: 24000, channels: 1, bitrate: 48 },
+    );
+    const long = joinMp3([minute, minute, minute, minute, minute]);
+    let served = 0;
+    // Each answer as long as its text would be spoken, and unlike any other (its last byte differs).
+    const answers = (stream: boolean) => async () => {
+      let seconds = 0;
+      const fake = await startFakeProviders({
+        audio: (input) => {
+          const mp3 = Buffer.from(sliceMp3(long, input.length / CHARS_PER_SECOND));
+          mp3[mp3.length - 1] ^= ++served & 0xff || 1;
+          seconds += mp3Duration(mp3);
+          return mp3;
+        },
+        latencyMs: (t) => (stream ? 1000 : 1000 + 0.1 * t.length),
+        streamMs: stream ? (_t, mp3) => (mp3Duration(mp3) * 1000) / speedup : undefined,
+      });
+      return { fake, audioSeconds: () => seconds };
+    };
+    const distinct = await providerCase(engine, "Council approves the budget, at once", text, pairs, answers(false));
+    const streamed = { ...(await providerCase(engine, "Council approves the budget, streamed", text, pairs, answers(true))), speedup };
+
+    // What measuring costs per minute of that audio.
+    const minutes = mp3Duration(long) / 60;
+    const decodeMs: number[] = [];
+    const meterMs: number[] = [];
+    const bothMs: number[] = [];
+    for (let k = 0; k < 3; k++) {
+      const d = new MPEGDecoder();
+      await d.ready;
+      let t = performance.now();
+      const pcm = d.decode(long).channelData[0];
+      decodeMs.push((performance.now() - t) / minutes);
+      d.free();
+      t = performance.now();
+      const m = new LoudnessMeter(24000);
+      for (let at = 0; at < pcm.length; at += 8192) m.add(pcm.subarray(at, at + 8192));
+      m.finish().measurement();
+      m.release();
+      meterMs.push((performance.now() - t) / minutes);
+      t = performance.now();
+      await measureMp3(long);
+      bothMs.push((performance.now() - t) / minutes);
     }
-    // Every request a different clip (as real chunks are), all arriving at once: nothing to overlap.
-    const variants = [0, 1, 2, 3].map((k) => applyGainSteps(clip, k).mp3);
-    let n = 0;
-    const distinct = await startFakeProviders({ audio: () => { const v = Buffer.from(variants[n % 4]); v[v.length - 1] ^= ++n & 0xff; return v; }, latencyMs: (t) => 1000 + 0.1 * t.length });
-    try {
-      const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: distinct.openaiBaseUrl }), local: localProvider(engine) } });
-      const r = await renderWithProviders({ title: "Council approves the budget, again", text: text.replace(/Update/g, "Note"), lang: "en-US", voice: "alloy" }, speech);
-      distinctMs = r.loudnessMs;
-      distinctSeconds = r.fullDuration;
-    } finally {
-      await distinct.close();
-    }
-    // A real provider's 4,096-character chunk is about four minutes of speech.
-    const long = await engine.synthesize({ text: benchArticle(4000).replace(/\n\n/g, " "), voice: "alloy", lang: "en-US" });
-    const started = performance.now();
-    await measureMp3(long);
-    measureMsPerAudioMinute = (performance.now() - started) / (mp3Duration(long) / 60);
+    const perMinute = { decodeMs: median(decodeMs), meterMs: median(meterMs), bothMs: median(bothMs) };
+    const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50;
+    return { chars: text.length, threads, engine: "local-wasm", local, levelerCpuMs, levelerBeforeMs, sameClip, distinct, streamed, perMinute, ok };
   } finally {
     await engine.close();
   }
-  const leveledSeconds = median(figures.leveled);
-  const rawSeconds = median(figures.raw);
-  const localRatio = leveledSeconds / rawSeconds;
-  return { chars: text.length, threads, engine: "local-wasm", leveledSeconds, rawSeconds, localRatio, providerMs, providerMethod, distinctMs, distinctSeconds, measureMsPerAudioMinute, levelerCpuMs, levelerBeforeMs, runs: figures, ok: localRatio <= 1.1 && providerMs <= 50 };
 }
 
 /** The last commit before the leveler's loops were optimised: its CPU figure is printed alongside. */
@@ -173,18 +264,29 @@ export async function benchLeveler(): Promise<{ ms: number; beforeMs?: number }>
   return { ms: median(now), beforeMs: Before ? median(before) : undefined };
 }
 
+const providerLine = (c: ProviderCase) =>
+  `+${c.addedMs.toFixed(0)} ms (after the last byte ${c.afterLastByteMs.with.toFixed(0)} ms with, ${c.afterLastByteMs.without.toFixed(0)} ms without; loudness step ${c.loudnessMs.toFixed(1)} ms, ${c.method}; ` +
+  `${c.requests} requests, ${c.audioMinutes.toFixed(1)} min of audio, render ${c.renderSeconds.toFixed(1)} s)`;
+
 export function formatLoudness(r: LoudnessFigures): string {
+  const leveler = `${r.levelerCpuMs.toFixed(0)} ms CPU per 20 min of speech${r.levelerBeforeMs === undefined ? "" : `, ${r.levelerBeforeMs.toFixed(0)} ms before ${LEVELER_BEFORE}'s`}`;
+  const local = r.local
+    ? `local engine (WASM, ${r.threads} threads) ${r.local.leveledSeconds.toFixed(2)} s leveled vs ${r.local.rawSeconds.toFixed(2)} s raw, ${((r.local.ratio - 1) * 100).toFixed(1)}% (target <= 10%; ` +
+      `the leveler alone: ${leveler})`
+    : `local engine skipped (the leveler alone: ${leveler})`;
   return (
-    `loudness, ${r.chars} chars: local engine (WASM, ${r.threads} threads) ${r.leveledSeconds.toFixed(2)} s leveled vs ${r.rawSeconds.toFixed(2)} s raw, ` +
-    `${((r.localRatio - 1) * 100).toFixed(1)}% (target <= 10%; the leveler alone: ${r.levelerCpuMs.toFixed(0)} ms CPU per 20 min of speech${r.levelerBeforeMs === undefined ? "" : `, ${r.levelerBeforeMs.toFixed(0)} ms before ${LEVELER_BEFORE}'s`}); provider path +${r.providerMs.toFixed(1)} ms after the last chunk (${r.providerMethod}; target <= 50 ms); ` +
-    `with a different clip per request +${r.distinctMs.toFixed(0)} ms (${r.distinctSeconds.toFixed(0)} s of audio, all arriving at once); ` +
-    `measuring provider audio costs ${r.measureMsPerAudioMinute.toFixed(0)} ms per minute, overlapped with the requests still out ${r.ok ? "OK" : "FAIL"}`
+    `loudness, ${r.chars} chars: ${local}; provider path, what normalisation adds after the last byte (target <= 50 ms):\n` +
+    `    same clip every request: ${providerLine(r.sameClip)}\n` +
+    `    (a) distinct answers, all at once: ${providerLine(r.distinct)}\n` +
+    `    (b) distinct answers streamed at ${r.streamed.speedup}x real time: ${providerLine(r.streamed)}\n` +
+    `    (c) per minute of 24 kHz 48 kbps audio: decode ${r.perMinute.decodeMs.toFixed(0)} ms + meter ${r.perMinute.meterMs.toFixed(0)} ms (together ${r.perMinute.bothMs.toFixed(0)} ms) ` +
+    `${r.ok ? "OK" : "FAIL"}`
   );
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await benchLoudness();
   console.log(formatLoudness(r));
-  console.log(`  runs (s): leveled ${r.runs.leveled.map((s) => s.toFixed(2)).join(", ")}; raw ${r.runs.raw.map((s) => s.toFixed(2)).join(", ")}`);
+  if (r.local) console.log(`  runs (s): leveled ${r.local.runs.leveled.map((s) => s.toFixed(2)).join(", ")}; raw ${r.local.runs.raw.map((s) => s.toFixed(2)).join(", ")}`);
   process.exitCode = r.ok ? 0 : 1;
 }

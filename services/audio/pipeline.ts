@@ -4,7 +4,7 @@
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
-import { DEFAULT_LOUDNESS, checkTarget, combine, measureMp3, normalizeMp3, type LoudnessTarget, type Measurement } from "./loudness/index.js";
+import { DEFAULT_LOUDNESS, Mp3Meter, checkTarget, combine, finishMeter, meterMp3, normalizeMp3, type LoudnessMeter, type LoudnessTarget } from "./loudness/index.js";
 import { id3Tag, joinMp3, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
 import { ProviderError } from "./providers/errors.js";
 import { engineText, takesPhonemes } from "./providers/local.js";
@@ -222,7 +222,8 @@ export interface ProviderArticle extends ArticleContent {
 }
 
 export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency" | "onProgress" | "loudness"> {
-  loudness?: LoudnessTarget;
+  /** Default: the router's, else -19 LUFS / -1 dBTP. null: cloud audio is neither measured nor normalised (comparisons only; the local engine levels to the default). */
+  loudness?: LoudnessTarget | null;
   /** A retryable failure; `fallback` tells whether a fallback provider is the one failing. */
   onRetry?(error: string, fallback: boolean): Promise<void> | void;
   /** The previous provider gave up with `error`; `provider` takes over. */
@@ -238,7 +239,11 @@ export interface ProviderRenderResult extends RenderResult {
   reencoded: number;
   /** How the full file reached the loudness target: leveled by the local engine, lossless gain steps, re-encoded, or already on target. */
   loudness: "engine" | "steps" | "reencode" | "none";
-  /** Time the loudness step added after the last chunk arrived (waiting for measurements, applying gain), ms. */
+  /**
+   * Time from the assembled file to the normalised one (waiting for the chunks' meters, gating
+   * them together, applying gain), ms. Decoding and metering done while the bodies arrived is not
+   * in it; bench/loudness.ts weighs that against a render with `loudness: null`.
+   */
   loudnessMs: number;
 }
 
@@ -282,75 +287,96 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const { lang, paragraphs } = prepareArticle(article);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
-  const level = opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS;
-  const problem = checkTarget(level);
+  const level = opts.loudness === null ? undefined : (opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS);
+  const problem = level && checkTarget(level);
   if (problem) throw new RenderInputError(problem);
-  // Audio already made per provider survives a retry even without a cache.
-  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<Measurement>[]; local: boolean }>();
-
-  const { result, step } = await router.run(
-    article.voice,
-    lang,
-    async (step, sig) => {
-      const id = `${step.provider.name}/${step.voice}`;
-      let plan = made.get(id);
-      if (!plan) {
-        const local = step.provider.name === "local";
-        const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
-        const chunks = local
-          ? planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
-          : planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
-        plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), local };
-        made.set(id, plan);
-      }
-      const { chunks, audio, loudness, local } = plan;
-      const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
-      await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
-        audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s);
-        // Measured while the other requests are still out, so little of it is left for the end.
-        // The local engine levels its own PCM before encoding and needs no measurement.
-        if (!local) loudness[i] = measureMp3(audio[i]).catch(() => ({ lufs: -Infinity, truePeak: -Infinity, seconds: 0 }));
-      });
-      return plan;
-    },
-    {
-      signal,
-      onRetry: (error, _step, fallback) => opts.onRetry?.(error, fallback),
-      onFallback: (error, next) => opts.onFallback?.(error, next.provider.label ?? next.provider.name),
-    },
-  );
-
-  // The first chunk sets the article's stream; only chunks in another stream are re-encoded.
-  const target = streamFormat(result.audio[0]);
-  if (!target) throw new Error("The first chunk has no MPEG audio frames");
-  let reencoded = 0;
-  const audio = await Promise.all(
-    result.audio.map(async (mp3, i) => {
-      const f = streamFormat(mp3);
-      if (f && sameStreamFormat(f, target)) return mp3;
-      reencoded++;
-      const same = await reencode(mp3, target);
-      if (!result.local) result.loudness[i] = measureMp3(same);
-      return same;
-    }),
-  );
-  const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
-  const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
-  let loudnessMethod: ProviderRenderResult["loudness"] = "engine";
-  const loudnessStarted = performance.now();
-  if (!result.local) {
-    const measured = await Promise.all(result.loudness);
-    const full = await normalizeMp3(r.full, combine(measured), level);
-    const preview = r.preview === r.full ? full : await normalizeMp3(r.preview, combine(measured.slice(0, r.previewChunks)), level);
-    loudnessMethod = full.method;
-    // A re-encoded file is new: it gets its tag again.
-    const retag = (n: { mp3: Buffer; method: string }) => (n.method === "reencode" && opts.tags ? tagMp3(n.mp3, opts.tags) : n.mp3);
-    if (full.method === "reencode") r.fullDuration = mp3Duration(full.mp3);
-    if (preview.method === "reencode") r.previewDuration = mp3Duration(preview.mp3);
-    r.full = retag(full);
-    r.preview = preview === full ? r.full : retag(preview);
+  // Audio already made per provider survives a retry even without a cache. A chunk's meter is
+  // undefined when its audio could not be measured (it then counts for nothing).
+  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<LoudnessMeter | undefined>[]; local: boolean }>();
+  try {
+    return await renderMade();
+  } finally {
+    // Every chunk's meter, of the provider that made the file and of any that gave up before it.
+    for (const plan of made.values()) for (const m of plan.loudness) void m?.then((meter) => meter?.release());
   }
-  const { previewChunks: _, ...rest } = r;
-  const loudnessMs = performance.now() - loudnessStarted;
-  return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod, loudnessMs };
+
+  async function renderMade(): Promise<ProviderRenderResult> {
+    const { result, step } = await router.run(
+      article.voice,
+      lang,
+      async (step, sig) => {
+        const id = `${step.provider.name}/${step.voice}`;
+        let plan = made.get(id);
+        if (!plan) {
+          const local = step.provider.name === "local";
+          const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
+          const chunks = local
+            ? planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
+            : planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
+          plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), local };
+          made.set(id, plan);
+        }
+        const { chunks, audio, loudness, local } = plan;
+        const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
+        await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
+          // Decoded and metered while the body downloads (and the other requests are still out), so
+          // little of it is left for the end. The local engine levels its own PCM before encoding
+          // and needs no measurement.
+          const stream = local || !level ? undefined : new Mp3Meter();
+          try {
+            audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s, stream?.push);
+          } catch (e) {
+            stream?.abort();
+            throw e;
+          }
+          // From the chunk cache nothing streamed: measured whole, or found in the measurement cache.
+          if (stream) loudness[i] = (stream.bytes > 0 ? finishMeter(stream, audio[i]) : (stream.abort(), meterMp3(audio[i]))).catch(() => undefined);
+        });
+        return plan;
+      },
+      {
+        signal,
+        onRetry: (error, _step, fallback) => opts.onRetry?.(error, fallback),
+        onFallback: (error, next) => opts.onFallback?.(error, next.provider.label ?? next.provider.name),
+      },
+    );
+
+    // The first chunk sets the article's stream; only chunks in another stream are re-encoded.
+    const target = streamFormat(result.audio[0]);
+    if (!target) throw new Error("The first chunk has no MPEG audio frames");
+    let reencoded = 0;
+    const audio = await Promise.all(
+      result.audio.map(async (mp3, i) => {
+        const f = streamFormat(mp3);
+        if (f && sameStreamFormat(f, target)) return mp3;
+        reencoded++;
+        const same = await reencode(mp3, target);
+        if (!result.local && level) {
+          void result.loudness[i]?.then((m) => m?.release());
+          result.loudness[i] = meterMp3(same).catch(() => undefined);
+        }
+        return same;
+      }),
+    );
+    const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
+    const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+    let loudnessMethod: ProviderRenderResult["loudness"] = level ? "engine" : "none";
+    const loudnessStarted = performance.now();
+    if (!result.local && level) {
+      const meters = await Promise.all(result.loudness);
+      const measuredIn = (n: number) => combine(meters.slice(0, n).filter((m): m is LoudnessMeter => m !== undefined));
+      const full = await normalizeMp3(r.full, measuredIn(meters.length), level);
+      const preview = r.preview === r.full ? full : await normalizeMp3(r.preview, measuredIn(r.previewChunks), level);
+      loudnessMethod = full.method;
+      // A re-encoded file is new: it gets its tag again.
+      const retag = (n: { mp3: Buffer; method: string }) => (n.method === "reencode" && opts.tags ? tagMp3(n.mp3, opts.tags) : n.mp3);
+      if (full.method === "reencode") r.fullDuration = mp3Duration(full.mp3);
+      if (preview.method === "reencode") r.previewDuration = mp3Duration(preview.mp3);
+      r.full = retag(full);
+      r.preview = preview === full ? r.full : retag(preview);
+    }
+    const { previewChunks: _, ...rest } = r;
+    const loudnessMs = performance.now() - loudnessStarted;
+    return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod, loudnessMs };
+  }
 }

@@ -4,7 +4,7 @@
 // BS.1770 reference values, and the gain plan picks lossless steps only when they land on target
 // under the ceiling.
 import { expect } from "chai";
-import { combine, Leveler, measure, planGain } from "../../services/audio/loudness/index.js";
+import { combine, Leveler, LoudnessMeter, measure, planGain } from "../../services/audio/loudness/index.js";
 
 function run(input: Int16Array, gain: number, ceiling: number, blockSize = 1000): Int16Array {
   const out: number[] = [];
@@ -49,10 +49,21 @@ describe("loudness tools", () => {
     expect(measure(new Float32Array(sr), sr).lufs).to.equal(-Infinity);
   });
 
-  it("combines chunk figures by duration and plans lossless steps only within tolerance under the ceiling", () => {
-    const c = combine([{ lufs: -20, truePeak: -5, seconds: 10 }, { lufs: -20, truePeak: -3, seconds: 30 }, { lufs: -Infinity, truePeak: -Infinity, seconds: 1 }]);
-    expect(c.lufs).to.be.closeTo(-20, 1e-9);
-    expect(c.truePeak).to.equal(-3);
+  it("combines chunk meters as one programme and plans lossless steps only within tolerance under the ceiling", () => {
+    const sr = 48000;
+    const sine = (amp: number, seconds: number) => Float32Array.from({ length: sr * seconds }, (_, i) => amp * Math.sin((2 * Math.PI * 997 * i) / sr));
+    const meter = (s: Float32Array) => {
+      const m = new LoudnessMeter(sr);
+      m.add(s);
+      return m.finish();
+    };
+    // -23 LUFS for 10 s, -17 LUFS for 30 s, and a second of silence (under the gate, counted for nothing).
+    const parts = [meter(sine(0.1, 10)), meter(sine(0.2, 30)), meter(new Float32Array(sr))];
+    const c = combine(parts);
+    parts.forEach((m) => m.release());
+    expect(c.lufs).to.be.closeTo(10 * Math.log10((10 * Math.pow(10, -2.3) + 30 * Math.pow(10, -1.7)) / 40), 0.05);
+    expect(c.truePeak).to.be.closeTo(20 * Math.log10(0.2), 0.05);
+    expect(c.seconds).to.equal(41);
     expect(planGain({ lufs: -22, truePeak: -8, seconds: 60 }, { lufs: -19, truePeak: -1 })).to.deep.include({ steps: 2, reencode: false });
     // +3 dB would put the peak at -0.5 dBTP: no whole step reaches the target under the ceiling.
     expect(planGain({ lufs: -22, truePeak: -3.5, seconds: 60 }, { lufs: -19, truePeak: -1 }).reencode).to.equal(true);

@@ -14,17 +14,18 @@ export interface Ebur128 {
   TP: number;
 }
 
-/** `ffmpeg -nostats -i f.mp3 -af ebur128=peak=true -f null -`, summary figures. */
-export function ffmpegLoudness(mp3: Buffer): Ebur128 {
+/** `ffmpeg -nostats -i f.mp3 -af ebur128=peak=true -f null -`, summary figures (of a file of type `ext`). */
+export function ffmpegLoudness(mp3: Buffer, ext = "mp3"): Ebur128 {
   const dir = mkdtempSync(path.join(os.tmpdir(), "ebur128-"));
   try {
-    const file = path.join(dir, "f.mp3");
+    const file = path.join(dir, `f.${ext}`);
     writeFileSync(file, mp3);
     const r = spawnSync("ffmpeg", ["-nostats", "-hide_banner", "-i", file, "-af", "ebur128=peak=true", "-f", "null", "-"], { encoding: "utf8" });
     if (r.status !== 0) throw new Error(`ffmpeg failed: ${r.stderr.slice(-300)}`);
     const summary = r.stderr.slice(r.stderr.lastIndexOf("Summary:"));
-    const I = Number(/I:\s+(-?[\d.]+|-inf) LUFS/.exec(summary)?.[1]);
-    const TP = Number(/Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1]);
+    const num = (v: string | undefined) => (v === "-inf" ? -Infinity : Number(v));
+    const I = num(/I:\s+(-?[\d.]+|-inf) LUFS/.exec(summary)?.[1]);
+    const TP = num(/Peak:\s+(-?[\d.]+|-inf) dBFS/.exec(summary)?.[1]);
     return { I, TP };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -37,6 +38,24 @@ export function expectOnTarget(what: string, mp3: Buffer, target: { lufs: number
   expect(m.I, `${what}: integrated loudness ${m.I} LUFS`).to.be.within(target.lufs - 1, target.lufs + 1);
   expect(m.TP, `${what}: true peak ${m.TP} dBTP`).to.be.at.most(target.truePeak);
   return m;
+}
+
+/** Mono 32-bit float WAV of `samples`. */
+export function floatWav(samples: Float32Array, sampleRate: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write("RIFF", 0);
+  h.writeUInt32LE(36 + samples.length * 4, 4);
+  h.write("WAVEfmt ", 8);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(3, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(sampleRate, 24);
+  h.writeUInt32LE(sampleRate * 4, 28);
+  h.writeUInt16LE(4, 32);
+  h.writeUInt16LE(32, 34);
+  h.write("data", 36);
+  h.writeUInt32LE(samples.length * 4, 40);
+  return Buffer.concat([h, Buffer.from(samples.buffer, samples.byteOffset, samples.byteLength)]);
 }
 
 export async function decode(mp3: Buffer): Promise<{ samples: Float32Array; sampleRate: number }> {

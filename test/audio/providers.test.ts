@@ -129,6 +129,31 @@ describe("speech providers against fake OpenAI and Azure APIs", function () {
       // and the next answer is fine again
       expect(parseFrames(await patient.synthesize(req, signal())).length).to.be.greaterThan(10);
     });
+
+    it("hands the body to onData piece by piece as it streams in, and nothing of an answer that is not MP3", async () => {
+      const req = { text: "A sentence long enough to give a few dozen frames of audio.", voice: "echo", lang: "en-US" as const };
+      const clip = await engine.synthesize({ text: req.text, voice: "echo", lang: "en-US" });
+      const streaming = await startFakeProviders({ audio: () => clip, streamMs: () => 500, streamPieceBytes: 1000 });
+      try {
+        const p = createOpenAiProvider({ apiKey: OPENAI_KEY, baseUrl: streaming.openaiBaseUrl });
+        const seen: { bytes: Buffer; at: number }[] = [];
+        const mp3 = await p.synthesize(req, signal(), (bytes) => seen.push({ bytes: Buffer.from(bytes), at: performance.now() }));
+        const done = performance.now();
+        expect(seen.length).to.be.greaterThan(3);
+        expect(Buffer.concat(seen.map((s) => s.bytes)).equals(mp3)).to.equal(true);
+        expect(mp3.equals(clip)).to.equal(true);
+        // The first piece came while the rest was still on its way.
+        expect(seen[0].at).to.be.lessThan(done - 250);
+      } finally {
+        await streaming.close();
+      }
+      for (const fault of [{ kind: "wav" }, { kind: "json200" }, { kind: "status", status: 500 }] as const) {
+        fake.failNext("openai", fault);
+        const got: Uint8Array[] = [];
+        await failure(openai().synthesize(req, signal(), (b) => got.push(b)));
+        expect(got, fault.kind).to.have.length(0);
+      }
+    });
   });
 
   describe("Azure", () => {

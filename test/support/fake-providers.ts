@@ -36,6 +36,13 @@ export interface FakeProviderOptions {
   audio(text: string, voice: string, provider: FakeName): Buffer | Promise<Buffer>;
   /** Answer delay for a text (the benchmark's "1 s + 0.1 ms per character"). */
   latencyMs?(text: string): number;
+  /**
+   * Streams the MP3 as a TTS API does: after the latency, in pieces of `streamPieceBytes` spread
+   * evenly over this many ms (chunked, no content-length). Default 0: all at once.
+   */
+  streamMs?(text: string, mp3: Buffer): number;
+  /** Default 8 KiB (about 1.4 s of 48 kbps audio). */
+  streamPieceBytes?: number;
 }
 
 export interface FakeProviders {
@@ -51,6 +58,8 @@ export interface FakeProviders {
   failAlways(provider: FakeName, fault: Fault | undefined): void;
   /** Requests in flight right now, and the most seen at once. */
   inFlight(): { now: number; max: number };
+  /** performance.now() when the last byte of the latest MP3 answer was handed to the socket (0: none yet). */
+  lastByteAt(): number;
   close(): Promise<void>;
 }
 
@@ -105,6 +114,7 @@ export async function startFakeProviders(opts: FakeProviderOptions): Promise<Fak
   const timers = new Set<NodeJS.Timeout>();
   let now = 0;
   let max = 0;
+  let lastByteAt = 0;
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -199,8 +209,22 @@ export async function startFakeProviders(opts: FakeProviderOptions): Promise<Fak
         res.write(mp3.subarray(0, Math.floor(mp3.length / 2) + 7));
         return void setImmediate(() => res.destroy());
       }
-      res.writeHead(200, { "content-type": "audio/mpeg", "content-length": String(mp3.length) });
-      res.end(mp3);
+      const overMs = opts.streamMs?.(checked.text, mp3) ?? 0;
+      if (overMs > 0) {
+        res.writeHead(200, { "content-type": "audio/mpeg" });
+        const size = opts.streamPieceBytes ?? 8192;
+        const pieces = Math.max(1, Math.ceil(mp3.length / size));
+        for (let k = 0; k < pieces; k++) {
+          if (k > 0) await wait(overMs / pieces);
+          if (res.destroyed) return;
+          res.write(mp3.subarray(k * size, (k + 1) * size));
+        }
+      } else {
+        res.writeHead(200, { "content-type": "audio/mpeg", "content-length": String(mp3.length) });
+        res.write(mp3);
+      }
+      res.end();
+      lastByteAt = performance.now();
     } catch (e) {
       if (!res.headersSent) sendJson(res, 500, `fake failed: ${(e as Error).message}`);
       else res.destroy();
@@ -223,6 +247,7 @@ export async function startFakeProviders(opts: FakeProviderOptions): Promise<Fak
     failNext: (p, ...faults) => void queued[p].push(...faults),
     failAlways: (p, fault) => void (always[p] = fault),
     inFlight: () => ({ now, max }),
+    lastByteAt: () => lastByteAt,
     async close() {
       for (const t of timers) clearTimeout(t);
       for (const s of sockets) s.destroy();

@@ -4,10 +4,10 @@
 // - Local engine: the gain is applied to PCM before encoding (engine/voices.ts holds each voice's
 //   measured loudness, loudness/limiter.ts keeps peaks under the ceiling), so the local path
 //   needs no measurement per job.
-// - Provider MP3s: each chunk is decoded and measured as it arrives, the chunks' figures are
-//   combined, and the gain goes into the frames' global_gain fields in 1.5 dB steps (lossless,
-//   as mp3gain does). Only when no whole step reaches the target within 1 LU without passing the
-//   true-peak ceiling is the file decoded, limited and encoded again.
+// - Provider MP3s: each chunk is decoded and metered while it downloads (stream.ts), the chunks'
+//   meters are gated together as one programme, and the gain goes into the frames' global_gain
+//   fields in 1.5 dB steps (lossless, as mp3gain does). Only when no whole step reaches the target
+//   within 1 LU without passing the true-peak ceiling is the file decoded, limited and encoded again.
 import { createHash } from "node:crypto";
 import { LOUDNESS_RANGE, type LoudnessSettings } from "../../../lib/loudness.js";
 import { MPEGDecoder } from "mpg123-decoder";
@@ -16,9 +16,11 @@ import { joinMp3 } from "../mp3/index.js";
 import { applyGainSteps, GAIN_STEP_DB } from "../mp3/gain.js";
 import { scanFrames } from "../mp3/frames.js";
 import { ENCODER_PEAK_MARGIN_DB, Leveler } from "./limiter.js";
-import { measure, type Measurement } from "./meter.js";
+import { LoudnessMeter, measure, type Measurement } from "./meter.js";
+import { Mp3Meter } from "./stream.js";
 
-export { measure, type Measurement } from "./meter.js";
+export { LoudnessMeter, measure, meterStats, type Measurement } from "./meter.js";
+export { Mp3Meter } from "./stream.js";
 export { ENCODER_PEAK_MARGIN_DB, Leveler } from "./limiter.js";
 
 export interface LoudnessTarget {
@@ -32,7 +34,8 @@ export const DEFAULT_LOUDNESS: LoudnessTarget = Object.freeze({ lufs: -19, trueP
 
 /** How far from the target a lossless gain step may leave a file, LU. */
 export const TOLERANCE_LU = 1;
-// Our meter oversamples 4× for the true peak, other meters (ffmpeg: to 192 kHz) find a bit more.
+// Our meter (libebur128) oversamples 4× below 96 kHz for the true peak, other meters (ffmpeg: to
+// 192 kHz) find a bit more.
 const PEAK_MARGIN_DB = 0.6;
 
 export function checkTarget(t: LoudnessTarget): string | undefined {
@@ -49,14 +52,15 @@ export function projectTarget(deployment: LoudnessTarget, project: LoudnessSetti
 
 export const dbToGain = (db: number) => Math.pow(10, db / 20);
 
-/** Compiles the meter and starts the decoder ahead of the first article, off its critical path. */
+/** Compiles the meter and the decoder ahead of the first article, off its critical path. */
 export async function preloadLoudness(): Promise<void> {
   measure(new Float32Array(4800), 48000);
+  // Compiles mpg123 once; every stream's decoder is an instance of the same module.
   await decodeMono(new Uint8Array(0)).catch(() => undefined);
 }
 
 let decoder: Promise<MPEGDecoder> | undefined;
-// The WASM decoder holds stream state: one file at a time (decoding is synchronous once ready).
+// For limitAndEncode, one file at a time: the WASM decoder holds stream state.
 async function decodeMono(mp3: Uint8Array): Promise<{ samples: Float32Array; sampleRate: number }> {
   decoder ??= (async () => {
     const d = new MPEGDecoder();
@@ -73,40 +77,108 @@ async function decodeMono(mp3: Uint8Array): Promise<{ samples: Float32Array; sam
   return { samples: mono, sampleRate: r.sampleRate };
 }
 
-// Figures of recently measured chunks by content: a re-render after an edit gets most chunks
-// back from the chunk cache, byte for byte, and need not decode them again.
-const measured = new Map<string, Promise<Measurement>>();
+// Meters of recently measured chunks by content: a re-render after an edit gets most chunks back
+// from the chunk cache, byte for byte, and need not decode them again. A finished meter keeps
+// ~35 bytes per 100 ms of audio in the module's memory, so the cache is bounded by audio too.
+const measured = new Map<string, { meter: Promise<LoudnessMeter>; seconds: number }>();
 const MEASURED_MAX = 4096;
+const MEASURED_MAX_SECONDS = 6 * 3600;
+let measuredSeconds = 0;
 
-/** Loudness and true peak of an MP3 (decoded, as a player hears it). */
-export function measureMp3(mp3: Uint8Array): Promise<Measurement> {
+function forget(key: string): void {
+  const entry = measured.get(key);
+  if (!entry) return;
+  measured.delete(key);
+  measuredSeconds -= entry.seconds;
+  // After every retain() of a caller that found it before now.
+  entry.meter.then((m) => m.release(), () => undefined);
+}
+
+/** The cache keeps `meter`'s reference (its producer's). */
+function remember(key: string, meter: Promise<LoudnessMeter>): void {
+  forget(key);
+  const entry = { meter, seconds: 0 };
+  measured.set(key, entry);
+  meter.then(
+    (m) => {
+      if (measured.get(key) !== entry) return;
+      entry.seconds = m.seconds;
+      measuredSeconds += m.seconds;
+      trim();
+    },
+    () => {
+      if (measured.get(key) === entry) measured.delete(key);
+    },
+  );
+  trim();
+}
+
+function trim(): void {
+  for (const key of measured.keys()) {
+    if (measured.size <= MEASURED_MAX && measuredSeconds <= MEASURED_MAX_SECONDS) return;
+    forget(key);
+  }
+}
+
+function recall(key: string): Promise<LoudnessMeter> | undefined {
+  const entry = measured.get(key);
+  if (!entry) return undefined;
+  // Most recently used last.
+  measured.delete(key);
+  measured.set(key, entry);
+  return entry.meter.then((m) => m.retain());
+}
+
+/** The finished meter of an MP3 (decoded, as a player hears it), from the cache when its bytes were measured before. The caller releases it. */
+export function meterMp3(mp3: Uint8Array): Promise<LoudnessMeter> {
   const key = createHash("sha1").update(mp3).digest("base64");
-  const known = measured.get(key);
+  const known = recall(key);
   if (known) return known;
-  const m = decodeMono(mp3).then(({ samples, sampleRate }) => measure(samples, sampleRate));
-  if (measured.size >= MEASURED_MAX) measured.delete(measured.keys().next().value!);
-  measured.set(key, m);
-  // A failed measurement is not remembered.
-  m.catch(() => measured.delete(key));
-  return m;
+  const stream = new Mp3Meter();
+  stream.push(mp3);
+  const meter = stream.end().then((r) => r.meter);
+  remember(key, meter);
+  return meter.then((m) => m.retain());
 }
 
 /**
- * The loudness of parts played one after another, from each part's own figures: the
- * duration-weighted mean of their powers (the gating then differs from one pass over the whole
- * only where a 400 ms block straddles two parts). Silent parts (pauses) are below the gate.
+ * The meter of a download `stream` saw, once `mp3` (the whole body) is in; the caller releases it.
+ * A body that came whole before its decoder started may be known by content; one the stream did
+ * not see exactly is measured whole.
  */
-export function combine(parts: Measurement[]): Measurement {
-  let energy = 0;
-  let seconds = 0;
-  let truePeak = -Infinity;
-  for (const p of parts) {
-    truePeak = Math.max(truePeak, p.truePeak);
-    if (!Number.isFinite(p.lufs)) continue;
-    energy += p.seconds * Math.pow(10, p.lufs / 10);
-    seconds += p.seconds;
+export function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<LoudnessMeter> {
+  if (stream.bytes !== mp3.length) {
+    stream.abort();
+    return meterMp3(mp3);
   }
-  return { lufs: seconds > 0 ? 10 * Math.log10(energy / seconds) : -Infinity, truePeak, seconds };
+  const key = stream.digest();
+  if (!stream.started) {
+    const known = recall(key);
+    if (known) {
+      stream.abort();
+      return known;
+    }
+  }
+  const meter = stream.end().then((r) => r.meter);
+  remember(key, meter);
+  return meter.then((m) => m.retain());
+}
+
+/** Loudness and true peak of an MP3, measured afresh (not cached). */
+export async function measureMp3(mp3: Uint8Array): Promise<Measurement> {
+  const stream = new Mp3Meter();
+  stream.push(mp3);
+  const { meter } = await stream.end();
+  try {
+    return meter.measurement();
+  } finally {
+    meter.release();
+  }
+}
+
+/** The parts' loudness played one after another (gated over all of them), their highest true peak and total duration. */
+export function combine(parts: readonly LoudnessMeter[]): Measurement {
+  return LoudnessMeter.together(parts);
 }
 
 export interface GainPlan {

@@ -1,43 +1,55 @@
-// ITU-R BS.1770 / EBU R128 measurement with the ebur128 Rust crate, as built to WebAssembly by
-// the ebur128-wasm package. Its own glue expects a bundler to import the .wasm file, so we load
-// the module ourselves; the four imports only serve its panic hook.
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
+// ITU-R BS.1770 / EBU R128 measurement with libebur128 1.2.6 (C, MIT), our own WebAssembly build
+// of it: wasm/ebur128.wasm, made by wasm/build.sh from the library's release and the thin C layer
+// in wasm/meter-shim.c. The module imports nothing; its memory holds every meter's state.
+//
+// A meter takes mono samples in pieces, so a chunk can be measured while it downloads. Finished
+// meters keep only their 400 ms gating blocks (~35 bytes per 100 ms) and peaks, and the loudness
+// of several played one after another is gated over all their blocks together
+// (ebur128_loudness_global_multiple), as one pass over the joined audio would be, but for the
+// blocks that would straddle two of them.
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 
 interface Exports {
   memory: WebAssembly.Memory;
-  ebur128_integrated_mono(rate: number, ptr: number, len: number): number;
-  ebur128_true_peak_mono(rate: number, ptr: number, len: number): number;
-  __wbindgen_malloc(size: number, align?: number): number;
+  _initialize(): void;
+  meter_alloc(bytes: number): number;
+  meter_free(ptr: number): void;
+  meter_new(rate: number): number;
+  meter_add(st: number, samples: number, frames: number): number;
+  meter_finish(st: number): number;
+  meter_loudness(st: number): number;
+  meter_loudness_multiple(sts: number, count: number): number;
+  meter_true_peak(st: number): number;
+  meter_destroy(st: number): void;
 }
 
-let exports: Exports | undefined;
-
-function load(): Exports {
-  if (exports) return exports;
-  const file = createRequire(import.meta.url).resolve("ebur128-wasm/ebur128_wasm_bg.wasm");
-  const module = new WebAssembly.Module(readFileSync(file));
-  let memory: WebAssembly.Memory | undefined;
-  const glue = {
-    __wbg_new_693216e109162396: () => 0,
-    __wbg_stack_0ddaca5d1abfb52f: (at: number) => {
-      // An empty stack string (pointer 0, length 0): the panic still traps and throws in JS.
-      if (memory) new Int32Array(memory.buffer, at, 2).fill(0);
-    },
-    __wbg_error_09919627ac0992f5: () => undefined,
-    __wbindgen_object_drop_ref: () => undefined,
-  };
-  const instance = new WebAssembly.Instance(module, { "./ebur128_wasm_bg.js": glue });
-  exports = instance.exports as unknown as Exports;
-  memory = exports.memory;
-  return exports;
+/**
+ * The module file: beside this file's directory in the sources, and beside the compiled code when
+ * copied there (the Docker image does), else in the source tree it was built from.
+ */
+function wasmFile(): string {
+  const candidates = [new URL("./wasm/ebur128.wasm", import.meta.url), new URL("../../../../services/audio/loudness/wasm/ebur128.wasm", import.meta.url)];
+  for (const url of candidates) {
+    const file = fileURLToPath(url);
+    if (existsSync(file)) return file;
+  }
+  throw new Error(`The loudness meter's WebAssembly module is missing (looked in ${fileURLToPath(candidates[0])})`);
 }
 
-/** Copies samples into the module's memory; the callee takes ownership and frees them. */
-function pass(e: Exports, samples: Float32Array): number {
-  const ptr = e.__wbindgen_malloc(samples.length * 4, 4);
-  new Float32Array(e.memory.buffer, ptr, samples.length).set(samples);
-  return ptr;
+// Samples are copied into the module through this many floats at a time.
+const SCRATCH_FRAMES = 16384;
+
+let wasm: { e: Exports; scratch: number } | undefined;
+
+function load(): { e: Exports; scratch: number } {
+  if (wasm) return wasm;
+  const e = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmFile())), {}).exports as unknown as Exports;
+  e._initialize();
+  const scratch = e.meter_alloc(SCRATCH_FRAMES * 4);
+  if (!scratch) throw new Error("loudness meter: out of memory");
+  wasm = { e, scratch };
+  return wasm;
 }
 
 export interface Measurement {
@@ -49,13 +61,115 @@ export interface Measurement {
   seconds: number;
 }
 
-/** Integrated loudness and true peak of mono samples (full scale ±1). */
+const lufsOf = (v: number) => (Number.isFinite(v) && v > -70 ? v : -Infinity);
+const dbOf = (linear: number) => (linear > 0 ? 20 * Math.log10(linear) : -Infinity);
+
+let live = 0;
+
+/**
+ * One mono stream's meter: integrated loudness and true peak (4× oversampled below 96 kHz, as
+ * the library does). Reference counted: whoever holds one calls release() once done with it;
+ * retain() gives another holder its own reference. The last release frees its WASM memory.
+ */
+export class LoudnessMeter {
+  private ptr: number;
+  private refs = 1;
+  private frames = 0;
+  private finished = false;
+
+  constructor(readonly sampleRate: number) {
+    const { e } = load();
+    this.ptr = e.meter_new(sampleRate);
+    if (!this.ptr) throw new Error(`loudness meter: cannot measure at ${sampleRate} Hz`);
+    live++;
+  }
+
+  get seconds(): number {
+    return this.frames / this.sampleRate;
+  }
+
+  /** Adds the next samples (full scale ±1). */
+  add(samples: Float32Array): void {
+    const st = this.state();
+    if (this.finished) throw new Error("loudness meter: add() after finish()");
+    const { e, scratch } = load();
+    for (let at = 0; at < samples.length; at += SCRATCH_FRAMES) {
+      const piece = samples.subarray(at, at + SCRATCH_FRAMES);
+      // A view made after every call: the memory may have grown (and its buffer changed) in the last.
+      new Float32Array(e.memory.buffer, scratch, piece.length).set(piece);
+      if (e.meter_add(st, scratch, piece.length) !== 0) throw new Error("loudness meter: out of memory");
+    }
+    this.frames += samples.length;
+  }
+
+  /** No more samples: drops what only adding needs (~270 KB at 24 kHz), keeps the figures. */
+  finish(): this {
+    if (!this.finished && load().e.meter_finish(this.state()) !== 0) throw new Error("loudness meter: out of memory");
+    this.finished = true;
+    return this;
+  }
+
+  measurement(): Measurement {
+    const { e } = load();
+    const st = this.state();
+    return { lufs: lufsOf(e.meter_loudness(st)), truePeak: dbOf(e.meter_true_peak(st)), seconds: this.seconds };
+  }
+
+  retain(): this {
+    this.state();
+    this.refs++;
+    return this;
+  }
+
+  release(): void {
+    const st = this.state();
+    if (--this.refs > 0) return;
+    this.ptr = 0;
+    live--;
+    load().e.meter_destroy(st);
+  }
+
+  private state(): number {
+    if (!this.ptr) throw new Error("loudness meter: used after its last release()");
+    return this.ptr;
+  }
+
+  /**
+   * Parts played one after another, as one programme: loudness gated over all their blocks
+   * together, the highest true peak, the summed duration. An empty list is silence.
+   */
+  static together(meters: readonly LoudnessMeter[]): Measurement {
+    const { e } = load();
+    let truePeak = 0;
+    let seconds = 0;
+    for (const m of meters) {
+      truePeak = Math.max(truePeak, e.meter_true_peak(m.state()));
+      seconds += m.seconds;
+    }
+    if (meters.length === 0) return { lufs: -Infinity, truePeak: -Infinity, seconds: 0 };
+    const list = e.meter_alloc(meters.length * 4);
+    if (!list) throw new Error("loudness meter: out of memory");
+    try {
+      new Uint32Array(e.memory.buffer, list, meters.length).set(meters.map((m) => m.state()));
+      return { lufs: lufsOf(e.meter_loudness_multiple(list, meters.length)), truePeak: dbOf(truePeak), seconds };
+    } finally {
+      e.meter_free(list);
+    }
+  }
+}
+
+/** Integrated loudness and true peak of mono samples (full scale ±1), in one piece. */
 export function measure(samples: Float32Array, sampleRate: number): Measurement {
-  const seconds = samples.length / sampleRate;
-  if (samples.length === 0) return { lufs: -Infinity, truePeak: -Infinity, seconds };
-  const e = load();
-  const lufs = e.ebur128_integrated_mono(sampleRate, pass(e, samples), samples.length);
-  // Already in dB (dBTP) as the crate's binding returns it.
-  const truePeak = e.ebur128_true_peak_mono(sampleRate, pass(e, samples), samples.length);
-  return { lufs: Number.isFinite(lufs) && lufs > -70 ? lufs : -Infinity, truePeak: Number.isFinite(truePeak) ? truePeak : -Infinity, seconds };
+  const meter = new LoudnessMeter(sampleRate);
+  try {
+    meter.add(samples);
+    return meter.measurement();
+  } finally {
+    meter.release();
+  }
+}
+
+/** For tests: meters not yet released, and the module's memory (it grows, never shrinks). */
+export function meterStats(): { live: number; memoryBytes: number } {
+  return { live, memoryBytes: wasm ? wasm.e.memory.buffer.byteLength : 0 };
 }

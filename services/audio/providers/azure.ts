@@ -55,7 +55,7 @@ export function createAzureProvider(opts: AzureOptions): SpeechProvider {
     maxChars: AZURE_MAX_CHARS,
     usesPrompt: false,
     model: () => AZURE_OUTPUT_FORMAT,
-    async synthesize(req, signal) {
+    async synthesize(req, signal, onData) {
       if (req.text.length > AZURE_MAX_CHARS) throw new RangeError(`Azure input is limited to ${AZURE_MAX_CHARS} characters here, got ${req.text.length}`);
       return postForMp3(
         {
@@ -72,6 +72,7 @@ export function createAzureProvider(opts: AzureOptions): SpeechProvider {
           secrets: [opts.key],
         },
         signal,
+        onData,
       );
     },
   };

@@ -1,7 +1,7 @@
 // One HTTP request to a speech API: timeout, error classification, and a
 // redacted error text (API error bodies can echo credentials).
 import { ProviderError, parseRetryAfter, retryableStatus } from "./errors.js";
-import { checkMp3 } from "./validate.js";
+import { checkMp3, mp3Type } from "./validate.js";
 
 export interface Mp3Request {
   provider: string;
@@ -35,7 +35,8 @@ async function errorDetail(res: Response, secrets: string[]): Promise<string> {
   return detail.length > MAX_DETAIL ? `${detail.slice(0, MAX_DETAIL)}…` : detail;
 }
 
-export async function postForMp3(req: Mp3Request, signal: AbortSignal): Promise<Buffer> {
+/** `onData` sees the body's pieces as they arrive when the answer is a 200 of an MP3 type (see SpeechProvider.synthesize). */
+export async function postForMp3(req: Mp3Request, signal: AbortSignal, onData?: (bytes: Uint8Array) => void): Promise<Buffer> {
   signal.throwIfAborted();
   const timeout = AbortSignal.timeout(req.timeoutMs);
   const both = AbortSignal.any([signal, timeout]);
@@ -56,7 +57,18 @@ export async function postForMp3(req: Mp3Request, signal: AbortSignal): Promise<
   }
   let body: Buffer;
   try {
-    body = Buffer.from(await res.arrayBuffer());
+    // Read piece by piece, so that the caller can decode while the rest is still coming.
+    const pieces: Uint8Array[] = [];
+    let length = 0;
+    const sink = mp3Type(res.headers.get("content-type")).ok ? onData : undefined;
+    if (res.body) {
+      for await (const piece of res.body) {
+        pieces.push(piece);
+        length += piece.length;
+        sink?.(piece);
+      }
+    }
+    body = Buffer.concat(pieces, length);
   } catch (e) {
     if (signal.aborted) throw signal.reason;
     if (timeout.aborted) throw timedOut();

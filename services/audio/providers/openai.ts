@@ -27,7 +27,7 @@ export function createOpenAiProvider(opts: OpenAiOptions): SpeechProvider {
     maxChars: OPENAI_MAX_CHARS,
     usesPrompt: true,
     model,
-    async synthesize(req, signal) {
+    async synthesize(req, signal, onData) {
       // No phoneme input: pronunciation rules become their respelling (an IPA rule its `say`, else the word).
       const input = respellMarks(req.text, req.pronunciations, req.lang);
       if (input.length > OPENAI_MAX_CHARS) throw new RangeError(`OpenAI input is limited to ${OPENAI_MAX_CHARS} characters, got ${input.length}`);
@@ -43,6 +43,7 @@ export function createOpenAiProvider(opts: OpenAiOptions): SpeechProvider {
           secrets: [opts.apiKey],
         },
         signal,
+        onData,
       );
     },
   };

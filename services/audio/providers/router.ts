@@ -61,8 +61,8 @@ export interface SpeechRouter {
   concurrency(provider: SpeechProvider): number;
   /** Longest text per request for this provider. */
   chunkChars(provider: SpeechProvider): number;
-  /** One chunk: from the cache, or from the provider under the worker-wide bound (then cached). */
-  synthesize(step: ChainStep, req: Omit<ProviderRequest, "voice">, signal: AbortSignal): Promise<Buffer>;
+  /** One chunk: from the cache, or from the provider under the worker-wide bound (then cached); `onData` as SpeechProvider's, not called on a cache hit. */
+  synthesize(step: ChainStep, req: Omit<ProviderRequest, "voice">, signal: AbortSignal, onData?: (bytes: Uint8Array) => void): Promise<Buffer>;
   /** Runs `render` with each provider of the chain until one succeeds. */
   run<T>(voice: string, lang: Lang, render: (step: ChainStep, signal: AbortSignal) => Promise<T>, hooks: ChainHooks): Promise<{ result: T; step: ChainStep }>;
   readonly stats: { hits: number; misses: number };
@@ -112,7 +112,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
     concurrency: (p) => (p.name === "local" ? localConcurrency : articleConcurrency),
     chunkChars: (p) => (p.name === "local" ? p.maxChars : Math.min(p.maxChars, opts.chunkChars ?? p.maxChars)),
 
-    async synthesize(step, partial, signal) {
+    async synthesize(step, partial, signal, onData) {
       const req: ProviderRequest = { ...partial, voice: step.voice };
       const p = step.provider;
       const key = chunkKey({ provider: p.name, model: p.model(req), voice: req.voice, lang: req.lang, prompt: p.usesPrompt ? req.prompt : undefined, text: req.text, pronunciations: req.pronunciations });
@@ -122,7 +122,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
         return hit;
       }
       stats.misses++;
-      const mp3 = await gate.with(signal, () => p.synthesize(req, signal));
+      const mp3 = await gate.with(signal, () => p.synthesize(req, signal, onData));
       // A full disk must not fail the article: the cache is only a saving.
       await cache.put(key, mp3).catch((e) => opts.log?.warn({ err: (e as Error).message }, "chunk cache write failed"));
       return mp3;

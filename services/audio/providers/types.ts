@@ -28,6 +28,10 @@ export interface SpeechProvider {
   readonly usesPrompt: boolean;
   /** The model (or engine variant) that would serve the request: part of the cache key. */
   model(req: ProviderRequest): string;
-  /** One MP3 for the text; throws ProviderError (retryable or not) on failure. */
-  synthesize(req: ProviderRequest, signal: AbortSignal): Promise<Buffer>;
+  /**
+   * One MP3 for the text; throws ProviderError (retryable or not) on failure. `onData`, when
+   * given, sees the body's bytes as they arrive, in order (the cloud providers; others may not
+   * call it); after a failure what it saw is to be dropped. It must not throw.
+   */
+  synthesize(req: ProviderRequest, signal: AbortSignal, onData?: (bytes: Uint8Array) => void): Promise<Buffer>;
 }

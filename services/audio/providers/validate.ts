@@ -6,11 +6,15 @@ import { ProviderError } from "./errors.js";
 // An ID3v1 tag (128 bytes) or APE tag may trail the last frame; anything else after it means a cut.
 const TRAILING_TAG = /^(TAG|APETAGEX)/;
 
-export function checkMp3(body: Buffer, contentType: string | null): Buffer {
+/** The media type of a response, when it may hold MP3 (none given counts as may). */
+export function mp3Type(contentType: string | null): { ok: boolean; type: string } {
   const type = (contentType ?? "").split(";")[0].trim().toLowerCase();
-  if (type && !/^audio\/(mpeg|mp3|mpeg3|x-mpeg)$/.test(type) && type !== "application/octet-stream") {
-    throw new ProviderError(`unexpected response type '${type}' instead of MP3`, true);
-  }
+  return { ok: !type || /^audio\/(mpeg|mp3|mpeg3|x-mpeg)$/.test(type) || type === "application/octet-stream", type };
+}
+
+export function checkMp3(body: Buffer, contentType: string | null): Buffer {
+  const { ok, type } = mp3Type(contentType);
+  if (!ok) throw new ProviderError(`unexpected response type '${type}' instead of MP3`, true);
   const scan = scanFrames(body);
   if (scan.frames.length === 0) throw new ProviderError(`response is not MP3 (${body.length} bytes without MPEG audio frames)`, true);
   const last = scan.frames[scan.frames.length - 1];
