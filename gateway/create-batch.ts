@@ -38,10 +38,11 @@ function errorOf(e: ItemError): ConnectError {
 export type CreateArticleFn = (authorization: string, requestId: string, article: Item["article"]) => Promise<string>;
 
 export function createBatcher(client: Client<typeof ArticlesService>): CreateArticleFn {
+  const createOne = async (authorization: string, item: Item) => (await client.createArticle(item.article, { headers: { authorization, [REQUEST_ID_HEADER]: item.requestId } })).id;
   const send = groupCommit<string, Item, Outcome>(
     async (authorization, items) => {
+      if (items.length === 1) return [{ id: await createOne(authorization, items[0]) }];
       const headers = { authorization, [REQUEST_ID_HEADER]: items[0].requestId };
-      if (items.length === 1) return [{ id: (await client.createArticle(items[0].article, { headers })).id }];
       const res = await client.createArticles({ items: items.map((i) => create(CreateArticlesItemSchema, { article: i.article, requestId: i.requestId })) }, { headers });
       return res.results.map((r): Outcome => {
         if (r.outcome.case === "id") return { id: r.outcome.value };
@@ -52,9 +53,7 @@ export function createBatcher(client: Client<typeof ArticlesService>): CreateArt
     { maxBatch: MAX_BATCH, gatherTurn: true },
   );
   return async (authorization, requestId, article) => {
-    if (article.parse || article.text.length > QUICK_TEXT_CHARS) {
-      return (await client.createArticle(article, { headers: { authorization, [REQUEST_ID_HEADER]: requestId } })).id;
-    }
+    if (article.parse || article.text.length > QUICK_TEXT_CHARS) return createOne(authorization, { article, requestId });
     const outcome = await send(authorization, { article, requestId });
     if ("error" in outcome) throw outcome.error;
     return outcome.id;

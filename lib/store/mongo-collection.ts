@@ -15,8 +15,12 @@ const OUT_OF_DISK_SPACE = 14031;
  */
 function driverFailure(e: unknown, name: string): unknown {
   if (!(e instanceof MongoError)) return e;
-  if (e instanceof MongoServerError && e.code === OUT_OF_DISK_SPACE) return new StorageError("full", `the database is out of disk space (collection ${name}); nothing was written`, { cause: e });
-  return new StorageError("unavailable", `the database is unavailable (${e.name}, collection ${name})`, { cause: e });
+  return storageFailure(e instanceof MongoServerError ? e.code : undefined, name, e.name, e);
+}
+
+function storageFailure(code: unknown, name: string, what: string, cause: unknown): StorageError {
+  if (code === OUT_OF_DISK_SPACE) return new StorageError("full", `the database is out of disk space (collection ${name}); nothing was written`, { cause });
+  return new StorageError("unavailable", `the database is unavailable (${what}, collection ${name})`, { cause });
 }
 
 async function translated<T>(name: string, op: () => Promise<T>): Promise<T> {
@@ -47,8 +51,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   function itemFailure(w: WriteError): Error {
     const raw = (w as unknown as { err?: { keyPattern?: unknown } }).err;
     if (w.code === 11000) return new DuplicateKeyError(clashingField({ keyPattern: raw?.keyPattern, message: w.errmsg ?? "" }));
-    if (w.code === OUT_OF_DISK_SPACE) return new StorageError("full", `the database is out of disk space (collection ${name}); nothing was written`);
-    return new StorageError("unavailable", `the database refused a write (code ${w.code}, collection ${name})`);
+    return storageFailure(w.code, name, `write error ${w.code}`, w);
   }
 
   /**
@@ -59,10 +62,10 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   const insertGrouped = groupCommit<string, Document, Error | undefined>(async (_, docs) => {
     if (docs.length === 1) {
       try {
-        await col.insertOne(docs[0]);
+        await guarded(() => col.insertOne(docs[0]));
         return [undefined];
       } catch (e) {
-        if (e instanceof MongoServerError && e.code === 11000) return [new DuplicateKeyError(clashingField(e))];
+        if (e instanceof DuplicateKeyError) return [e];
         throw e;
       }
     }

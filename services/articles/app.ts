@@ -1,5 +1,5 @@
 // Starts the articles service on its own Connect port.
-import { Code, ConnectError, type Client, type Interceptor } from "@connectrpc/connect";
+import { type Client, type Interceptor } from "@connectrpc/connect";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import type { AuthService } from "../../gen/auth/v1/auth_pb.js";
@@ -27,6 +27,7 @@ import type { StatsStore } from "./stats/store.js";
 import { directListeningChannel, type ListeningChannel } from "../../lib/bus/listening.js";
 import type { ListeningBatch } from "./handlers/listener.js";
 import type { ArticleStore } from "./store/port.js";
+import { publicError } from "./errors.js";
 
 export interface ArticlesServiceOptions {
   store: ArticleStore;
@@ -71,15 +72,13 @@ export interface ArticlesServiceOptions {
   supersededGraceMs?: number;
 }
 
-/** Unexpected failures (a store outage, a bug) reach the caller as a plain Internal error; details stay in the log. */
+/** Unexpected failures reach the caller as a plain Internal error (errors.ts). */
 function hideInternalErrors(log: Logger): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (err) {
-      if (err instanceof ConnectError) throw err;
-      log.error({ err, procedure: req.method.name }, "articles call failed");
-      throw new ConnectError("Internal error in the articles service", Code.Internal);
+      throw publicError(err, log, req.method.name);
     }
   };
 }

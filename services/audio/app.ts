@@ -9,7 +9,7 @@ import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
-import type { LoudnessSettings } from "../../lib/loudness.js";
+import type { ProjectSettings } from "../../lib/project-settings.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { DEFAULT_LOUDNESS, projectTarget, type LoudnessTarget } from "./loudness/index.js";
 import { speechRouterFromEnv } from "./providers/config.js";
@@ -59,13 +59,14 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
       if (chars > 0) await opts.auth.refundAudification({ projectId, chars: BigInt(chars) }, internalCall);
     },
   };
-  // The worker's speech router holds the deployment's target once it is built (below).
-  let deployment: LoudnessTarget = DEFAULT_LOUDNESS;
+  // Built first: a provider configuration error stops start-up before anything listens.
+  const speech = opts.speech ?? (await speechRouterFromEnv(process.env, { engine: opts.engine, log: opts.log, localConcurrency: opts.worker?.chunkConcurrency }));
+  const deployment = speech.loudness ?? DEFAULT_LOUDNESS;
   const loudnessFor = async (projectId: string | undefined): Promise<LoudnessTarget> => {
     if (projectId === undefined) return deployment;
     try {
       const r = await opts.auth.getProjectSettings({ projectId }, internalCall);
-      const settings = JSON.parse(r.settings?.settingsJson ?? "{}") as { loudness?: LoudnessSettings };
+      const settings = JSON.parse(r.settings?.settingsJson ?? "{}") as Partial<ProjectSettings>;
       return projectTarget(deployment, settings.loudness);
     } catch (err) {
       // The synthesis is paid for already: it goes on at the deployment's target rather than fail.
@@ -90,8 +91,6 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
   });
   let worker;
   try {
-    const speech = opts.speech ?? (await speechRouterFromEnv(process.env, { engine: opts.engine, log: opts.log, localConcurrency: opts.worker?.chunkConcurrency }));
-    deployment = speech.loudness ?? DEFAULT_LOUDNESS;
     worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
   } catch (e) {
     sweeper.stop();

@@ -4,7 +4,8 @@ import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
 import type { Logger } from "../../../lib/log.js";
 import { isSaneRequestId, requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
-import { StorageError } from "../../../lib/store/errors.js";
+import { STORAGE_FAILURE_KEY } from "../../../lib/store/errors.js";
+import { publicError } from "../errors.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from "../store/port.js";
 import * as v from "../validate.js";
@@ -17,16 +18,10 @@ export const MAX_BATCH = 64;
 
 const emptyCreate = create(CreateArticleRequestSchema);
 
-/**
- * An item's failure as the interceptors would have sent it for a CreateArticle
- * of its own: a ConnectError as it is, a store's failure as Unavailable naming
- * it, anything else as a plain Internal error (the detail goes to the log).
- */
+/** An item's failure as a CreateArticle of its own would have reached the caller. */
 function itemError(err: unknown, log: Logger, requestId: string | undefined): ItemError {
-  if (err instanceof ConnectError) return create(ItemErrorSchema, { code: err.code, message: err.rawMessage });
-  if (err instanceof StorageError) return create(ItemErrorSchema, { code: Code.Unavailable, message: err.message, storageFailure: err.failure });
-  log.error({ err, procedure: "CreateArticles", ...requestIdFields(requestId) }, "articles call failed");
-  return create(ItemErrorSchema, { code: Code.Internal, message: "Internal error in the articles service" });
+  const e = publicError(err, log, "CreateArticles", requestId);
+  return create(ItemErrorSchema, { code: e.code, message: e.rawMessage, storageFailure: e.metadata.get(STORAGE_FAILURE_KEY) ?? "" });
 }
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
