@@ -134,11 +134,16 @@ export function meterMp3(mp3: Uint8Array): Promise<LoudnessMeter> {
   const key = createHash("sha1").update(mp3).digest("base64");
   const known = recall(key);
   if (known) return known;
-  const stream = new Mp3Meter();
-  stream.push(mp3);
-  const meter = stream.end().then((r) => r.meter);
+  const meter = meterWhole(mp3);
   remember(key, meter);
   return meter.then((m) => m.retain());
+}
+
+/** A finished meter of a whole MP3 in hand; the caller holds its one reference. */
+function meterWhole(mp3: Uint8Array): Promise<LoudnessMeter> {
+  const stream = new Mp3Meter();
+  stream.push(mp3);
+  return stream.end().then((r) => r.meter);
 }
 
 /**
@@ -166,9 +171,7 @@ export function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<Loudness
 
 /** Loudness and true peak of an MP3, measured afresh (not cached). */
 export async function measureMp3(mp3: Uint8Array): Promise<Measurement> {
-  const stream = new Mp3Meter();
-  stream.push(mp3);
-  const { meter } = await stream.end();
+  const meter = await meterWhole(mp3);
   try {
     return meter.measurement();
   } finally {
