@@ -29,7 +29,7 @@ COPY --from=build /app/dist ./dist
 # The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.
 COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/wasm
 # The loudness meter (libebur128, our WebAssembly build) beside its compiled code.
-COPY --from=build /app/services/audio/loudness/wasm/ebur128.wasm ./dist/services/audio/loudness/wasm/ebur128.wasm
+COPY --from=build /app/services/audio/loudness/wasm/loudness.wasm ./dist/services/audio/loudness/wasm/loudness.wasm
 # The player script is served as written, beside the gateway's compiled code.
 COPY --from=build /app/gateway/player/player.js ./dist/gateway/player/player.js
 COPY proto ./proto

@@ -7,10 +7,13 @@ import { createLocalEngine, type SpeechEngine } from "../../services/audio/engin
 import { finishMeter, LoudnessMeter, measure, measureMp3, meterMp3, meterStats, Mp3Meter, type Measurement } from "../../services/audio/loudness/index.js";
 import { liveDecoders } from "../../services/audio/loudness/stream.js";
 import { applyGainSteps } from "../../services/audio/mp3/gain.js";
+import { tagMp3 } from "../../services/audio/mp3/id3.js";
+import { joinMp3, mp3Duration } from "../../services/audio/mp3/index.js";
 import { renderWithProviders } from "../../services/audio/pipeline.js";
 import { createOpenAiProvider, createSpeechRouter, localProvider } from "../../services/audio/providers/index.js";
 import { reencode } from "../../services/audio/providers/reformat.js";
 import { FAKE_OPENAI_KEY, startFakeProviders } from "../support/fake-providers.js";
+import { referenceTruePeak } from "../support/true-peak-reference.js";
 import { decode, ffmpegLoudness, floatWav } from "./measure.js";
 
 /** A deterministic pseudo-random sequence in [0, 1). */
@@ -127,6 +130,38 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     expect(measure(tone(24000, 3, 0.9, 5993), 24000).truePeak).to.be.closeTo(20 * Math.log10(0.9), 0.05);
   });
 
+  it("finds the true peak the library's interpolator finds over every sample, though it runs it over few", async () => {
+    const { samples: speech, sampleRate } = await decode(providerMp3);
+    // A block whose samples peak lower than an earlier block's but whose peak between samples is
+    // higher (a quarter-rate sine at 45°: samples at 0.7, peak 0.99): a meter that skipped blocks
+    // by their sample peaks alone would miss it.
+    const slow = tone(24000, 1, 0.8, 50);
+    const between = Float32Array.from({ length: 24000 }, (_, i) => 0.99 * Math.sin((Math.PI * i) / 2 + Math.PI / 4));
+    const cases: [string, Float32Array, number][] = [
+      ["speech", speech, sampleRate],
+      ["speech 12 dB quieter, then the speech", concat(speech.map((v) => v / 4), speech), sampleRate],
+      ["peak between samples after a higher sample peak", concat(slow, new Float32Array(5000), between, slow), 24000],
+      ["silence, then noise", concat(new Float32Array(7), noise(48000, 2, 0.5, 5)), 48000],
+      ["noise at 96 kHz (2x)", noise(96000, 1, 0.5, 6), 96000],
+    ];
+    for (const [what, samples, rate] of cases) {
+      const reference = referenceTruePeak(samples, rate);
+      // In one piece, and in pieces shorter than the interpolator's delay line and of odd sizes.
+      for (const sizes of [[samples.length], [5, 3, 1000, 11, 257]]) {
+        const meter = new LoudnessMeter(rate);
+        for (let at = 0, k = 0; at < samples.length; k++) {
+          const n = sizes[k % sizes.length];
+          meter.add(samples.subarray(at, at + n));
+          at += n;
+        }
+        const ours = meter.measurement().truePeak;
+        meter.release();
+        expect(ours, `${what}, pieces of ${sizes.join("/")}`).to.be.closeTo(20 * Math.log10(reference), 1e-5);
+      }
+    }
+    expect(referenceTruePeak(between, 24000)).to.be.above(0.98);
+  });
+
   it("gives the same figures fed in pieces of any size as in one piece", async () => {
     const { samples, sampleRate } = await decode(providerMp3);
     const whole = measure(samples, sampleRate);
@@ -178,6 +213,20 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     expect(a.measurement().lufs).to.be.closeTo(whole.lufs + 1.5, 0.1);
     a.release();
     b.release();
+    // A player skips an ID3v2 tag (written as ours are, in pieces that split it) and the encoder's
+    // Info frame: so does the meter.
+    const plain = await measureMp3(providerMp3);
+    const tagged = tagMp3(joinMp3([providerMp3]), { title: "Tagged ".repeat(400), artist: "Publisher", album: "p1", lang: "en-US", articleId: "a1" });
+    expect(tagged.subarray(0, 3).toString()).to.equal("ID3");
+    const stream = new Mp3Meter();
+    for (let at = 0; at < tagged.length; at += 999) stream.push(tagged.subarray(at, at + 999));
+    const { meter } = await stream.end();
+    const m = meter.measurement();
+    meter.release();
+    expect(m.lufs).to.be.closeTo(plain.lufs, 1e-9);
+    expect(m.truePeak).to.be.closeTo(plain.truePeak, 1e-9);
+    expect(m.seconds).to.equal(plain.seconds);
+    expect(m.seconds, "every audio frame, not the Info frame").to.be.closeTo(mp3Duration(providerMp3), 1e-9);
     // What is not MP3 has no meter.
     const junk = new Mp3Meter();
     junk.push(Buffer.from(JSON.stringify({ error: "not audio" })));

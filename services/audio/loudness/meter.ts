@@ -1,6 +1,7 @@
 // ITU-R BS.1770 / EBU R128 measurement with libebur128 1.2.6 (C, MIT), our own WebAssembly build
-// of it: wasm/ebur128.wasm, made by wasm/build.sh from the library's release and the thin C layer
-// in wasm/meter-shim.c. The module imports nothing; its memory holds every meter's state.
+// of it: wasm/loudness.wasm, made by wasm/build.sh from the library's release, minimp3 (CC0, for
+// MP3 streams: stream.ts) and our C layer in wasm/meter-shim.c. The module imports nothing; its
+// memory holds every meter's and stream's state.
 //
 // A meter takes mono samples in pieces, so a chunk can be measured while it downloads. Finished
 // meters keep only their 400 ms gating blocks (~35 bytes per 100 ms) and peaks, and the loudness
@@ -22,6 +23,14 @@ interface Exports {
   meter_loudness_multiple(sts: number, count: number): number;
   meter_true_peak(st: number): number;
   meter_destroy(st: number): void;
+  mp3_new(): number;
+  mp3_reserve(s: number, bytes: number): number;
+  mp3_push(s: number, bytes: number): number;
+  mp3_end(s: number): number;
+  mp3_sample_rate(s: number): number;
+  mp3_samples(s: number): number;
+  mp3_take_meter(s: number): number;
+  mp3_destroy(s: number): void;
 }
 
 /**
@@ -29,7 +38,7 @@ interface Exports {
  * copied there (the Docker image does), else in the source tree it was built from.
  */
 function wasmFile(): string {
-  const candidates = [new URL("./wasm/ebur128.wasm", import.meta.url), new URL("../../../../services/audio/loudness/wasm/ebur128.wasm", import.meta.url)];
+  const candidates = [new URL("./wasm/loudness.wasm", import.meta.url), new URL("../../../../services/audio/loudness/wasm/loudness.wasm", import.meta.url)];
   for (const url of candidates) {
     const file = fileURLToPath(url);
     if (existsSync(file)) return file;
@@ -42,7 +51,8 @@ const SCRATCH_FRAMES = 16384;
 
 let wasm: { e: Exports; scratch: number } | undefined;
 
-function load(): { e: Exports; scratch: number } {
+/** The module, instantiated at first use; for stream.ts, which feeds it MP3 bytes. */
+export function load(): { e: Exports; scratch: number } {
   if (wasm) return wasm;
   const e = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(wasmFile())), {}).exports as unknown as Exports;
   e._initialize();
@@ -67,9 +77,9 @@ const dbOf = (linear: number) => (linear > 0 ? 20 * Math.log10(linear) : -Infini
 let live = 0;
 
 /**
- * One mono stream's meter: integrated loudness and true peak (4× oversampled below 96 kHz, as
- * the library does). Reference counted: whoever holds one calls release() once done with it;
- * retain() gives another holder its own reference. The last release frees its WASM memory.
+ * One mono stream's meter: integrated loudness and true peak (4× oversampled below 96 kHz with
+ * the library's interpolator). Reference counted: whoever holds one calls release() once done
+ * with it; retain() gives another holder its own reference. The last release frees its WASM memory.
  */
 export class LoudnessMeter {
   private ptr: number;
@@ -77,10 +87,15 @@ export class LoudnessMeter {
   private frames = 0;
   private finished = false;
 
-  constructor(readonly sampleRate: number) {
+  /** `adopt`: a meter the module's MP3 stream filled (stream.ts), with the frames it took. */
+  constructor(
+    readonly sampleRate: number,
+    adopt?: { ptr: number; frames: number },
+  ) {
     const { e } = load();
-    this.ptr = e.meter_new(sampleRate);
+    this.ptr = adopt ? adopt.ptr : e.meter_new(sampleRate);
     if (!this.ptr) throw new Error(`loudness meter: cannot measure at ${sampleRate} Hz`);
+    this.frames = adopt?.frames ?? 0;
     live++;
   }
 

@@ -1,8 +1,9 @@
-// An MP3 measured while it downloads: each piece of the body is decoded (mpg123) and metered as it
-// comes in, so that when the last byte arrives only the last piece is left to do.
+// An MP3 measured while it downloads: the bytes go into the loudness module (wasm/meter-shim.c),
+// which decodes them with minimp3 and meters the samples where they are, so no sample is copied
+// into JavaScript or left for the garbage collector. When the last byte arrives only the last
+// piece is left to do.
 import { createHash } from "node:crypto";
-import { MPEGDecoder } from "mpg123-decoder";
-import { LoudnessMeter } from "./meter.js";
+import { load, LoudnessMeter } from "./meter.js";
 
 export interface Metered {
   /** The meter, finished; the caller holds its one reference. */
@@ -12,13 +13,18 @@ export interface Metered {
   bytes: number;
 }
 
-let decoders = 0;
+const ERRORS: Record<number, string> = {
+  1: "loudness: out of memory while decoding",
+  2: "loudness: the sample rate changes within the stream",
+};
+
+let streams = 0;
 
 export class Mp3Meter {
-  private decoder: MPEGDecoder | undefined;
-  private ready: Promise<void> | undefined;
+  /** The module's stream state, from the first decoded piece until end() or abort(). */
+  private ptr = 0;
   private queued: Uint8Array[] = [];
-  private meter: LoudnessMeter | undefined;
+  private scheduled: NodeJS.Immediate | undefined;
   private error: unknown;
   private closed = false;
   private ending = false;
@@ -26,28 +32,11 @@ export class Mp3Meter {
   private key: string | undefined;
   /** Bytes pushed so far. */
   bytes = 0;
-  /** Whether decoding has begun: not when the whole body came before the decoder was ready. */
+  /**
+   * Whether decoding has begun. Pieces wait for the next turn of the event loop, so a body that
+   * arrives whole and ends at once is not decoded before the measurement cache is asked.
+   */
   started = false;
-
-  /** Starts the decoder at the first byte: a chunk from the cache never streams and needs none. */
-  private start(): void {
-    // Each stream its own decoder (mpg123 keeps the bit reservoir and filter state between frames);
-    // one is ~0.2 MB and a few ms to start, the compiled module is shared.
-    const d = new MPEGDecoder();
-    decoders++;
-    this.ready = d.ready.then(
-      () => {
-        if (this.closed) return this.free(d);
-        this.decoder = d;
-        // Once the body is complete, end() decodes what waits (unless the cache knows it).
-        if (!this.ending) this.drain();
-      },
-      (e) => {
-        decoders--;
-        this.error ??= e;
-      },
-    );
-  }
 
   /** The next bytes of the file. Never throws: a failure is reported by end(). */
   readonly push = (bytes: Uint8Array): void => {
@@ -59,11 +48,11 @@ export class Mp3Meter {
     this.bytes += bytes.length;
     this.hash.update(bytes);
     if (this.error !== undefined) return;
-    if (this.decoder) this.decode(bytes);
-    else {
-      this.queued.push(bytes);
-      if (!this.ready) this.start();
-    }
+    this.queued.push(bytes);
+    this.scheduled ??= setImmediate(() => {
+      this.scheduled = undefined;
+      this.drain();
+    });
   };
 
   /** SHA-1 (base64) of every byte pushed: the measurement cache's key. No bytes may follow. */
@@ -76,12 +65,23 @@ export class Mp3Meter {
   /** After the last byte: the finished meter, or the reason there is none (not MP3, no audio). */
   async end(): Promise<Metered> {
     const key = this.digest();
-    await this.ready;
     if (this.closed) throw new Error("loudness: the stream was aborted");
-    if (this.decoder) this.drain();
+    this.drain();
+    let meter: LoudnessMeter | undefined;
+    if (this.ptr && this.error === undefined) {
+      const { e } = load();
+      const code = e.mp3_end(this.ptr);
+      if (code) this.error = new Error(ERRORS[code] ?? `loudness: decoding failed (${code})`);
+      else {
+        const rate = e.mp3_sample_rate(this.ptr);
+        const frames = e.mp3_samples(this.ptr);
+        const ptr = e.mp3_take_meter(this.ptr);
+        this.ptr = 0;
+        streams--;
+        if (ptr) meter = new LoudnessMeter(rate, { ptr, frames });
+      }
+    }
     this.close();
-    const meter = this.meter;
-    this.meter = undefined;
     if (this.error !== undefined) {
       meter?.release();
       throw this.error;
@@ -92,48 +92,51 @@ export class Mp3Meter {
 
   /** Drops the stream (the request failed): frees the decoder and the meter. */
   abort(): void {
-    if (this.closed) return;
     this.close();
-    this.meter?.release();
-    this.meter = undefined;
   }
 
   private drain(): void {
-    for (const bytes of this.queued.splice(0)) this.decode(bytes);
-  }
-
-  private decode(bytes: Uint8Array): void {
-    this.started = true;
-    try {
-      const r = this.decoder!.decode(bytes);
-      const n = r.samplesDecoded;
-      if (n === 0) return;
-      this.meter ??= new LoudnessMeter(r.sampleRate);
-      if (r.sampleRate !== this.meter.sampleRate) throw new Error(`loudness: the sample rate changes from ${this.meter.sampleRate} to ${r.sampleRate} Hz`);
-      const [a, b] = r.channelData;
-      // The decoder gives two channels even for mono (both the same, so the mean is exact): the
-      // file is measured as mono, as it is published.
-      if (b) for (let i = 0; i < n; i++) a[i] = (a[i] + b[i]) / 2;
-      this.meter.add(a.subarray(0, n));
-    } catch (e) {
-      this.error ??= e;
+    if (this.closed || this.error !== undefined) return;
+    const { e } = load();
+    for (const bytes of this.queued.splice(0)) {
+      if (!this.ptr) {
+        this.ptr = e.mp3_new();
+        if (!this.ptr) {
+          this.error = new Error(ERRORS[1]);
+          return;
+        }
+        streams++;
+      }
+      this.started = true;
+      const at = e.mp3_reserve(this.ptr, bytes.length);
+      if (!at) {
+        this.error = new Error(ERRORS[1]);
+        return;
+      }
+      // A view made after every call: the memory may have grown (and its buffer changed).
+      new Uint8Array(e.memory.buffer, at, bytes.length).set(bytes);
+      const code = e.mp3_push(this.ptr, bytes.length);
+      if (code) {
+        this.error = new Error(ERRORS[code] ?? `loudness: decoding failed (${code})`);
+        return;
+      }
     }
   }
 
   private close(): void {
     this.closed = true;
     this.queued = [];
-    if (this.decoder) this.free(this.decoder);
-    this.decoder = undefined;
-  }
-
-  private free(d: MPEGDecoder): void {
-    decoders--;
-    d.free();
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
+    if (this.ptr) {
+      load().e.mp3_destroy(this.ptr);
+      this.ptr = 0;
+      streams--;
+    }
   }
 }
 
-/** For tests: decoders started and not yet freed. */
+/** For tests: streams whose decoder holds module memory. */
 export function liveDecoders(): number {
-  return decoders;
+  return streams;
 }
