@@ -213,6 +213,7 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
       await measureMp3(long);
       bothMs.push((performance.now() - t) / minutes);
     }
+    const perMinute = { decodeMs: median(decodeMs), meterMs: median(meterMs), bothMs: median(bothMs) };
     const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50 && streamedFast.addedMs <= 50;
     return { chars: text.length, threads, engine: "local-wasm", local, levelerCpuMs, levelerBeforeMs, sameClip, distinct, streamed, streamedFast, perMinute, ok };
   } finally {
