@@ -17,6 +17,8 @@
 //     divided by BENCH_LOUDNESS_STREAM_X (default 10: a 4.5-minute chunk takes 27 s), after 1 s,
 //     as a TTS API streams what it generates; and again BENCH_LOUDNESS_FAST_X (default 40) times
 //     faster than real time, all requests at once: audio arriving at up to ~200 minutes a minute.
+//   - (d) a re-render from the chunk cache just after a restart, with the meters kept on disk
+//     beside the chunks and without them.
 //   - (c) what measuring costs per minute of such audio: the meter's module decoding and metering
 //     the bytes, as the provider path does; for reference, mpg123 decoding into JavaScript arrays
 //     and the meter alone on PCM.
@@ -24,6 +26,7 @@
 // Run: npx tsx bench/loudness.ts (BENCH_LOUDNESS_LOCAL=0: the provider path only)
 import { execFileSync } from "node:child_process";
 import { rmSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -33,7 +36,8 @@ import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/i
 import { ESPEAK_RATE } from "../services/audio/engine/types.js";
 import { espeakVoice } from "../services/audio/engine/voices.js";
 import { loadEspeak } from "../services/audio/engine/wasm-espeak.js";
-import { Leveler, LoudnessMeter, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
+import { openDiskCache } from "../services/audio/cache/index.js";
+import { forgetMeasurements, keepMetersIn, Leveler, LoudnessMeter, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
 import { joinMp3, mp3Duration, sliceMp3 } from "../services/audio/mp3/index.js";
 import { renderArticle, renderWithProviders } from "../services/audio/pipeline.js";
 import { createOpenAiProvider, createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
@@ -73,6 +77,8 @@ export interface LoudnessFigures {
   streamed: ProviderCase & { speedup: number };
   /** The same, streamed BENCH_LOUDNESS_FAST_X (default 40) times faster than real time. */
   streamedFast: ProviderCase & { speedup: number };
+  /** Every chunk from the chunk cache after a restart: what normalisation adds with the meters kept on disk and without, ms. */
+  cached: { keptMs: number; notKeptMs: number; withoutMs: number; audioMinutes: number };
   /** Per minute of 24 kHz 48 kbps mono speech, ms (median of 3): mpg123 decoding (reference), the meter on PCM, the module doing both from the bytes. */
   perMinute: { decodeMs: number; meterMs: number; bothMs: number };
   ok: boolean;
@@ -118,6 +124,51 @@ async function providerCase(engine: SpeechEngine, name: string, text: string, pa
     audioMinutes: mid.audioSeconds / 60,
     renderSeconds: median(withRuns.map((w) => w.seconds)),
   };
+}
+
+/**
+ * A re-render whose chunks all come from the chunk cache, in a worker just restarted (nothing in
+ * memory): with the meters kept on disk beside the chunks, and without them (every chunk decoded
+ * again, as before they were kept), each against the same render without normalisation. What
+ * normalisation adds: the render's time with it minus without (medians of `pairs`).
+ */
+async function cachedAfterRestart(engine: SpeechEngine, text: string, pairs: number, fake: () => Promise<{ fake: FakeProviders }>): Promise<{ keptMs: number; notKeptMs: number; withoutMs: number; audioMinutes: number }> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "bench-cache-"));
+  const { fake: f } = await fake();
+  try {
+    const cache = await openDiskCache({ dir, maxBytes: 1 << 30 });
+    const meters = await openDiskCache({ dir: path.join(dir, "meters"), maxBytes: 1 << 26, ext: ".meter" });
+    const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: f.openaiBaseUrl }), local: localProvider(engine) }, cache });
+    const article = { title: "Council approves the budget, again", text, lang: "en-US", voice: "alloy" };
+    const render = async (opts: { loudness?: null }) => {
+      forgetMeasurements();
+      const started = performance.now();
+      await renderWithProviders(article, speech, opts);
+      return performance.now() - started;
+    };
+    keepMetersIn(meters);
+    const first = await renderWithProviders(article, speech, {});
+    // Let the meters' files be written.
+    await new Promise((r) => setTimeout(r, 500));
+    const kept: number[] = [];
+    const notKept: number[] = [];
+    const without: number[] = [];
+    await render({});
+    for (let i = 0; i < pairs; i++) {
+      keepMetersIn(meters);
+      kept.push(await render({}));
+      without.push(await render({ loudness: null }));
+      keepMetersIn(undefined);
+      notKept.push(await render({}));
+    }
+    const base = median(without);
+    return { keptMs: median(kept) - base, notKeptMs: median(notKept) - base, withoutMs: base, audioMinutes: mp3Duration(first.full) / 60 };
+  } finally {
+    keepMetersIn(undefined);
+    forgetMeasurements();
+    await f.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 export async function benchLoudness(chars = 20_000, runs = Number(process.env.BENCH_LOUDNESS_RUNS ?? 3)): Promise<LoudnessFigures> {
@@ -188,6 +239,7 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
     const distinct = await providerCase(engine, "Council approves the budget, at once", text, pairs, answers());
     const streamed = { ...(await providerCase(engine, "Council approves the budget, streamed", text, pairs, answers(speedup))), speedup };
     const streamedFast = { ...(await providerCase(engine, "Council approves the budget, streamed fast", text, pairs, answers(fastSpeedup))), speedup: fastSpeedup };
+    const cached = await cachedAfterRestart(engine, text, pairs, answers());
 
     // What measuring costs per minute of that audio: mpg123 decoding into JavaScript arrays (as
     // before the meter decoded inside its own module; for reference), the meter on those samples,
@@ -214,8 +266,8 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
       bothMs.push((performance.now() - t) / minutes);
     }
     const perMinute = { decodeMs: median(decodeMs), meterMs: median(meterMs), bothMs: median(bothMs) };
-    const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50 && streamedFast.addedMs <= 50;
-    return { chars: text.length, threads, engine: "local-wasm", local, levelerCpuMs, levelerBeforeMs, sameClip, distinct, streamed, streamedFast, perMinute, ok };
+    const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50 && streamedFast.addedMs <= 50 && cached.keptMs <= 50;
+    return { chars: text.length, threads, engine: "local-wasm", local, levelerCpuMs, levelerBeforeMs, sameClip, distinct, streamed, streamedFast, cached, perMinute, ok };
   } finally {
     await engine.close();
   }
@@ -289,6 +341,8 @@ export function formatLoudness(r: LoudnessFigures): string {
     `    (a) distinct answers, all at once: ${providerLine(r.distinct)}\n` +
     `    (b) distinct answers streamed at ${r.streamed.speedup}x real time: ${providerLine(r.streamed)}\n` +
     `    (b) the same at ${r.streamedFast.speedup}x real time: ${providerLine(r.streamedFast)}\n` +
+    `    (d) every chunk from the chunk cache, just after a restart: +${r.cached.keptMs.toFixed(0)} ms with the meters kept on disk, ` +
+    `+${r.cached.notKeptMs.toFixed(0)} ms decoding them again (render without normalisation ${r.cached.withoutMs.toFixed(0)} ms; ${r.cached.audioMinutes.toFixed(1)} min of audio)\n` +
     `    (c) per minute of 24 kHz 48 kbps audio: the module decoding and metering the bytes ${r.perMinute.bothMs.toFixed(0)} ms ` +
     `(for reference: mpg123 decoding into JavaScript ${r.perMinute.decodeMs.toFixed(0)} ms; the meter alone on PCM ${r.perMinute.meterMs.toFixed(0)} ms) ` +
     `${r.ok ? "OK" : "FAIL"}`

@@ -3,8 +3,12 @@
 // download arrives, gives what one piece gives; chunks gated together give what the joined audio
 // gives; and thousands of meters leave no memory behind.
 import { expect } from "chai";
+import { mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { openDiskCache } from "../../services/audio/cache/index.js";
 import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
-import { finishMeter, LoudnessMeter, measure, measureMp3, meterMp3, meterStats, Mp3Meter, type Measurement } from "../../services/audio/loudness/index.js";
+import { finishMeter, forgetMeasurements, keepMetersIn, LoudnessMeter, measure, measureMp3, meterMp3, meterStats, Mp3Meter, type Measurement } from "../../services/audio/loudness/index.js";
 import { liveDecoders } from "../../services/audio/loudness/stream.js";
 import { applyGainSteps } from "../../services/audio/mp3/gain.js";
 import { tagMp3 } from "../../services/audio/mp3/id3.js";
@@ -326,6 +330,81 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
       }
     }
     expect(files[1].equals(files[0])).to.equal(true);
+  });
+
+  it("keeps a finished meter as bytes that give the same figures, alone and gated with others", async () => {
+    const { samples, sampleRate } = await decode(providerMp3);
+    const parts = [samples, samples.map((v) => v / 3)].map((x) => {
+      const m = new LoudnessMeter(sampleRate);
+      m.add(x);
+      return m.finish();
+    });
+    const copy = LoudnessMeter.fromBytes(parts[1].toBytes());
+    expect(copy.measurement()).to.deep.equal(parts[1].measurement());
+    expect(LoudnessMeter.together([parts[0], copy])).to.deep.equal(LoudnessMeter.together(parts));
+    // About 8 bytes per 100 ms of audio.
+    expect(parts[1].toBytes().length).to.be.within(70 * copy.seconds, 90 * copy.seconds + 100);
+    for (const m of [...parts, copy]) m.release();
+    expect(() => LoudnessMeter.fromBytes(Buffer.from("not a meter at all, no"))).to.throw(/not a stored meter/);
+    expect(() => LoudnessMeter.fromBytes(Buffer.alloc(80))).to.throw(/not a stored meter/);
+    const unfinished = new LoudnessMeter(sampleRate);
+    expect(() => unfinished.toBytes()).to.throw(/before finish/);
+    unfinished.release();
+  });
+
+  it("keeps the meters of measured chunks on disk: after a restart, cached chunks are not decoded again", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "meters-"));
+    const disk = await openDiskCache({ dir, maxBytes: 1 << 20, ext: ".meter" });
+    const calls = { gets: 0, hits: 0, puts: 0 };
+    keepMetersIn({
+      size: disk.size,
+      get: async (key) => {
+        calls.gets++;
+        const hit = await disk.get(key);
+        if (hit) calls.hits++;
+        return hit;
+      },
+      put: async (key, bytes) => {
+        calls.puts++;
+        return disk.put(key, bytes);
+      },
+    });
+    try {
+      const body = applyGainSteps(providerMp3, -1).mp3;
+      const first = await meterMp3(body);
+      const measured = first.measurement();
+      first.release();
+      await new Promise((r) => setTimeout(r, 50));
+      expect(calls).to.deep.equal({ gets: 1, hits: 0, puts: 1 });
+      // A restart: nothing in memory; the store answers and nothing is measured (or stored) again.
+      forgetMeasurements();
+      const again = await meterMp3(body);
+      expect(again.measurement()).to.deep.equal(measured);
+      again.release();
+      expect(calls).to.deep.equal({ gets: 2, hits: 1, puts: 1 });
+      // A download that came whole is found the same way.
+      forgetMeasurements();
+      const stream = new Mp3Meter();
+      stream.push(body);
+      const streamed = await finishMeter(stream, body);
+      expect(streamed.measurement()).to.deep.equal(measured);
+      streamed.release();
+      expect(calls).to.deep.equal({ gets: 3, hits: 2, puts: 1 });
+      expect(liveDecoders()).to.equal(0);
+      // A damaged file (the store finds bytes, they are no meter) is measured again, and replaced.
+      forgetMeasurements();
+      const [sub] = await readdir(dir);
+      const [file] = await readdir(path.join(dir, sub));
+      await writeFile(path.join(dir, sub, file), "damaged");
+      const remeasured = await meterMp3(body);
+      expect(remeasured.measurement()).to.deep.equal(measured);
+      remeasured.release();
+      expect(calls).to.deep.equal({ gets: 4, hits: 3, puts: 2 });
+    } finally {
+      keepMetersIn(undefined);
+      forgetMeasurements();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it("keeps one reference per holder: the cache's and each caller's", async () => {

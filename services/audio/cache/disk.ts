@@ -1,8 +1,9 @@
-// Synthesized chunks on local disk, bounded in size, least recently used out first.
+// Synthesized chunks on local disk, bounded in size, least recently used out first (and, in a
+// folder of their own, the loudness meters of such chunks: loudness/index.ts).
 //
 // Disk rather than the BlobStore: the cache is a per-worker speed-up, not data
 // anyone else reads, and a local file read is far cheaper than a GridFS round trip.
-// Files live at <dir>/<first 2 hex>/<sha256>.mp3; the access order survives restarts
+// Files live at <dir>/<first 2 hex>/<sha256>.mp3 (or opts.ext); the access order survives restarts
 // through the files' mtimes (touched on every hit).
 import { randomUUID } from "node:crypto";
 import { promises as fs } from "node:fs";
@@ -22,11 +23,14 @@ export interface DiskCacheOptions {
   dir: string;
   maxBytes: number;
   log?: Logger;
+  /** The files' extension (default ".mp3"). */
+  ext?: string;
 }
 
 export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache> {
   if (!Number.isInteger(opts.maxBytes) || opts.maxBytes < 0) throw new RangeError(`cache maxBytes must be an integer >= 0, got ${opts.maxBytes}`);
   await fs.mkdir(opts.dir, { recursive: true });
+  const ext = opts.ext ?? ".mp3";
   // Map iteration order is insertion order: re-inserting on use keeps the least recent first.
   const entries = new Map<string, number>();
   let total = 0;
@@ -35,8 +39,8 @@ export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache>
   for (const sub of await fs.readdir(opts.dir).catch(() => [] as string[])) {
     if (!/^[0-9a-f]{2}$/.test(sub)) continue;
     for (const name of await fs.readdir(path.join(opts.dir, sub)).catch(() => [] as string[])) {
-      const key = name.replace(/\.mp3$/, "");
-      if (!KEY.test(key) || !name.endsWith(".mp3")) continue;
+      const key = name.slice(0, -ext.length);
+      if (!KEY.test(key) || !name.endsWith(ext)) continue;
       const st = await fs.stat(path.join(opts.dir, sub, name)).catch(() => undefined);
       if (st) found.push({ key, size: st.size, mtime: st.mtimeMs });
     }
@@ -47,7 +51,7 @@ export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache>
     total += f.size;
   }
 
-  const file = (key: string) => path.join(opts.dir, key.slice(0, 2), `${key}.mp3`);
+  const file = (key: string) => path.join(opts.dir, key.slice(0, 2), `${key}${ext}`);
   const check = (key: string) => {
     if (!KEY.test(key)) throw new Error("chunk cache: keys are SHA-256 hex digests");
   };

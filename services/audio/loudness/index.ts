@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { LOUDNESS_RANGE, type LoudnessSettings } from "../../../lib/loudness.js";
 import { MPEGDecoder } from "mpg123-decoder";
 import { createMp3Encoder, type WasmMediaEncoder } from "wasm-media-encoders";
+import type { ChunkCache } from "../cache/index.js";
 import { joinMp3 } from "../mp3/index.js";
 import { applyGainSteps, GAIN_STEP_DB } from "../mp3/gain.js";
 import { scanFrames } from "../mp3/frames.js";
@@ -129,14 +130,44 @@ function recall(key: string): Promise<LoudnessMeter> | undefined {
   return entry.meter.then((m) => m.retain());
 }
 
-/** The finished meter of an MP3 (decoded, as a player hears it), from the cache when its bytes were measured before. The caller releases it. */
-export function meterMp3(mp3: Uint8Array): Promise<LoudnessMeter> {
-  const key = createHash("sha1").update(mp3).digest("base64");
+// Finished meters on disk, by content, beside the chunk cache: after a restart, a re-render's
+// cached chunks are not decoded again either (~8 bytes per 100 ms of audio).
+let store: ChunkCache | undefined;
+
+/** For tests: forgets the meters held in memory, as a restart does. */
+export function forgetMeasurements(): void {
+  for (const key of [...measured.keys()]) forget(key);
+}
+
+/** Keeps finished meters in `s` as well as in memory (undefined: memory only). */
+export function keepMetersIn(s: ChunkCache | undefined): void {
+  store = s;
+}
+
+function fromStore(key: string): Promise<LoudnessMeter | undefined> {
+  if (!store) return Promise.resolve(undefined);
+  // A file that is not a meter (cut short, another version's) is measured again.
+  return store.get(key).then((bytes) => (bytes ? LoudnessMeter.fromBytes(bytes) : undefined)).catch(() => undefined);
+}
+
+function toStore(key: string, meter: LoudnessMeter): LoudnessMeter {
+  // Only a saving: a full disk must not fail the render.
+  store?.put(key, meter.toBytes()).catch(() => undefined);
+  return meter;
+}
+
+/** The meter of the bytes whose SHA-256 is `key`: from memory, from the store, or `fresh()`. The caller releases it. */
+function byContent(key: string, fresh: () => Promise<LoudnessMeter>): Promise<LoudnessMeter> {
   const known = recall(key);
   if (known) return known;
-  const meter = meterWhole(mp3);
+  const meter = fromStore(key).then((m) => m ?? fresh().then((f) => toStore(key, f)));
   remember(key, meter);
   return meter.then((m) => m.retain());
+}
+
+/** The finished meter of an MP3 (decoded, as a player hears it), from the caches when its bytes were measured before. The caller releases it. */
+export function meterMp3(mp3: Uint8Array): Promise<LoudnessMeter> {
+  return byContent(createHash("sha256").update(mp3).digest("hex"), () => meterWhole(mp3));
 }
 
 /** A finished meter of a whole MP3 in hand; the caller holds its one reference. */
@@ -148,7 +179,7 @@ function meterWhole(mp3: Uint8Array): Promise<LoudnessMeter> {
 
 /**
  * The meter of a download `stream` saw, once `mp3` (the whole body) is in; the caller releases it.
- * A body that came whole before its decoder started may be known by content; one the stream did
+ * A body that came whole before decoding started may be known by content; one the stream did
  * not see exactly is measured whole.
  */
 export function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<LoudnessMeter> {
@@ -158,13 +189,12 @@ export function finishMeter(stream: Mp3Meter, mp3: Uint8Array): Promise<Loudness
   }
   const key = stream.digest();
   if (!stream.started) {
-    const known = recall(key);
-    if (known) {
-      stream.abort();
-      return known;
-    }
+    const meter = byContent(key, () => stream.end().then((r) => r.meter));
+    // Found in a cache, the stream is not needed (after end(), abort() does nothing).
+    void meter.finally(() => stream.abort()).catch(() => undefined);
+    return meter;
   }
-  const meter = stream.end().then((r) => r.meter);
+  const meter = stream.end().then((r) => toStore(key, r.meter));
   remember(key, meter);
   return meter.then((m) => m.retain());
 }

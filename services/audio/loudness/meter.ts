@@ -23,6 +23,9 @@ interface Exports {
   meter_loudness_multiple(sts: number, count: number): number;
   meter_true_peak(st: number): number;
   meter_destroy(st: number): void;
+  meter_blocks(st: number): number;
+  meter_export(st: number, out: number): void;
+  meter_import(data: number, blocks: number): number;
   mp3_new(): number;
   mp3_reserve(s: number, bytes: number): number;
   mp3_push(s: number, bytes: number): number;
@@ -70,6 +73,10 @@ export interface Measurement {
   /** Seconds of audio measured. */
   seconds: number;
 }
+
+// toBytes: format, sample rate, frames, then the module's export (true peak, sample peak, blocks).
+const FORMAT = 1;
+const HEADER = 3;
 
 const lufsOf = (v: number) => (Number.isFinite(v) && v > -70 ? v : -Infinity);
 const dbOf = (linear: number) => (linear > 0 ? 20 * Math.log10(linear) : -Infinity);
@@ -128,6 +135,52 @@ export class LoudnessMeter {
     const { e } = load();
     const st = this.state();
     return { lufs: lufsOf(e.meter_loudness(st)), truePeak: dbOf(e.meter_true_peak(st)), seconds: this.seconds };
+  }
+
+  /**
+   * A finished meter's figures as bytes, to keep beside the audio it measured: what
+   * LoudnessMeter.fromBytes needs to give the same loudness, alone or gated with others, and the
+   * same true peak (~8 bytes per 100 ms of audio).
+   */
+  toBytes(): Buffer {
+    if (!this.finished) throw new Error("loudness meter: toBytes() before finish()");
+    const { e } = load();
+    const st = this.state();
+    const blocks = e.meter_blocks(st);
+    const out = e.meter_alloc((blocks + 2) * 8);
+    if (!out) throw new Error("loudness meter: out of memory");
+    try {
+      e.meter_export(st, out);
+      const data = new Float64Array(HEADER + 2 + blocks);
+      data.set([FORMAT, this.sampleRate, this.frames]);
+      data.set(new Float64Array(e.memory.buffer, out, blocks + 2), HEADER);
+      return Buffer.from(data.buffer);
+    } finally {
+      e.meter_free(out);
+    }
+  }
+
+  /** A finished meter from toBytes(); throws on bytes that are not one. The caller holds its one reference. */
+  static fromBytes(bytes: Uint8Array): LoudnessMeter {
+    const n = bytes.length / 8;
+    if (!Number.isInteger(n) || n < HEADER + 2) throw new Error("loudness meter: not a stored meter");
+    const data = new Float64Array(n);
+    new Uint8Array(data.buffer).set(bytes);
+    const [format, rate, frames] = data;
+    if (format !== FORMAT || !(rate > 0) || !(frames >= 0)) throw new Error("loudness meter: not a stored meter");
+    const { e } = load();
+    const at = e.meter_alloc((n - HEADER) * 8);
+    if (!at) throw new Error("loudness meter: out of memory");
+    try {
+      new Float64Array(e.memory.buffer, at, n - HEADER).set(data.subarray(HEADER));
+      const ptr = e.meter_import(at, n - HEADER - 2);
+      if (!ptr) throw new Error("loudness meter: out of memory");
+      const meter = new LoudnessMeter(rate, { ptr, frames });
+      meter.finished = true;
+      return meter;
+    } finally {
+      e.meter_free(at);
+    }
   }
 
   retain(): this {

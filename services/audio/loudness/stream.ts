@@ -8,7 +8,7 @@ import { load, LoudnessMeter } from "./meter.js";
 export interface Metered {
   /** The meter, finished; the caller holds its one reference. */
   meter: LoudnessMeter;
-  /** SHA-1 of every byte pushed (base64): the measurement cache's key. */
+  /** SHA-256 of every byte pushed (hex): the measurement cache's key. */
   key: string;
   bytes: number;
 }
@@ -28,7 +28,7 @@ export class Mp3Meter {
   private error: unknown;
   private closed = false;
   private ending = false;
-  private readonly hash = createHash("sha1");
+  private readonly hash = createHash("sha256");
   private key: string | undefined;
   /** Bytes pushed so far. */
   bytes = 0;
@@ -55,10 +55,10 @@ export class Mp3Meter {
     });
   };
 
-  /** SHA-1 (base64) of every byte pushed: the measurement cache's key. No bytes may follow. */
+  /** SHA-256 (hex) of every byte pushed: the measurement cache's key. No bytes may follow. */
   digest(): string {
     this.ending = true;
-    this.key ??= this.hash.digest("base64");
+    this.key ??= this.hash.digest("hex");
     return this.key;
   }
 

@@ -5,6 +5,7 @@ import { LOUDNESS_RANGE } from "../../../lib/loudness.js";
 import type { Logger } from "../../../lib/log.js";
 import type { ProviderName } from "../../../lib/voices.js";
 import { openDiskCache } from "../cache/index.js";
+import { keepMetersIn } from "../loudness/index.js";
 import type { SpeechEngine } from "../engine/index.js";
 import { createAzureProvider } from "./azure.js";
 import { localProvider } from "./local.js";
@@ -66,9 +67,14 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
   const azure = cfg.AZURE_SPEECH_KEY
     ? createAzureProvider({ key: cfg.AZURE_SPEECH_KEY, region: cfg.AZURE_SPEECH_REGION, endpoint: cfg.AZURE_SPEECH_ENDPOINT, timeoutMs })
     : undefined;
-  const cache = cfg.AUDIO_CACHE_MAX_BYTES > 0
-    ? await openDiskCache({ dir: cfg.AUDIO_CACHE_DIR ?? path.join(cfg.DATA_DIR, "cache"), maxBytes: cfg.AUDIO_CACHE_MAX_BYTES, log: setup.log })
-    : undefined;
+  const cacheDir = cfg.AUDIO_CACHE_DIR ?? path.join(cfg.DATA_DIR, "cache");
+  const cache = cfg.AUDIO_CACHE_MAX_BYTES > 0 ? await openDiskCache({ dir: cacheDir, maxBytes: cfg.AUDIO_CACHE_MAX_BYTES, log: setup.log }) : undefined;
+  // The cached chunks' loudness meters beside them, so that a restarted worker does not decode
+  // them again: ~5 KB per minute of audio against ~360 KB of MP3, so a 64th of the chunks' room
+  // holds the meters of more audio than the chunks themselves.
+  keepMetersIn(
+    cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", log: setup.log }) : undefined,
+  );
   setup.log?.info({ openai: !!openai, azure: !!azure, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
   return createSpeechRouter({
     providers: { openai, azure, local: localProvider(setup.engine, LOCAL_CHUNK_CHARS) },

@@ -162,6 +162,37 @@ EXPORT(meter_destroy) void meter_destroy(meter* m) {
   free(m);
 }
 
+/* A finished meter's figures, to keep beside a cached chunk: its true peak, its sample peak and
+ * the energy of every 400 ms gating block, in that order, as doubles. meter_blocks says how many
+ * blocks; out has room for two more doubles. */
+EXPORT(meter_blocks) size_t meter_blocks(meter* m) { return m->st->d->block_list_size; }
+
+EXPORT(meter_export) void meter_export(meter* m, double* out) {
+  struct ebur128_dq_entry* it;
+  out[0] = m->true_peak;
+  out[1] = m->st->d->sample_peak[0];
+  size_t i = 2;
+  STAILQ_FOREACH(it, &m->st->d->block_list, entries) out[i++] = it->z;
+}
+
+/* A finished meter with what meter_export wrote; NULL when out of memory. */
+EXPORT(meter_import) meter* meter_import(const double* in, size_t blocks) {
+  meter* m = calloc(1, sizeof(meter));
+  if (!m) return NULL;
+  m->st = ebur128_init(1, 16, EBUR128_MODE_I | EBUR128_MODE_SAMPLE_PEAK);
+  if (!m->st) { free(m); return NULL; }
+  m->true_peak = in[0];
+  m->st->d->sample_peak[0] = in[1];
+  for (size_t i = 0; i < blocks; i++) {
+    struct ebur128_dq_entry* block = malloc(sizeof(struct ebur128_dq_entry));
+    if (!block) { meter_destroy(m); return NULL; }
+    block->z = in[2 + i];
+    STAILQ_INSERT_TAIL(&m->st->d->block_list, block, entries);
+    m->st->d->block_list_size++;
+  }
+  return m;
+}
+
 /* ---- An MP3 stream, decoded and metered as its bytes arrive ---- */
 
 /* Enough for the next frame and the header after it, which the decoder checks before it trusts a
