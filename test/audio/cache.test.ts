@@ -56,6 +56,22 @@ describe("chunk cache", function () {
     expect(await reopened.get(key(1))).to.equal(undefined);
   });
 
+  it("keeps other entries under their own extension, and without touching on a hit evicts the least recently written", async () => {
+    const meters = await openDiskCache({ dir, maxBytes: 2000, ext: ".meter", touch: false });
+    for (const n of [1, 2]) {
+      await meters.put(key(n), Buffer.alloc(1000, n));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await meters.get(key(1)))![0]).to.equal(1);
+    expect((await readdir(dir, { recursive: true })).filter((f) => String(f).endsWith(".meter"))).to.have.length(2);
+    // The hit did not touch 1's file: after a reopen it is the oldest, and goes first.
+    const reopened = await openDiskCache({ dir, maxBytes: 1000, ext: ".meter", touch: false });
+    expect(await reopened.get(key(1))).to.equal(undefined);
+    expect((await reopened.get(key(2)))![0]).to.equal(2);
+    // A chunk cache in the same folder sees none of them.
+    expect((await openDiskCache({ dir, maxBytes: 1000 })).size()).to.equal(0);
+  });
+
   it("rejects keys that are not digests instead of touching other paths", async () => {
     const cache = await openDiskCache({ dir, maxBytes: 1000 });
     const err = await cache.put("../../etc/passwd", Buffer.from("x")).catch((e: Error) => e);

@@ -25,6 +25,11 @@ export interface DiskCacheOptions {
   log?: Logger;
   /** The files' extension (default ".mp3"). */
   ext?: string;
+  /**
+   * Whether a hit touches the file's mtime (default true), so that the order survives a restart as
+   * least recently used; false: as least recently written, for entries whose loss costs little.
+   */
+  touch?: boolean;
 }
 
 export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache> {
@@ -76,8 +81,10 @@ export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache>
         const data = await fs.readFile(file(key));
         entries.delete(key);
         entries.set(key, size);
-        const now = new Date();
-        fs.utimes(file(key), now, now).catch(() => undefined);
+        if (opts.touch !== false) {
+          const now = new Date();
+          fs.utimes(file(key), now, now).catch(() => undefined);
+        }
         return data;
       } catch {
         // Removed behind our back (another worker's eviction, a cleanup): a miss.

@@ -71,9 +71,10 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
   const cache = cfg.AUDIO_CACHE_MAX_BYTES > 0 ? await openDiskCache({ dir: cacheDir, maxBytes: cfg.AUDIO_CACHE_MAX_BYTES, log: setup.log }) : undefined;
   // The cached chunks' loudness meters beside them, so that a restarted worker does not decode
   // them again: ~5 KB per minute of audio against ~360 KB of MP3, so a 64th of the chunks' room
-  // holds the meters of more audio than the chunks themselves.
+  // holds the meters of more audio than the chunks themselves. A hit does not touch the file (a
+  // syscall per chunk on the render's path); a meter lost early is measured again and rewritten.
   keepMetersIn(
-    cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", log: setup.log }) : undefined,
+    cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", touch: false, log: setup.log }) : undefined,
   );
   setup.log?.info({ openai: !!openai, azure: !!azure, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
   return createSpeechRouter({
