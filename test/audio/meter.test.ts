@@ -358,8 +358,10 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     const dir = await mkdtemp(path.join(os.tmpdir(), "meters-"));
     const disk = await openDiskCache({ dir, maxBytes: 1 << 20, ext: ".meter" });
     const calls = { gets: 0, hits: 0, puts: 0 };
-    keepMetersIn({
+    // The store, counting what is asked of it.
+    const counted: typeof disk = {
       size: disk.size,
+      keys: disk.keys,
       get: async (key) => {
         calls.gets++;
         const hit = await disk.get(key);
@@ -370,8 +372,9 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
         calls.puts++;
         return disk.put(key, bytes);
       },
-    });
+    };
     try {
+      expect(await keepMetersIn(counted)).to.equal(0);
       const body = applyGainSteps(providerMp3, -1).mp3;
       const first = await meterMp3(body);
       const measured = first.measurement();
@@ -393,6 +396,14 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
       streamed.release();
       expect(calls).to.deep.equal({ gets: 3, hits: 2, puts: 1 });
       expect(liveDecoders()).to.equal(0);
+      // At start the store's meters are loaded into memory: the render then asks the store nothing.
+      forgetMeasurements();
+      expect(await keepMetersIn(counted)).to.equal(1);
+      expect(calls).to.deep.equal({ gets: 4, hits: 3, puts: 1 });
+      const warm = await meterMp3(body);
+      expect(warm.measurement()).to.deep.equal(measured);
+      warm.release();
+      expect(calls).to.deep.equal({ gets: 4, hits: 3, puts: 1 });
       // A damaged file (the store finds bytes, they are no meter) is measured again, and replaced.
       forgetMeasurements();
       const [sub] = await readdir(dir);
@@ -401,9 +412,9 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
       const remeasured = await meterMp3(body);
       expect(remeasured.measurement()).to.deep.equal(measured);
       remeasured.release();
-      expect(calls).to.deep.equal({ gets: 4, hits: 3, puts: 2 });
+      expect(calls).to.deep.equal({ gets: 5, hits: 4, puts: 2 });
     } finally {
-      keepMetersIn(undefined);
+      await keepMetersIn(undefined);
       forgetMeasurements();
       await rm(dir, { recursive: true, force: true });
     }

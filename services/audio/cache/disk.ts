@@ -15,6 +15,8 @@ export interface ChunkCache {
   put(key: string, mp3: Buffer): Promise<void>;
   /** Bytes currently held. */
   size(): number;
+  /** The keys held, least recently used first. */
+  keys(): string[];
 }
 
 const KEY = /^[0-9a-f]{64}$/;
@@ -73,6 +75,7 @@ export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache>
 
   return {
     size: () => total,
+    keys: () => [...entries.keys()],
     async get(key) {
       check(key);
       const size = entries.get(key);
@@ -113,4 +116,4 @@ export async function openDiskCache(opts: DiskCacheOptions): Promise<ChunkCache>
 }
 
 /** For configurations without a cache: every lookup misses. */
-export const noCache: ChunkCache = { get: async () => undefined, put: async () => undefined, size: () => 0 };
+export const noCache: ChunkCache = { get: async () => undefined, put: async () => undefined, size: () => 0, keys: () => [] };

@@ -139,9 +139,33 @@ export function forgetMeasurements(): void {
   for (const key of [...measured.keys()]) forget(key);
 }
 
-/** Keeps finished meters in `s` as well as in memory (undefined: memory only). */
-export function keepMetersIn(s: ChunkCache | undefined): void {
+/**
+ * Keeps finished meters in `s` as well as in memory (undefined: memory only), and loads the most
+ * recently used of those already there into memory, as many as the memory cache holds, so that
+ * a restarted worker finds them as a running one would (`load: false`: not). Resolves with how
+ * many it loaded.
+ */
+export async function keepMetersIn(s: ChunkCache | undefined, opts: { load?: boolean } = {}): Promise<number> {
   store = s;
+  if (!s || opts.load === false) return 0;
+  let loaded = 0;
+  let seconds = 0;
+  const recent: { key: string; meter: LoudnessMeter }[] = [];
+  for (const key of s.keys().reverse()) {
+    if (loaded >= MEASURED_MAX || seconds >= MEASURED_MAX_SECONDS || store !== s) break;
+    if (measured.has(key)) continue;
+    const meter = await fromStore(key);
+    if (!meter) continue;
+    recent.push({ key, meter });
+    loaded++;
+    seconds += meter.seconds;
+  }
+  // Least recent first, so that the memory cache's order is the store's.
+  for (const { key, meter } of recent.reverse()) {
+    if (measured.has(key)) meter.release();
+    else remember(key, Promise.resolve(meter));
+  }
+  return loaded;
 }
 
 function fromStore(key: string): Promise<LoudnessMeter | undefined> {

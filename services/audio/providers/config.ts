@@ -73,8 +73,12 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
   // them again: ~5 KB per minute of audio against ~360 KB of MP3, so a 64th of the chunks' room
   // holds the meters of more audio than the chunks themselves. A hit does not touch the file (a
   // syscall per chunk on the render's path); a meter lost early is measured again and rewritten.
-  keepMetersIn(
-    cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", touch: false, log: setup.log }) : undefined,
+  // The most recent are loaded into memory in the background; until then they are read one by one.
+  const meters = cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", touch: false, log: setup.log }) : undefined;
+  const loading = performance.now();
+  void keepMetersIn(meters).then(
+    (n) => n > 0 && setup.log?.info({ meters: n, ms: Math.round(performance.now() - loading) }, "loudness meters of cached chunks loaded"),
+    (e) => setup.log?.warn({ err: (e as Error).message }, "loudness meters of cached chunks not loaded"),
   );
   setup.log?.info({ openai: !!openai, azure: !!azure, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
   return createSpeechRouter({
