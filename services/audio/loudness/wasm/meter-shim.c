@@ -36,9 +36,18 @@ typedef struct {
   float history[TP_TAPS];   /* the last ip->delay - 1 samples seen */
   int history_len;
   int primed;          /* the interpolator's delay line holds the samples just before the next */
-  float in[TP_BLOCK];
-  float out[TP_BLOCK * 4];
+  float* in;           /* TP_BLOCK samples, and the interpolator's output for them: with ip */
+  float* out;
 } meter;
+
+/* What only adding samples needs: a finished meter (kept by the thousand) goes without. */
+static void drop_interpolator(meter* m) {
+  if (m->ip) interp_destroy(m->ip);
+  free(m->in);
+  free(m->out);
+  m->ip = NULL;
+  m->in = m->out = NULL;
+}
 
 static double peak_of(const float* x, size_t n) {
   float p = 0;
@@ -61,7 +70,9 @@ EXPORT(meter_new) meter* meter_new(unsigned long rate) {
   unsigned factor = rate < 96000 ? 4 : rate < 192000 ? 2 : 0;
   if (factor) {
     m->ip = interp_create(TP_TAPS, factor, 1);
-    if (!m->ip) { ebur128_destroy(&m->st); free(m); return NULL; }
+    m->in = malloc(TP_BLOCK * sizeof(float));
+    m->out = malloc(TP_BLOCK * factor * sizeof(float));
+    if (!m->ip || !m->in || !m->out) { drop_interpolator(m); ebur128_destroy(&m->st); free(m); return NULL; }
     for (unsigned f = 0; f < factor; f++) {
       double s = 0;
       for (unsigned t = 0; t < m->ip->filter[f].count; t++) s += fabs(m->ip->filter[f].coeff[t]);
@@ -127,7 +138,7 @@ EXPORT(meter_add) int meter_add(meter* m, const float* samples, size_t frames) {
  * audio. Re-initialising the library's state for the lowest rate it accepts keeps the gating
  * blocks and peaks (same channel count) and shrinks it from ~270 KB to ~1 KB. */
 EXPORT(meter_finish) int meter_finish(meter* m) {
-  if (m->ip) { interp_destroy(m->ip); m->ip = NULL; }
+  drop_interpolator(m);
   if (m->st->samplerate == 16) return EBUR128_SUCCESS;
   return ebur128_change_parameters(m->st, 1, 16);
 }
@@ -157,7 +168,7 @@ EXPORT(meter_true_peak) double meter_true_peak(meter* m) {
 
 EXPORT(meter_destroy) void meter_destroy(meter* m) {
   if (!m) return;
-  if (m->ip) interp_destroy(m->ip);
+  drop_interpolator(m);
   ebur128_destroy(&m->st);
   free(m);
 }
