@@ -37,7 +37,7 @@ import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/i
 import { ESPEAK_RATE } from "../services/audio/engine/types.js";
 import { espeakVoice } from "../services/audio/engine/voices.js";
 import { loadEspeak } from "../services/audio/engine/wasm-espeak.js";
-import { openDiskCache } from "../services/audio/cache/index.js";
+import { openDiskCache, type ChunkCache } from "../services/audio/cache/index.js";
 import { forgetMeasurements, keepMetersIn, Leveler, LoudnessMeter, measureMp3, preloadLoudness } from "../services/audio/loudness/index.js";
 import { joinMp3, mp3Duration, sliceMp3 } from "../services/audio/mp3/index.js";
 import { renderArticle, renderWithProviders } from "../services/audio/pipeline.js";
@@ -87,6 +87,10 @@ export interface LoudnessFigures {
 
 const CHARS_PER_SECOND = 15;
 
+/** A router whose OpenAI is the fake `f` (the local engine beside it, as in production). */
+const fakeOpenAiRouter = (engine: SpeechEngine, f: FakeProviders, cache?: ChunkCache) =>
+  createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: f.openaiBaseUrl }), local: localProvider(engine) }, cache });
+
 /**
  * Renders `text` through a fake OpenAI made by `fake()`, with normalisation and without
  * (`loudness: null`), alternating which goes first, `pairs` times.
@@ -98,7 +102,7 @@ async function providerCase(engine: SpeechEngine, name: string, text: string, pa
   const render = async (normalise: boolean) => {
     const { fake: f, audioSeconds } = await fake();
     try {
-      const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: f.openaiBaseUrl }), local: localProvider(engine) } });
+      const speech = fakeOpenAiRouter(engine, f);
       const started = performance.now();
       // A new title each time: the same text must not be found anywhere (there is no chunk cache here anyway).
       const r = await renderWithProviders({ title: `${name} ${n++}`, text, lang: "en-US", voice: "alloy" }, speech, normalise ? {} : { loudness: null });
@@ -145,7 +149,7 @@ async function cachedAfterRestart(
   try {
     const cache = await openDiskCache({ dir, maxBytes: 1 << 30 });
     const meters = await openDiskCache({ dir: path.join(dir, "meters"), maxBytes: 1 << 26, ext: ".meter", touch: false });
-    const speech = createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: f.openaiBaseUrl }), local: localProvider(engine) }, cache });
+    const speech = fakeOpenAiRouter(engine, f, cache);
     const article = { title: "Council approves the budget, again", text, lang: "en-US", voice: "alloy" };
     const render = async (opts: { loudness?: null }) => {
       const started = performance.now();

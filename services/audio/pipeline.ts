@@ -329,8 +329,8 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
             stream?.abort();
             throw e;
           }
-          // From the chunk cache nothing streamed: measured whole, or found in the measurement cache.
-          if (stream) loudness[i] = (stream.bytes > 0 ? finishMeter(stream, audio[i]) : (stream.abort(), meterMp3(audio[i]))).catch(() => undefined);
+          // From the chunk cache nothing streamed: finishMeter measures it whole, or finds it by content.
+          if (stream) loudness[i] = finishMeter(stream, audio[i]).catch(() => undefined);
         });
         return plan;
       },

@@ -9,7 +9,7 @@ import { espeakVoice } from "../../services/audio/engine/voices.js";
 import { loadEspeak } from "../../services/audio/engine/wasm-espeak.js";
 import { Leveler, measure } from "../../services/audio/loudness/index.js";
 import { ReferenceLeveler } from "../support/leveler-reference.js";
-import { concatInt16 } from "../support/int16.js";
+import { concatInt16 } from "../support/samples.js";
 
 interface LevelerLike {
   push(block: Int16Array): void;

@@ -17,6 +17,7 @@ import { renderWithProviders } from "../../services/audio/pipeline.js";
 import { createOpenAiProvider, createSpeechRouter, localProvider } from "../../services/audio/providers/index.js";
 import { reencode } from "../../services/audio/providers/reformat.js";
 import { FAKE_OPENAI_KEY, startFakeProviders } from "../support/fake-providers.js";
+import { concatFloat32 } from "../support/samples.js";
 import { referenceTruePeak } from "../support/true-peak-reference.js";
 import { decode, ffmpegLoudness, floatWav } from "./measure.js";
 
@@ -27,16 +28,6 @@ function random(seed: number): () => number {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
-}
-
-function concat(...parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }
 
 const tone = (rate: number, seconds: number, amp: number, hz = 997) => Float32Array.from({ length: Math.round(rate * seconds) }, (_, i) => amp * Math.sin((2 * Math.PI * hz * i) / rate));
@@ -100,7 +91,7 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
       ["1 kHz sine at -20 dBFS", tone(48000, 5, 0.1), 48000],
       ["digital silence", new Float32Array(24000 * 3), 24000],
       ["300 ms tone (shorter than a gating block)", tone(24000, 0.3, 0.125, 440), 24000],
-      ["tone, then 10 s of silence and a quiet tone (relative gate)", concat(tone(24000, 3, 0.3), new Float32Array(240000), tone(24000, 3, 0.01)), 24000],
+      ["tone, then 10 s of silence and a quiet tone (relative gate)", concatFloat32(tone(24000, 3, 0.3), new Float32Array(240000), tone(24000, 3, 0.01)), 24000],
     ];
     const results = signals.map(([what, samples, rate]) => {
       const ours = measure(samples, rate);
@@ -143,9 +134,9 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     const between = Float32Array.from({ length: 24000 }, (_, i) => 0.99 * Math.sin((Math.PI * i) / 2 + Math.PI / 4));
     const cases: [string, Float32Array, number][] = [
       ["speech", speech, sampleRate],
-      ["speech 12 dB quieter, then the speech", concat(speech.map((v) => v / 4), speech), sampleRate],
-      ["peak between samples after a higher sample peak", concat(slow, new Float32Array(5000), between, slow), 24000],
-      ["silence, then noise", concat(new Float32Array(7), noise(48000, 2, 0.5, 5)), 48000],
+      ["speech 12 dB quieter, then the speech", concatFloat32(speech.map((v) => v / 4), speech), sampleRate],
+      ["peak between samples after a higher sample peak", concatFloat32(slow, new Float32Array(5000), between, slow), 24000],
+      ["silence, then noise", concatFloat32(new Float32Array(7), noise(48000, 2, 0.5, 5)), 48000],
       ["noise at 96 kHz (2x)", noise(96000, 1, 0.5, 6), 96000],
     ];
     for (const [what, samples, rate] of cases) {
@@ -237,7 +228,7 @@ describe("loudness meter (libebur128 in WebAssembly)", function () {
     const { samples, sampleRate } = await decode(providerMp3);
     const quiet = samples.map((v) => v / 6);
     // Loud speech, a quiet stretch, loud speech again, cut at arbitrary points (mid-block).
-    const joined = concat(samples, quiet, samples);
+    const joined = concatFloat32(samples, quiet, samples);
     const whole = measure(joined, sampleRate);
     // Chunks as long as real requests give (seconds to minutes), cut anywhere, even mid-block.
     for (const cuts of [[joined.length / 3], [100_001, 250_000, 377_777, 500_000], Array.from({ length: 5 }, (_, i) => Math.round(((i + 1) * joined.length) / 6))]) {

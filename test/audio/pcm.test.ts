@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { EdgeShaper, LEAD_MS, shapeEdges, toInt16, TRAIL_MS } from "../../services/audio/engine/pcm.js";
-import { concatInt16 } from "../support/int16.js";
+import { concatInt16 } from "../support/samples.js";
 
 const RATE = 22050;
 const LEAD = Math.round((RATE * LEAD_MS) / 1000);
