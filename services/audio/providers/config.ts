@@ -74,7 +74,8 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
   // holds the meters of more audio than the chunks themselves. A hit does not touch the file (a
   // syscall per chunk on the render's path); a meter lost early is measured again and rewritten.
   // The most recent are loaded into memory in the background; until then they are read one by one.
-  const meters = cache ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", touch: false, log: setup.log }) : undefined;
+  // Only cloud audio is measured: with the local engine alone there is nothing to keep.
+  const meters = cache && (openai || azure) ? await openDiskCache({ dir: path.join(cacheDir, "meters"), maxBytes: Math.max(1 << 20, Math.floor(cfg.AUDIO_CACHE_MAX_BYTES / 64)), ext: ".meter", touch: false, log: setup.log }) : undefined;
   const loading = performance.now();
   void keepMetersIn(meters).then(
     (n) => n > 0 && setup.log?.info({ meters: n, ms: Math.round(performance.now() - loading) }, "loudness meters of cached chunks loaded"),
