@@ -53,9 +53,10 @@ export function projectTarget(deployment: LoudnessTarget, project: LoudnessSetti
 
 export const dbToGain = (db: number) => Math.pow(10, db / 20);
 
-/** Compiles the meter's module (which also decodes the streams) ahead of the first article, off its critical path. */
+/** Compiles the meter's module (which also decodes the streams) and mpg123 (for limitAndEncode) ahead of the first article, off its critical path. */
 export async function preloadLoudness(): Promise<void> {
   measure(new Float32Array(4800), 48000);
+  await decodeMono(new Uint8Array(0)).catch(() => undefined);
 }
 
 let decoder: Promise<MPEGDecoder> | undefined;
