@@ -20,8 +20,10 @@ const ASSETS: Record<string, string> = {
   "favicon-32x32.png": "image/png",
 };
 
+// persistAuthorization keeps the token the reader typed into "Authorize" in this
+// browser's localStorage, so a reload does not ask for it again.
 const INIT_JS = `window.addEventListener("load", function () {
-  window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#docs", deepLinking: true, layout: "BaseLayout" });
+  window.ui = SwaggerUIBundle({ url: "/api/openapi.json", dom_id: "#docs", deepLinking: true, layout: "BaseLayout", persistAuthorization: true });
 });
 `;
 

@@ -1,0 +1,68 @@
+// The interactive API reference in a real browser (Debian's Chromium driven by
+// playwright-core): a reader authorizes once, reloads, and is still signed in.
+import { expect } from "chai";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { chromium, type Browser } from "playwright-core";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const TOKEN = "docs-reader-0123456789";
+
+describe("API docs page in a real browser (Chromium)", function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  let sys: Embedded;
+  let browser: Browser;
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      const msg = `browser tier did not run: no Chromium at ${CHROMIUM} (apt-get install chromium)`;
+      if (process.env.CI === "true") throw new Error(msg);
+      console.warn(`      ⚠ ${msg}`);
+      this.skip();
+    }
+    dataDir = await mkdtemp(path.join(tmpdir(), "docs-browser-"));
+    const sink = new Writable({ write: (_c, _e, cb) => cb() });
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "docs", scope: "read" }]) }, sink);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await sys?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("keeps the token typed into Authorize across a reload, and uses it for Try it out", async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(`${sys.url}/api`);
+    expect(new URL(page.url()).pathname).to.equal("/api/docs");
+
+    // As a reader does it: the Authorize dialog, the token, Authorize, Close.
+    await page.locator("button.authorize").first().click();
+    await page.locator(".modal-ux input").first().fill(TOKEN);
+    await page.locator(".modal-ux button.authorize").first().click();
+    await page.locator(".modal-ux button.btn-done").first().click();
+
+    await page.reload();
+    await page.locator("button.authorize").first().waitFor({ state: "visible", timeout: 30_000 });
+    const kept = await page.evaluate(() => (window as any).ui.authSelectors.authorized().toJS());
+    expect(kept).to.have.nested.property("bearerAuth.value", TOKEN);
+
+    // "Try it out" on the list operation sends the kept token: 200, not 401.
+    const op = page.locator("#operations-articles-listArticles, [id$='-listArticles']").first();
+    await op.locator(".opblock-summary").first().click();
+    await op.locator("button.try-out__btn").click();
+    await op.locator("button.execute").click();
+    const code = op.locator(".live-responses-table .response .response-col_status").first();
+    await code.waitFor({ state: "visible", timeout: 30_000 });
+    expect((await code.textContent())?.trim()).to.equal("200");
+    expect(errors).to.deep.equal([]);
+  });
+});
