@@ -3,7 +3,7 @@
 # (deploy/smoke-test.sh). Runs as root; installs podman, runc and mmdebstrap from Debian if
 # they are missing.
 #
-#   bash deploy/build-image.sh [--no-smoke]
+#   bash deploy/build-image.sh [--no-smoke] [podman build options, e.g. --no-cache]
 #
 # Environment:
 #   IMAGE         tag to build (default article-audio:1.0.0)
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 smoke=1
-[[ "${1:-}" == "--no-smoke" ]] && smoke=0
+if [[ "${1:-}" == "--no-smoke" ]]; then smoke=0; shift; fi
 
 IMAGE="${IMAGE:-article-audio:1.0.0}"
 dockerfile_base="$(sed -n 's/^ARG NODE_IMAGE=//p' Dockerfile)"
@@ -64,7 +64,7 @@ if [[ -n "${NODE_EXTRA_CA_CERTS:-}" && -f "$NODE_EXTRA_CA_CERTS" ]]; then
 fi
 
 start=$(date +%s)
-podman build "${PODMAN_RUN_OPTS[@]}" "${build_args[@]}" --tag "$IMAGE" --file Dockerfile .
+podman build "${PODMAN_RUN_OPTS[@]}" "${build_args[@]}" "$@" --tag "$IMAGE" --file Dockerfile .
 elapsed=$(($(date +%s) - start))
 size="$(podman image inspect "$IMAGE" --format '{{.Size}}')"
 log "built $IMAGE in ${elapsed}s, $((size / 1000000)) MB"
