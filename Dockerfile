@@ -7,7 +7,8 @@ ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # Only for builds behind a TLS-intercepting proxy: its CA bundle, mounted into the build
-# (deploy/build-image.sh). Unset by default; never part of the image's configuration.
+# (deploy/build-image.sh). Unset by default; not in the image's environment (its path shows
+# in the build history of the RUN steps, the certificates are in no layer).
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
