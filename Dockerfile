@@ -2,16 +2,27 @@
 # One image for every process; the command picks the service, e.g.
 #   docker run IMAGE dist/services/auth/main.js
 # Production runs compiled JavaScript, so neither tsx nor the compiler is needed at run time.
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node.js 24 LTS; deploy/build-image.sh builds an equivalent base where Docker Hub is out of reach.
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
+# Only for builds behind a TLS-intercepting proxy: its CA bundle, mounted into the build
+# (deploy/build-image.sh). Unset by default; not in the image's environment (its path shows
+# in the build history of the RUN steps, the certificates are in no layer).
+ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
+COPY scripts/ci/check-node-modules.mjs scripts/ci/
+# npm can exit 0 after crashing half-way ("Exit handler never called!"), leaving a partial
+# node_modules: check the tree against the lock before anything builds on it.
+RUN npm ci --no-audit --no-fund \
+ && npm ls --all >/dev/null \
+ && node scripts/ci/check-node-modules.mjs
 COPY . .
 RUN npm run build
 
 FROM ${NODE_IMAGE} AS runtime
+ARG NODE_EXTRA_CA_CERTS
 ENV NODE_ENV=production
 WORKDIR /app
 # A fixed uid that matches runAsUser in deploy/k8s, so file ownership is predictable.
@@ -23,7 +34,11 @@ RUN apt-get update \
  && groupadd --gid 10001 app \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin app
 COPY package.json package-lock.json ./
+COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
 RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm ls --all --omit=dev >/dev/null \
+ && node /tmp/check-node-modules.mjs --omit=dev \
+ && rm /tmp/check-node-modules.mjs \
  && npm cache clean --force
 COPY --from=build /app/dist ./dist
 # The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.
