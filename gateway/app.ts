@@ -14,7 +14,7 @@ import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
 import { errorMiddleware } from "./errors.js";
-import { rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
+import { limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { writerCheck } from "./writer-check.js";
@@ -93,6 +93,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     oembedRoutes(router, listenerSide);
   }
   healthRoutes(router, opts.healthTargets, () => serving);
+  // Counted by the route a request reached, however it spelled the path (ratelimit.ts).
+  if (opts.rateLimit) limitRoutes(router, rateLimitMiddleware(opts.rateLimit));
 
   app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
@@ -100,7 +102,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
   // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
   app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
-  if (opts.rateLimit) app.use(rateLimitMiddleware(opts.rateLimit));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
