@@ -31,8 +31,10 @@ import { pronunciationRoutes } from "./routes/pronunciations.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
-  /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
+  /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
   publicBaseUrl?: string;
+  /** TRUST_PROXY: X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). */
+  trustProxy?: boolean;
   /** Listening-event batches per player key; defaults in routes/player.ts. */
   playerEventRate?: { perSecond: number; burst: number };
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
@@ -65,6 +67,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   let serving = true;
   const app = new Koa();
   app.silent = true;
+  app.proxy = opts.trustProxy ?? false;
   // Stream failures after the headers went out cannot become a JSON error any more.
   app.on("error", (err: Error) => opts.log.warn({ err: { message: err.message } }, "response stream failed"));
 
@@ -75,6 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+    publicBaseUrl: opts.publicBaseUrl,
   });
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
