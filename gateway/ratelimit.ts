@@ -47,16 +47,12 @@ export function isLimitedRoute(template: string | RegExp): boolean {
 /**
  * Puts `limit` in front of the handlers of every limited route, so it counts
  * the route a request reached however its path was spelled. Call once every
- * route is registered. Returns the limited routes ("GET /api/articles", …).
+ * route is registered.
  */
-export function limitRoutes(router: Router, limit: RouterMiddleware): string[] {
-  const limited: string[] = [];
+export function limitRoutes(router: Router, limit: RouterMiddleware): void {
   for (const layer of router.stack) {
-    if (layer.methods.length === 0 || !isLimitedRoute(layer.path)) continue;
-    layer.stack.unshift(limit);
-    for (const m of layer.methods) limited.push(`${m} ${String(layer.path)}`);
+    if (layer.methods.length > 0 && isLimitedRoute(layer.path)) layer.stack.unshift(limit);
   }
-  return limited;
 }
 
 export function limitClassOf(method: string): LimitClass | null {
