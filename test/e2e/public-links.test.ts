@@ -59,19 +59,20 @@ interface Fixture {
   id: string;
 }
 
-/** A ready article with a URL on a claimed oEmbed host, and the project's player key. */
+/** A ready article with a URL on a host claimed for oEmbed, and the project's player key. */
 async function prepare(url: string, token: string): Promise<Fixture> {
   const A = api(url, token);
   const created = await A("POST", "/api/articles", { title: "Links", text: "Where do the links point? Here.", url: PAGE });
   expect(created.status, created.text).to.equal(200);
   const id = created.body.id as string;
   await waitFor(`article ${id} ready`, async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
+  // oEmbed answers only for a claimed host (if claims must be verified, verify it here: the oEmbed tests need it).
   const p = await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } });
   expect(p.status, p.text).to.equal(200);
   return { url, token, key: p.body.publicKey, id };
 }
 
-/** Every answer that carries absolute links, as a client with the given headers gets it. */
+/** Every answer that carries absolute links (oEmbed apart: oembed()), as a client with the given headers gets it. */
 async function answers(f: Fixture, headers: Record<string, string>): Promise<Record<string, Answer>> {
   const auth = { ...headers, authorization: `Bearer ${f.token}` };
   const out: Record<string, Answer> = {
@@ -81,7 +82,6 @@ async function answers(f: Fixture, headers: Record<string, string>): Promise<Rec
     "player lookup": await get(f.url, `/player/v1/article?key=${f.key}&id=${f.id}`, headers),
     "embed page": await get(f.url, `/player/v1/embed/${f.key}/${f.id}`, headers),
     feed: await get(f.url, `/feeds/${f.key}.xml`, headers),
-    oembed: await get(f.url, `/oembed?url=${encodeURIComponent(PAGE)}&format=json`, headers),
   };
   for (const [what, a] of Object.entries(out)) expect(a.status, `${what}: ${a.text.slice(0, 300)}`).to.equal(200);
   return out;
@@ -103,7 +103,13 @@ function expectLinksUnder(all: Record<string, Answer>, base: string): void {
   expect(JSON.parse(all["player lookup"].text).article.audio).to.equal(audio);
   expect(all.feed.text).to.include(`url="${audio}"`);
   expect(all["embed page"].text).to.include(`<script src="${base}/player/v1/player.js?v=`);
-  expect(JSON.parse(all.oembed.text).html).to.include(`src="${base}/player/v1/embed/`);
+}
+
+/** The oEmbed answer for the fixture's page and the iframe URL in it. */
+async function oembed(f: Fixture, headers: Record<string, string>): Promise<{ answer: Answer; src: string }> {
+  const answer = await get(f.url, `/oembed?url=${encodeURIComponent(PAGE)}&format=json`, headers);
+  expect(answer.status, answer.text).to.equal(200);
+  return { answer, src: /src="([^"]+)"/.exec(JSON.parse(answer.text).html)![1] };
 }
 
 function configuredScenario(target: () => Fixture) {
@@ -120,6 +126,13 @@ function configuredScenario(target: () => Fixture) {
       expect(varies(one[what]), what).to.not.include("host");
       expect(two[what].text, what).to.equal(one[what].text);
     }
+  });
+
+  it("points oEmbed's iframe at PUBLIC_BASE_URL whatever the Host", async () => {
+    const { answer, src } = await oembed(target(), { Host: ATTACKER, "X-Forwarded-Host": "forwarded.example" });
+    expect(src.startsWith(`${PUBLIC}/player/v1/embed/${target().key}/`), src).to.equal(true);
+    expect(answer.text).to.not.include(ATTACKER).and.not.include("forwarded.example");
+    expect(varies(answer)).to.not.include("host");
   });
 }
 
@@ -194,6 +207,12 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
     const audio = JSON.parse((await get(f.url, `/api/articles/${f.id}`, { authorization: `Bearer ${f.token}` })).text).article.audio as string;
     expect(audio.startsWith(`${f.url}/audio/`), audio).to.equal(true);
     expect((await fetch(audio)).status).to.equal(200);
+  });
+
+  it("points oEmbed's iframe at the request's origin and answers with Vary: Host", async () => {
+    const { answer, src } = await oembed(f, { Host: ATTACKER, "X-Forwarded-Proto": "https" });
+    expect(src.startsWith(`http://${ATTACKER}/player/v1/embed/${f.key}/`), src).to.equal(true);
+    expect(varies(answer)).to.include("host");
   });
 
   it("ignores X-Forwarded-Proto and X-Forwarded-Host without TRUST_PROXY", async () => {
