@@ -14,7 +14,7 @@ import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
 import { errorMiddleware } from "./errors.js";
-import { rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
+import { limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { writerCheck } from "./writer-check.js";
@@ -31,8 +31,10 @@ import { pronunciationRoutes } from "./routes/pronunciations.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
-  /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
+  /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
   publicBaseUrl?: string;
+  /** TRUST_PROXY: X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). */
+  trustProxy?: boolean;
   /** Listening-event batches per player key; defaults in routes/player.ts. */
   playerEventRate?: { perSecond: number; burst: number };
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
@@ -65,6 +67,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   let serving = true;
   const app = new Koa();
   app.silent = true;
+  app.proxy = opts.trustProxy ?? false;
   // Stream failures after the headers went out cannot become a JSON error any more.
   app.on("error", (err: Error) => opts.log.warn({ err: { message: err.message } }, "response stream failed"));
 
@@ -75,6 +78,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+    publicBaseUrl: opts.publicBaseUrl,
   });
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
@@ -93,6 +97,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     oembedRoutes(router, listenerSide);
   }
   healthRoutes(router, opts.healthTargets, () => serving);
+  // Counted by the route a request reached, however it spelled the path (ratelimit.ts).
+  if (opts.rateLimit) limitRoutes(router, rateLimitMiddleware(opts.rateLimit));
 
   app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
@@ -100,7 +106,6 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
   // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
   app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
-  if (opts.rateLimit) app.use(rateLimitMiddleware(opts.rateLimit));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -7,8 +7,10 @@ import { DATA_VARS, openBlobStore } from "../lib/adapters.js";
 import { closeMongo } from "../lib/mongo.js";
 import { closeRpcClients } from "../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS } from "../lib/metrics.js";
+import { PUBLIC_URL_VARS, publicBaseUrlOf, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../lib/service.js";
 import { startGateway } from "./app.js";
+import { TRUST_PROXY_VARS } from "./public-links.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "./ratelimit-setup.js";
 import type { HealthTarget } from "./routes/health.js";
 
@@ -20,7 +22,8 @@ const schema = {
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
   AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, the project lookup of rate limits, player keys and feeds)" },
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service (write checks, rate limits)" },
-  PUBLIC_BASE_URL: { type: "string", format: "uri", description: "public base URL for links in player snippets and feeds (default: each request's origin)" },
+  PUBLIC_BASE_URL: PUBLIC_URL_VARS.PUBLIC_BASE_URL,
+  ...TRUST_PROXY_VARS,
   NATS_URL: { type: "string", format: "uri", description: "NATS JetStream: rate-limit buckets shared by every gateway replica (KV); unset = per-process buckets" },
   ...RATE_LIMIT_VARS,
   ...PLAYER_VARS,
@@ -35,6 +38,7 @@ const schema = {
 async function main(): Promise<void> {
   const config = loadConfig(schema);
   if (!config.ARTICLES_URL) throw new ConfigError("Invalid configuration: ARTICLES_URL is required");
+  warnWithoutPublicBaseUrl(config, process.env, log);
   const healthTargets: HealthTarget[] = [
     { name: "auth", url: config.AUTH_URL },
     { name: "articles", url: config.ARTICLES_URL },
@@ -49,7 +53,8 @@ async function main(): Promise<void> {
     rateLimit: rateLimit?.options,
     playerEventRate: { perSecond: config.PLAYER_EVENTS_PER_SECOND, burst: config.PLAYER_EVENTS_BURST },
     articlesUrl: config.ARTICLES_URL,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
+    publicBaseUrl: publicBaseUrlOf(config),
+    trustProxy: config.TRUST_PROXY,
     healthTargets,
     blobs,
     log,

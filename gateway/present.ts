@@ -1,6 +1,7 @@
 // Protobuf articles → the spec's JSON shapes. The two shapes differ on
 // purpose (externalId vs external_id) because the spec says so.
 import { ArticleStatus, type Article } from "../gen/articles/v1/articles_pb.js";
+import { publicUrl } from "./public-links.js";
 
 /** ARTICLE_STATUS_NO_MONEY → "no_money"; an unset status reads as waiting. */
 export function statusName(status: ArticleStatus): string {
@@ -12,21 +13,22 @@ export function statusName(status: ArticleStatus): string {
 const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 const seconds = (v: bigint | undefined): number | null => (v === undefined ? null : Number(v));
 
-function audioFields(a: Article): Record<string, string | number> {
+/** `base`: where root-relative audio URLs point (public-links.ts). */
+function audioFields(a: Article, base: string): Record<string, string | number> {
   if (a.status !== ArticleStatus.READY) return {};
   const out: Record<string, string | number> = {};
   if (a.audio?.url) {
-    out.audio = a.audio.url;
+    out.audio = publicUrl(base, a.audio.url);
     out.audio_duration = a.audio.duration;
   }
   if (a.audioPreview?.url) {
-    out.audio_preview = a.audioPreview.url;
+    out.audio_preview = publicUrl(base, a.audioPreview.url);
     out.audio_preview_duration = a.audioPreview.duration;
   }
   return out;
 }
 
-export function articleJson(a: Article): Record<string, unknown> {
+export function articleJson(a: Article, base: string): Record<string, unknown> {
   const out: Record<string, unknown> = {
     id: a.id,
     externalId: orNull(a.externalId),
@@ -43,7 +45,7 @@ export function articleJson(a: Article): Record<string, unknown> {
     labels: [...a.labels],
   };
   if (a.types.length > 0) out.type = a.types.map((t) => ({ Name: t.name, Score: t.score }));
-  Object.assign(out, audioFields(a));
+  Object.assign(out, audioFields(a, base));
   if (a.status === ArticleStatus.ERRORED) {
     out.error = a.error ?? a.errors.at(-1)?.error ?? "";
     out.errors = a.errors.map((e) => ({ error: e.error, date: e.date }));
@@ -51,7 +53,7 @@ export function articleJson(a: Article): Record<string, unknown> {
   return out;
 }
 
-export function listItemJson(a: Article): Record<string, unknown> {
+export function listItemJson(a: Article, base: string): Record<string, unknown> {
   return {
     id: a.id,
     external_id: orNull(a.externalId),
@@ -64,6 +66,6 @@ export function listItemJson(a: Article): Record<string, unknown> {
     isRaw: a.isRaw,
     voice: a.voice,
     lang: a.lang,
-    ...audioFields(a),
+    ...audioFields(a, base),
   };
 }

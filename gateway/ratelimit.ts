@@ -5,7 +5,13 @@
 // here. A refusal is a 429 ErrorResult with Retry-After; every limited
 // response carries the RateLimit-Policy and RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers (docs/limits.md).
+//
+// The limit runs as the first middleware of every limited route, after the
+// router chose it (limitRoutes): the router matches paths case-insensitively
+// and with or without a trailing slash, so any test on the request's own
+// spelling of the path would miss some of the ways to reach a route.
 import { Code, ConnectError, type Client } from "@connectrpc/connect";
+import type { Router, RouterMiddleware } from "@koa/router";
 import type { Context, Next } from "koa";
 import type { AuthService } from "../gen/auth/v1/auth_pb.js";
 import type { RateLimitSettings } from "../lib/project-settings.js";
@@ -30,8 +36,24 @@ export interface RateLimitMiddlewareOptions {
   limitsOf: (projectId: string) => Promise<ProjectLimits>;
 }
 
-/** Paths that are not the publisher API: the docs and the OpenAPI document. */
-const EXEMPT = /^\/api(\/docs(\/.*)?|\/openapi\.json)?\/?$/;
+/** Routes under /api that are not the publisher API: the docs and the OpenAPI document (route templates, as registered). */
+const EXEMPT_ROUTE = /^\/api(\/docs(\/.*)?|\/openapi\.json)?$/;
+
+/** Whether a route, by the template it was registered with, is counted: the publisher API. */
+export function isLimitedRoute(template: string | RegExp): boolean {
+  return typeof template === "string" && template.startsWith("/api/") && !EXEMPT_ROUTE.test(template);
+}
+
+/**
+ * Puts `limit` in front of the handlers of every limited route, so it counts
+ * the route a request reached however its path was spelled. Call once every
+ * route is registered.
+ */
+export function limitRoutes(router: Router, limit: RouterMiddleware): void {
+  for (const layer of router.stack) {
+    if (layer.methods.length > 0 && isLimitedRoute(layer.path)) layer.stack.unshift(limit);
+  }
+}
 
 export function limitClassOf(method: string): LimitClass | null {
   if (method === "GET" || method === "HEAD") return "reads";
@@ -59,11 +81,14 @@ const RECENT_MAX = 10_000;
 export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
   // projectId null: the internal token; false: a token the auth service refused (not counted, the route answers 401).
   const recent = new Map<string, { projectId: string | null | false; until: number }>();
+  // Should a request ever reach two limited routes (one handing over to the next), it is counted once.
+  const counted = new WeakSet<Context>();
   return async (ctx: Context, next: Next): Promise<void> => {
     const cls = limitClassOf(ctx.method);
     const authorization = ctx.get("Authorization");
     // Only authenticated API calls are counted; a missing or bad token is the route's 401.
-    if (!cls || !authorization || !ctx.path.startsWith("/api") || EXEMPT.test(ctx.path)) return next();
+    if (!cls || !authorization || counted.has(ctx)) return next();
+    counted.add(ctx);
     let projectId: string | null | false;
     const hit = recent.get(authorization);
     if (hit && hit.until > Date.now()) {

@@ -14,10 +14,11 @@ export function requestIdOf(header: string | undefined): string {
 
 /**
  * The path as logged: an article URL looked up by #9 may carry its own query
- * string (with who knows what in it), so that part is cut off.
+ * string (with who knows what in it), so that part is cut off. In any case,
+ * as the router reaches the route in any case.
  */
 export function loggablePath(path: string): string {
-  if (!path.startsWith(EXTERNAL_URL_PREFIX)) return path;
+  if (path.slice(0, EXTERNAL_URL_PREFIX.length).toLowerCase() !== EXTERNAL_URL_PREFIX) return path;
   const cut = path.search(/%3F|\?/i);
   return cut === -1 ? path : `${path.slice(0, cut)}?…`;
 }

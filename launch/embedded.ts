@@ -33,6 +33,8 @@ import { openAuthStore } from "../services/auth/store/open.js";
 import { startGateway } from "../gateway/app.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
 import { freePort } from "../lib/net/free-port.js";
+import { audioBaseUrlOf, publicBaseUrlOf, PUBLIC_URL_VARS, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
+import { TRUST_PROXY_VARS } from "../gateway/public-links.js";
 
 export const EMBEDDED_VARS = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port of the gateway" },
@@ -47,7 +49,8 @@ export const EMBEDDED_VARS = {
   SEED_TOKENS: { type: "string", format: "json", description: "JSON [{token, project, scope}] provisioned at start" },
   ADMIN_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "admin credential (16+ characters); unset disables the admin RPCs" },
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token (16+ characters); random per start when unset" },
-  AUDIO_BASE_URL: { type: "string", format: "uri", description: "public base URL of audio files ({audio_url})" },
+  ...PUBLIC_URL_VARS,
+  ...TRUST_PROXY_VARS,
   MAX_BODY_BYTES: { type: "integer", minimum: 1024, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
@@ -96,6 +99,7 @@ export interface Embedded {
 export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.WritableStream = process.stdout): Promise<Embedded> {
   const cfg = loadConfig(EMBEDDED_VARS, env);
   const log = logger("embedded");
+  warnWithoutPublicBaseUrl(cfg, env, log);
   await assertPortsFree([
     { variable: "PORT", host: cfg.HOST, port: cfg.PORT },
     { variable: "AUTH_PORT", host: cfg.RPC_HOST, port: cfg.AUTH_PORT },
@@ -103,7 +107,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     { variable: "AUDIO_PORT", host: cfg.RPC_HOST, port: cfg.AUDIO_PORT },
     { variable: "METRICS_PORT", host: cfg.METRICS_HOST, port: cfg.METRICS_PORT },
   ]);
-  // The audio base URL needs the public port before the gateway listens.
+  // The token banner names the public address before the gateway listens.
   const publicPort = cfg.PORT === 0 ? await freePort(cfg.HOST) : cfg.PORT;
   const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
   if (!cfg.MONGODB_URL) await mkdir(cfg.DATA_DIR, { recursive: true });
@@ -123,7 +127,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const authStore = await openAuthStore(cfg);
     closers.push(() => authStore.close());
-    await provisionTokens(authStore, cfg.SEED_TOKENS, out, `http://localhost:${publicPort}`, logger("auth"));
+    await provisionTokens(authStore, cfg.SEED_TOKENS, out, publicBaseUrlOf(cfg) ?? `http://localhost:${publicPort}`, logger("auth"));
     const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS, webhookTargets: privateAllowList(cfg.FETCH_ALLOW_PRIVATE) });
     closers.push(() => auth.close());
 
@@ -140,7 +144,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       settingsFrom: rpcClient(AuthService, auth.url, { token: internalToken }),
       fetchOptions: privateAllowList(cfg.FETCH_ALLOW_PRIVATE),
       internalToken,
-      audioBaseUrl: cfg.AUDIO_BASE_URL ?? `http://localhost:${publicPort}/audio`,
+      audioBaseUrl: audioBaseUrlOf(cfg),
       log: logger("articles"),
       host: cfg.RPC_HOST,
       port: cfg.ARTICLES_PORT,
@@ -184,6 +188,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       rateLimit: rateLimit?.options,
       playerEventRate: { perSecond: cfg.PLAYER_EVENTS_PER_SECOND, burst: cfg.PLAYER_EVENTS_BURST },
       articlesUrl: articles.url,
+      publicBaseUrl: publicBaseUrlOf(cfg),
+      trustProxy: cfg.TRUST_PROXY,
       healthTargets: [
         { name: "auth", url: auth.url },
         { name: "articles", url: articles.url },

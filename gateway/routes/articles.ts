@@ -18,6 +18,7 @@ import { createCoalescer } from "../coalesce.js";
 import { createBatcher } from "../create-batch.js";
 import { HttpError } from "../errors.js";
 import { articleJson, listItemJson } from "../present.js";
+import { baseOf } from "../public-links.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
 
@@ -28,6 +29,8 @@ export interface ArticleRoutesOptions {
   maxSharedReads?: number;
   /** Refuses a bad or read-only token before the body is read (reads never pay for it). */
   checkWriter?: WriterCheck;
+  /** PUBLIC_BASE_URL, for audio URLs the articles service left root-relative (public-links.ts). */
+  publicBaseUrl?: string;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
@@ -42,18 +45,19 @@ function callOptions(ctx: Context): CallOptions & { headers: { authorization: st
 /**
  * Reads answer with JSON text shared by identical reads in flight (same
  * credential, method, path and query; see coalesce.ts). A read that joins
- * another one is answered under the first one's upstream request id.
+ * another one is answered under the first one's upstream request id. The
+ * base of the audio links is part of the key: it may follow the request.
  */
-async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx: Context, authorization: string, produce: () => Promise<unknown>): Promise<void> {
-  const key = `${authorization} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
+async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx: Context, authorization: string, base: string, produce: () => Promise<unknown>): Promise<void> {
+  const key = `${authorization} ${base} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
   const json = await reads.run(key, async () => JSON.stringify(await produce()));
   ctx.type = "json";
   ctx.body = json;
 }
 
-function found(article: Article | undefined): Record<string, unknown> {
+function found(article: Article | undefined, base: string): Record<string, unknown> {
   if (!article) throw new HttpError(404, "Article not found");
-  return { result: "ok", article: articleJson(article) };
+  return { result: "ok", article: articleJson(article, base) };
 }
 
 /**
@@ -103,15 +107,17 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     return readJsonBody(ctx, maxBodyBytes);
   };
   const reads = createCoalescer<string>(opts.maxSharedReads);
+  const base = (ctx: Context) => baseOf(ctx, opts.publicBaseUrl);
   const createArticle = createBatcher(client);
 
   router.get("/api/articles", async (ctx) => {
     const call = callOptions(ctx);
     const query: Record<string, unknown> = { ...ctx.query };
     validate.listQuery(query);
-    await sharedRead(reads, ctx, call.headers.authorization, async () => {
+    const b = base(ctx);
+    await sharedRead(reads, ctx, call.headers.authorization, b, async () => {
       const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number }, call);
-      return { result: "ok", count: Number(res.count), articles: res.articles.map(listItemJson) };
+      return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
     });
   });
 
@@ -139,7 +145,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const call = callOptions(ctx);
     const id = ctx.params.articleId;
     validate.articleId(id);
-    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticle({ id }, call)).article));
+    const b = base(ctx);
+    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticle({ id }, call)).article, b));
   });
 
   router.put("/api/articles/:articleId", async (ctx) => {
@@ -162,7 +169,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const call = callOptions(ctx);
     const externalId = ctx.params.externalId;
     validate.externalId(externalId);
-    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticleByExternalId({ externalId }, call)).article));
+    const b = base(ctx);
+    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticleByExternalId({ externalId }, call)).article, b));
   });
 
   router.put("/api/articles_external_id/:externalId", async (ctx) => {
@@ -178,6 +186,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const call = callOptions(ctx);
     const url = externalUrlOf(ctx.path, ctx.querystring);
     validate.externalUrl(url);
-    await sharedRead(reads, ctx, call.headers.authorization, async () => found((await client.getArticleByUrl({ url }, call)).article));
+    const b = base(ctx);
+    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticleByUrl({ url }, call)).article, b));
   });
 }

@@ -13,6 +13,7 @@ import type { BlobStore } from "../../lib/blob/port.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { HttpError } from "../errors.js";
 import { notModified } from "../conditional.js";
+import { publicUrl } from "../public-links.js";
 import { baseOf, keyCall, publicCors } from "./player.js";
 
 export interface FeedRoutesOptions {
@@ -90,7 +91,7 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     const feedUrl = (p: number) => `${base}/feeds/${key}.xml${label !== undefined || p > 1 ? "?" : ""}${[label !== undefined ? `label=${encodeURIComponent(label)}` : "", p > 1 ? `page=${p}` : ""].filter(Boolean).join("&")}`;
     const show = settings.feed;
     const title = show.title ?? (label ? `${player!.projectName}: ${label}` : player!.projectName);
-    const items = await Promise.all(list.articles.map(async (a) => item(a, await sizeOf(a.audio!.key), show.explicit)));
+    const items = await Promise.all(list.articles.map(async (a) => item(a, base, await sizeOf(a.audio!.key), show.explicit)));
     const newest = list.articles.reduce((m, a) => Math.max(m, Number(a.updated), Number(a.added)), 0);
     const lastModified = new Date((newest || Math.floor(Date.now() / 1000)) * 1000);
     const links: Array<Record<string, string>> = [{ "@_rel": "self", "@_type": "application/rss+xml", "@_href": feedUrl(page) }];
@@ -130,14 +131,14 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     return { xml, etag: `"${createHash("sha1").update(xml).digest("base64url")}"`, lastModified, until: Date.now() + reuseMs };
   }
 
-  function item(a: ListenerArticle, bytes: number, explicit: boolean): Record<string, unknown> {
+  function item(a: ListenerArticle, base: string, bytes: number, explicit: boolean): Record<string, unknown> {
     return {
       title: a.title,
       guid: { "@_isPermaLink": "false", "#text": a.id },
       pubDate: new Date(Number(a.added) * 1000).toUTCString(),
       ...(a.url ? { link: a.url } : {}),
       description: a.title,
-      enclosure: { "@_url": a.audio!.url, "@_length": String(bytes), "@_type": "audio/mpeg" },
+      enclosure: { "@_url": publicUrl(base, a.audio!.url), "@_length": String(bytes), "@_type": "audio/mpeg" },
       "itunes:duration": clock(a.audio!.duration),
       "itunes:explicit": explicit ? "true" : "false",
       "itunes:episodeType": "full",

@@ -18,6 +18,7 @@ import { HttpError } from "../errors.js";
 import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
 import { embedPage } from "../player/embed.js";
+import { baseOf, publicUrl } from "../public-links.js";
 
 export interface PlayerRoutesOptions {
   player: Client<typeof PlayerService>;
@@ -39,13 +40,14 @@ export const PLAYER_VARS = {
 } as const;
 const KEY = new RegExp(PUBLIC_KEY_PATTERN);
 
-/** Koa 3's ctx.origin is the Origin request header; the base is this server as the client addressed it. */
-export const baseOf = (ctx: Context, configured?: string) => (configured ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, "");
+// Feeds and oEmbed take the base of their links from here too.
+export { baseOf };
 
 export function publicCors(ctx: Context): void {
   ctx.set("Access-Control-Allow-Origin", "*");
   ctx.set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, Retry-After");
-  ctx.set("Vary", "Accept-Encoding");
+  // Added to, not set: an answer whose links follow the request also varies by Host (public-links.ts).
+  ctx.vary("Accept-Encoding");
 }
 
 function bearer(ctx: Context): { headers: { authorization: string; "x-request-id": string } } {
@@ -76,10 +78,10 @@ function playerJson(base: string, p: Player | undefined): Record<string, unknown
 }
 
 /** What the player shows: nothing that is not public. */
-export function listenerArticleJson(a: ListenerArticle): Record<string, unknown> {
+export function listenerArticleJson(a: ListenerArticle, base: string): Record<string, unknown> {
   const out: Record<string, unknown> = { id: a.id, title: a.title, lang: a.lang, url: a.url ?? null, revision: Number(a.revision) };
-  if (a.audio) Object.assign(out, { audio: a.audio.url, audio_duration: a.audio.duration });
-  if (a.audioPreview) Object.assign(out, { audio_preview: a.audioPreview.url, audio_preview_duration: a.audioPreview.duration });
+  if (a.audio) Object.assign(out, { audio: publicUrl(base, a.audio.url), audio_duration: a.audio.duration });
+  if (a.audioPreview) Object.assign(out, { audio_preview: publicUrl(base, a.audioPreview.url), audio_preview_duration: a.audioPreview.duration });
   return out;
 }
 
@@ -137,10 +139,11 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const [id, externalId, url] = [pick("id"), pick("externalId"), pick("url")];
     const lookup = id ? { case: "id" as const, value: id } : externalId ? { case: "externalId" as const, value: externalId } : url ? { case: "url" as const, value: url } : undefined;
     if (!lookup) throw new HttpError(400, "query: one of id, externalId or url is required");
-    // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query.
-    const found = await lookups.run(`${ctx.path}?${ctx.querystring}`, async () => {
+    const base = baseOf(ctx, opts.publicBaseUrl);
+    // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query, the links' base too.
+    const found = await lookups.run(`${base} ${ctx.path}?${ctx.querystring}`, async () => {
       const a = (await listener.getListenerArticle({ lookup }, call)).article!;
-      return { etag: `"${a.id}.${a.revision}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a) }) };
+      return { etag: `"${a.id}.${a.revision}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a, base) }) };
     });
     // Revalidated on every page load, so a new revision's audio shows at once; unchanged answers are a 304.
     ctx.set("Cache-Control", "no-cache");

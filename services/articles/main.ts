@@ -7,6 +7,7 @@ import { logger } from "../../lib/log.js";
 import { closeMongo } from "../../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses } from "../../lib/metrics.js";
+import { audioBaseUrlOf, PUBLIC_URL_VARS } from "../../lib/public-url.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
 import { AUDIO_FILES_VARS } from "./audio-files.js";
@@ -24,8 +25,7 @@ const schema = {
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
   INTERNAL_TOKEN: { type: "string", description: "service-to-service bearer token" },
-  PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public gateway port, for the default AUDIO_BASE_URL" },
-  AUDIO_BASE_URL: { type: "string", format: "uri", description: "public base URL of audio files ({audio_url})" },
+  ...PUBLIC_URL_VARS,
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private; with a port, only that port" },
   RECONCILE_INTERVAL_MS: { type: "integer", minimum: 1000, default: 30_000, description: "reconciler period" },
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
     settingsFrom: rpcClient(AuthService, config.AUTH_URL, { token: config.INTERNAL_TOKEN }),
     fetchOptions: privateAllowList(config.FETCH_ALLOW_PRIVATE),
     internalToken: config.INTERNAL_TOKEN,
-    audioBaseUrl: config.AUDIO_BASE_URL ?? `http://localhost:${config.PORT}/audio`,
+    audioBaseUrl: audioBaseUrlOf(config),
     log,
     host: config.RPC_HOST,
     port: config.ARTICLES_PORT,

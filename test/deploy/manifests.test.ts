@@ -94,10 +94,10 @@ describe("deploy: Kubernetes manifests", function () {
         expect(config.METRICS_ON_PUBLIC_PORT ?? "false").to.equal("false");
       });
 
-      it("publishes only /api and /audio through the Ingress, to the gateway", () => {
+      it("publishes only /api, /audio and the listener side (/player, /feeds, /oembed) through the Ingress, to the gateway", () => {
         const ing = find(rendered[overlay], "Ingress", "gateway");
         const paths = ing.spec.rules.flatMap((r: any) => r.http.paths);
-        expect(paths.map((p: any) => p.path).sort()).to.deep.equal(["/api", "/audio"]);
+        expect(paths.map((p: any) => p.path).sort()).to.deep.equal(["/api", "/audio", "/feeds", "/oembed", "/player"]);
         for (const p of paths) expect(p.backend.service).to.deep.equal({ name: "gateway", port: { name: "http" } });
       });
 
@@ -180,7 +180,10 @@ describe("deploy: Kubernetes manifests", function () {
 
     it("builds public audio URLs on https and /audio, and ships a ServiceMonitor that finds the metrics ports", () => {
       const objs = rendered.prod;
-      expect(find(objs, "ConfigMap", "article-audio-config").data!.AUDIO_BASE_URL).to.match(/^https:\/\/[^/]+\/audio$/);
+      const config = find(objs, "ConfigMap", "article-audio-config").data!;
+      // Links never follow a request's Host in production (PUBLIC_BASE_URL), and audio sits on the same https origin.
+      expect(config.PUBLIC_BASE_URL).to.match(/^https:\/\/[^/]+$/);
+      expect(config.AUDIO_BASE_URL).to.equal(`${config.PUBLIC_BASE_URL}/audio`);
       const sm = find(objs, "ServiceMonitor", "article-audio");
       const port = sm.spec.endpoints[0].port;
       const services = objs.filter((o) => o.kind === "Service" && Object.entries(sm.spec.selector.matchLabels).every(([k, v]) => o.metadata.labels?.[k] === v));

@@ -1,0 +1,35 @@
+// The base of the absolute links the gateway hands out (player snippets and
+// script URLs, embed pages, feeds, oEmbed, audio URLs). PUBLIC_BASE_URL when
+// set (lib/public-url.ts). Without it, the request's own origin: every such
+// answer then says Vary: Host so no shared cache hands one client's links to
+// another, and X-Forwarded-Proto/-Host count only with TRUST_PROXY (Koa's
+// `proxy`), since anyone can send them to a gateway not behind a proxy.
+import type { Context } from "koa";
+import { HttpError } from "./errors.js";
+
+export const TRUST_PROXY_VARS = {
+  TRUST_PROXY: { type: "boolean", default: false, description: "behind a proxy that sets X-Forwarded-Proto, -Host and -For: take the request's origin and address from them (Koa's proxy option); links use them only when PUBLIC_BASE_URL is unset" },
+} as const;
+
+// A name or address and an optional port: nothing that could leave an HTML attribute or a URL's authority.
+const HOST = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
+
+/** The base for this request's links, without a trailing slash. */
+export function baseOf(ctx: Context, configured?: string): string {
+  if (configured) return configured.replace(/\/+$/, "");
+  ctx.vary("Host");
+  if (ctx.app.proxy) {
+    ctx.vary("X-Forwarded-Host");
+    ctx.vary("X-Forwarded-Proto");
+  }
+  const proto = ctx.protocol.toLowerCase();
+  if (proto !== "http" && proto !== "https") throw new HttpError(400, "X-Forwarded-Proto: must be http or https");
+  const host = ctx.host;
+  if (host.length > 255 || !HOST.test(host)) throw new HttpError(400, "Host: must be a host name or address with an optional port");
+  return `${proto}://${host.toLowerCase()}`;
+}
+
+/** A URL the articles service made: root-relative ones (no AUDIO_BASE_URL or PUBLIC_BASE_URL there) are the gateway's own, under the base. */
+export function publicUrl(base: string, url: string): string {
+  return url.startsWith("/") && !url.startsWith("//") ? base + url : url;
+}

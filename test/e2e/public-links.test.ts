@@ -1,0 +1,299 @@
+// Absolute links in public answers (player lookups and snippets, embed
+// pages, feeds, oEmbed) and audio URLs in article responses come from
+// PUBLIC_BASE_URL when it is set, whatever Host or X-Forwarded-* a request
+// sends. Without it they follow the request's origin, and the answer says
+// Vary: Host; X-Forwarded-Proto/-Host count only with TRUST_PROXY. On the
+// embedded default and on the full stack (gateway/main.ts and the articles
+// service read the variables there).
+import { spawn } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { fileURLToPath } from "node:url";
+import { expect } from "chai";
+import { startGateway } from "../../gateway/app.js";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { createFsBlobStore } from "../../lib/blob/fs.js";
+import { ConfigError } from "../../lib/config.js";
+import { logger } from "../../lib/log.js";
+import type { RunningService } from "../../lib/service.js";
+import { api, waitFor } from "../support/http.js";
+import { requireMongo, requireNats } from "../support/servers.js";
+import { startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const PUBLIC = "https://listen.example.org";
+const ATTACKER = "attacker.example";
+const PAGE = "https://news.example/links/1";
+const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+/** A GET with headers fetch() would not send as given (Host). */
+function get(base: string, p: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: p, method: "GET", headers, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+const varies = (a: Answer) => String(a.headers.vary ?? "").split(/\s*,\s*/).map((v) => v.toLowerCase());
+
+interface Fixture {
+  url: string;
+  token: string;
+  key: string;
+  id: string;
+}
+
+/** A ready article with a URL on a host claimed for oEmbed, and the project's player key. */
+async function prepare(url: string, token: string): Promise<Fixture> {
+  const A = api(url, token);
+  const created = await A("POST", "/api/articles", { title: "Links", text: "Where do the links point? Here.", url: PAGE });
+  expect(created.status, created.text).to.equal(200);
+  const id = created.body.id as string;
+  await waitFor(`article ${id} ready`, async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
+  // oEmbed answers only for a claimed host (if claims must be verified, verify it here: the oEmbed tests need it).
+  const p = await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } });
+  expect(p.status, p.text).to.equal(200);
+  return { url, token, key: p.body.publicKey, id };
+}
+
+/** Every answer that carries absolute links (oEmbed apart: oembed()), as a client with the given headers gets it. */
+async function answers(f: Fixture, headers: Record<string, string>): Promise<Record<string, Answer>> {
+  const auth = { ...headers, authorization: `Bearer ${f.token}` };
+  const out: Record<string, Answer> = {
+    "api player": await get(f.url, "/api/player", auth),
+    "api article": await get(f.url, `/api/articles/${f.id}`, auth),
+    "api list": await get(f.url, "/api/articles?limit=10", auth),
+    "player lookup": await get(f.url, `/player/v1/article?key=${f.key}&id=${f.id}`, headers),
+    "embed page": await get(f.url, `/player/v1/embed/${f.key}/${f.id}`, headers),
+    feed: await get(f.url, `/feeds/${f.key}.xml`, headers),
+  };
+  for (const [what, a] of Object.entries(out)) expect(a.status, `${what}: ${a.text.slice(0, 300)}`).to.equal(200);
+  return out;
+}
+
+/** The absolute http(s) links in an answer, whatever its format. */
+const links = (a: Answer) => [...a.text.replace(/\\\//g, "/").matchAll(/https?:\/\/[^\s"'<>&]+/g)].map((m) => m[0]).filter((l) => !/^https?:\/\/(news\.example|www\.w3\.org|www\.itunes\.com|podcastindex\.org)\b/.test(l));
+
+/** Every link of every answer starts with `base`, the audio URLs included. */
+function expectLinksUnder(all: Record<string, Answer>, base: string): void {
+  for (const [what, a] of Object.entries(all)) {
+    const found = links(a);
+    expect(found.length, `${what} has links`).to.be.greaterThan(0);
+    for (const l of found) expect(l.startsWith(`${base}/`) || l === base, `${what}: ${l}`).to.equal(true);
+  }
+  const audio = JSON.parse(all["api article"].text).article.audio as string;
+  expect(audio).to.match(new RegExp(`^${base.replace(/[.:/]/g, "\\$&")}/audio/.+\\.mp3$`));
+  expect(JSON.parse(all["api list"].text).articles[0].audio).to.equal(audio);
+  expect(JSON.parse(all["player lookup"].text).article.audio).to.equal(audio);
+  expect(all.feed.text).to.include(`url="${audio}"`);
+  expect(all["embed page"].text).to.include(`<script src="${base}/player/v1/player.js?v=`);
+}
+
+/** The oEmbed answer for the fixture's page and the iframe URL in it. */
+async function oembed(f: Fixture, headers: Record<string, string>): Promise<{ answer: Answer; src: string }> {
+  const answer = await get(f.url, `/oembed?url=${encodeURIComponent(PAGE)}&format=json`, headers);
+  expect(answer.status, answer.text).to.equal(200);
+  return { answer, src: /src="([^"]+)"/.exec(JSON.parse(answer.text).html)![1] };
+}
+
+function configuredScenario(target: () => Fixture) {
+  it("never hands out links to the Host or X-Forwarded-Host a request names", async () => {
+    const all = await answers(target(), { Host: ATTACKER, "X-Forwarded-Host": "forwarded.example", "X-Forwarded-Proto": "http" });
+    for (const [what, a] of Object.entries(all)) expect(a.text, what).to.not.include(ATTACKER).and.not.include("forwarded.example");
+    expectLinksUnder(all, PUBLIC);
+  });
+
+  it("answers the same links to every Host, so they need no Vary: Host", async () => {
+    const one = await answers(target(), { Host: ATTACKER });
+    const two = await answers(target(), { Host: "other.example" });
+    for (const what of Object.keys(one)) {
+      expect(varies(one[what]), what).to.not.include("host");
+      expect(two[what].text, what).to.equal(one[what].text);
+    }
+  });
+
+  it("points oEmbed's iframe at PUBLIC_BASE_URL whatever the Host", async () => {
+    const { answer, src } = await oembed(target(), { Host: ATTACKER, "X-Forwarded-Host": "forwarded.example" });
+    expect(src.startsWith(`${PUBLIC}/player/v1/embed/${target().key}/`), src).to.equal(true);
+    expect(answer.text).to.not.include(ATTACKER).and.not.include("forwarded.example");
+    expect(varies(answer)).to.not.include("host");
+  });
+}
+
+describe("public links from PUBLIC_BASE_URL (embedded default)", function () {
+  this.timeout(180_000);
+  let dir: string;
+  let sys: Embedded;
+  let f: Fixture;
+  const token = "links-config-full-0123456789";
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "links-config-"));
+    sys = await startEmbedded(
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "linked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE, PUBLIC_BASE_URL: `${PUBLIC}/` },
+      sink(),
+    );
+    f = await prepare(sys.url, token);
+  });
+  after(async () => {
+    await sys?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  configuredScenario(() => f);
+
+  it("refuses a PUBLIC_BASE_URL or AUDIO_BASE_URL links cannot be built on, and a TRUST_PROXY that is no boolean, naming the variable", async () => {
+    for (const [name, value] of [
+      ["PUBLIC_BASE_URL", "ftp://listen.example.org"],
+      ["PUBLIC_BASE_URL", "https://listen.example.org/?x=1"],
+      ["AUDIO_BASE_URL", "https://cdn.example.org/audio#top"],
+      ["TRUST_PROXY", "maybe"],
+    ]) {
+      const err = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, [name]: value }, sink()).then(
+        (s) => s.close().then(() => null),
+        (e: unknown) => e,
+      );
+      expect(err, `${name}=${value}`).to.be.instanceOf(ConfigError);
+      expect((err as Error).message).to.include(name);
+    }
+  });
+});
+
+describe("public links without PUBLIC_BASE_URL (embedded default)", function () {
+  this.timeout(180_000);
+  let dir: string;
+  let sys: Embedded;
+  let f: Fixture;
+  let proxied: RunningService;
+  const token = "links-request-full-0123456789";
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "links-request-"));
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "unlinked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE }, sink());
+    f = await prepare(sys.url, token);
+    // A second gateway in front of the same services, as TRUST_PROXY=true configures it.
+    const [auth, articles] = sys.services;
+    proxied = await startGateway({ articlesUrl: articles.url, authUrl: auth.url, healthTargets: [], blobs: createFsBlobStore(path.join(dir, "audio")), log: logger("gateway-proxied"), trustProxy: true });
+  });
+  after(async () => {
+    await proxied?.close();
+    await sys?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it("builds every link, audio URLs included, on the request's origin and answers with Vary: Host", async () => {
+    const all = await answers(f, { Host: ATTACKER });
+    expectLinksUnder(all, `http://${ATTACKER}`);
+    for (const [what, a] of Object.entries(all)) expect(varies(a), what).to.include("host");
+    // The embed page is cacheable by shared caches: only together with Vary.
+    expect(all["embed page"].headers["cache-control"]).to.match(/public/);
+    // Audio of the request's origin is served there.
+    const audio = JSON.parse((await get(f.url, `/api/articles/${f.id}`, { authorization: `Bearer ${f.token}` })).text).article.audio as string;
+    expect(audio.startsWith(`${f.url}/audio/`), audio).to.equal(true);
+    expect((await fetch(audio)).status).to.equal(200);
+  });
+
+  it("points oEmbed's iframe at the request's origin and answers with Vary: Host", async () => {
+    const { answer, src } = await oembed(f, { Host: ATTACKER, "X-Forwarded-Proto": "https" });
+    expect(src.startsWith(`http://${ATTACKER}/player/v1/embed/${f.key}/`), src).to.equal(true);
+    expect(varies(answer)).to.include("host");
+  });
+
+  it("ignores X-Forwarded-Proto and X-Forwarded-Host without TRUST_PROXY", async () => {
+    const all = await answers(f, { Host: "direct.example:8080", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "forwarded.example" });
+    expectLinksUnder(all, "http://direct.example:8080");
+    for (const a of Object.values(all)) expect(a.text).to.not.include("forwarded.example");
+  });
+
+  it("honours X-Forwarded-Proto and X-Forwarded-Host with TRUST_PROXY, and varies by them", async () => {
+    const g: Fixture = { ...f, url: proxied.url };
+    const all = await answers(g, { Host: "gateway.internal:8080", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "public.example" });
+    expectLinksUnder(all, "https://public.example");
+    for (const [what, a] of Object.entries(all)) expect(varies(a), what).to.include.members(["host", "x-forwarded-host", "x-forwarded-proto"]);
+    const bad = await get(g.url, `/player/v1/embed/${g.key}/${g.id}`, { "X-Forwarded-Proto": "javascript" });
+    expect(bad.status).to.equal(400);
+    expect(JSON.parse(bad.text).message).to.match(/^X-Forwarded-Proto/);
+  });
+
+  it("refuses a Host that could not be a link's authority, without echoing it", async () => {
+    for (const host of ['evil.example"><script>alert(1)</script>', "evil.example/path", "evil example"]) {
+      const r = await get(f.url, `/player/v1/embed/${f.key}/${f.id}`, { Host: host });
+      expect(r.status, host).to.equal(400);
+      expect(r.text, host).to.not.include("<script>");
+    }
+  });
+});
+
+describe("public links on the full stack", function () {
+  this.timeout(240_000);
+  let t: TestStack;
+  let f: Fixture;
+
+  before(async function () {
+    const mongoUrl = await requireMongo(this);
+    const natsUrl = await requireNats(this);
+    t = await startTestStack({ mongoUrl, natsUrl, env: { PUBLIC_BASE_URL: PUBLIC, NODE_ENV: "production" } });
+    f = await prepare(t.stack.url, TOKENS.aFull);
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === "failed" && t) console.log(`--- last stack output ---\n${t.logs.tail()}`);
+  });
+  after(async () => {
+    await t?.cleanup();
+  });
+
+  configuredScenario(() => f);
+
+  it("does not warn about PUBLIC_BASE_URL when it is set", () => {
+    expect(t.logs.records({ proc: "gateway" }).filter((r) => /PUBLIC_BASE_URL/.test(String(r.msg)))).to.deep.equal([]);
+  });
+});
+
+describe("the gateway process warns at start-up when PUBLIC_BASE_URL is missing in production", function () {
+  this.timeout(60_000);
+
+  /** Starts gateway/main.ts until it listens and returns what it logged. */
+  async function startOutput(env: Record<string, string>): Promise<string> {
+    const dir = await mkdtemp(path.join(tmpdir(), "links-main-"));
+    const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "gateway/main.ts")], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, PORT: "0", HOST: "127.0.0.1", ARTICLES_URL: "http://127.0.0.1:9", RATE_LIMIT_ENABLED: "false", DATA_DIR: dir, LOG_LEVEL: "info", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    child.stdout.on("data", (c) => (out += String(c)));
+    child.stderr.on("data", (c) => (out += String(c)));
+    try {
+      await waitFor("gateway listening", async () => (out.includes("gateway listening") ? true : child.exitCode !== null ? Promise.reject(new Error(out)) : undefined), 45_000, 50);
+      return out;
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r(null) : child.once("exit", r)));
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  const warnings = (out: string) => out.split("\n").filter((l) => l.includes('"level":40') && l.includes("PUBLIC_BASE_URL"));
+
+  it("warns with NODE_ENV=production and no PUBLIC_BASE_URL, and not otherwise", async () => {
+    expect(warnings(await startOutput({ NODE_ENV: "production" }))).to.have.length(1);
+    expect(warnings(await startOutput({ NODE_ENV: "production", PUBLIC_BASE_URL: PUBLIC }))).to.deep.equal([]);
+    expect(warnings(await startOutput({}))).to.deep.equal([]);
+  });
+});
