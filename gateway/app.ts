@@ -24,7 +24,7 @@ import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
 import { createListeningBuffer, type ListeningBuffer } from "./listening-buffer.js";
-import { playerRoutes } from "./routes/player.js";
+import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
@@ -34,7 +34,7 @@ export interface GatewayOptions {
   /** Base of links handed to listeners and publishers (snippet, feeds); default: each request's origin. */
   publicBaseUrl?: string;
   /** Listening-event batches per player key; defaults in routes/player.ts. */
-  playerEventRate?: { perSecond: number; burst: number };
+  playerEventRate?: PlayerEventLimits;
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
   healthTargets: HealthTarget[];
   blobs: BlobStore;
