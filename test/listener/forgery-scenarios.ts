@@ -5,7 +5,7 @@
 // key, and beacons with unknown keys. Each prints the figures it measured.
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
-import { waitFor, type api } from "../support/http.js";
+import { api, waitFor } from "../support/http.js";
 import { burst, paced, show } from "./beacons.js";
 
 type Api = ReturnType<typeof api>;
@@ -55,6 +55,19 @@ export function metricSum(text: string, name: string, labels: Record<string, str
     sum += Number(line.slice(line.lastIndexOf(" ") + 1));
   }
   return sum;
+}
+
+/** A project with two ready short articles and its player key. */
+export async function projectWithArticles(url: string, token: string): Promise<ForgeryProject> {
+  const A = api(url, token);
+  const ids: string[] = [];
+  for (const n of [1, 2]) {
+    const r = await A("POST", "/api/articles", { title: `Short story ${n}`, text: `A short story, number ${n}. It ends here.` });
+    expect(r.status).to.equal(200);
+    ids.push(r.body.id);
+  }
+  for (const id of ids) await waitFor(`${id} ready`, async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
+  return { api: A, key: (await A("GET", "/api/player")).body.publicKey, ids: ids as [string, string] };
 }
 
 const randomKey = () => `pk_${randomBytes(18).toString("base64url")}`;

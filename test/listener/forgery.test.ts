@@ -1,13 +1,11 @@
 // Statistics a listener cannot forge, on the embedded default (issue 21,
 // point 3; the same scenarios run on the full stack in listener-stack.test.ts).
-import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
-import { api, waitFor } from "../support/http.js";
-import { forgeryScenarios, metricSum, type ForgeryEnv, type ForgeryProject } from "./forgery-scenarios.js";
+import { forgeryScenarios, metricSum, projectWithArticles, type ForgeryEnv } from "./forgery-scenarios.js";
 
 const TOKENS = { forge: "forgery-forge-full-0123456789", flood: "forgery-flood-full-0123456789" };
 const SEED = JSON.stringify([
@@ -15,19 +13,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.flood, project: "flood", scope: "full" },
 ]);
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
-
-/** A project with two ready short articles and its player key. */
-export async function projectWithArticles(url: string, token: string): Promise<ForgeryProject> {
-  const A = api(url, token);
-  const ids: string[] = [];
-  for (const n of [1, 2]) {
-    const r = await A("POST", "/api/articles", { title: `Short story ${n}`, text: `A short story, number ${n}. It ends here.` });
-    expect(r.status).to.equal(200);
-    ids.push(r.body.id);
-  }
-  for (const id of ids) await waitFor(`${id} ready`, async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
-  return { api: A, key: (await A("GET", "/api/player")).body.publicKey, ids: ids as [string, string] };
-}
 
 describe("statistics a listener cannot forge (embedded)", function () {
   this.timeout(180_000);
