@@ -1,6 +1,6 @@
 // Behaviour every listening-statistics store must show.
 import { expect } from "chai";
-import type { StatsStore } from "../../services/articles/stats/store.js";
+import type { StatsDoc, StatsStore } from "../../services/articles/stats/store.js";
 
 /** Bounds roomy enough not to matter where a test is not about them. */
 const ROOMY = { secondsPerPlay: 1_000_000 };
@@ -9,16 +9,19 @@ export interface StatsStoreUnderTest {
   store: StatsStore;
   /** Another store over the same data, as a second articles replica has. */
   another(): Promise<StatsStore>;
+  /** Writes a document as an older version of the store did. */
+  insertRaw(doc: StatsDoc): Promise<void>;
   dispose(): Promise<void>;
 }
 
 export function statsStoreContract(open: () => Promise<StatsStoreUnderTest>): void {
   let store: StatsStore;
   let another: () => Promise<StatsStore>;
+  let insertRaw: (doc: StatsDoc) => Promise<void>;
   let dispose: () => Promise<void>;
 
   beforeEach(async () => {
-    ({ store, another, dispose } = await open());
+    ({ store, another, insertRaw, dispose } = await open());
   });
   afterEach(async () => dispose?.());
 
@@ -86,5 +89,12 @@ export function statsStoreContract(open: () => Promise<StatsStoreUnderTest>): vo
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? store : second).add("p1", "a1", day, { plays: 1, completions: 1 }, bounds)));
     t = (await second.article("p1", "a1", day, day)).total;
     expect(t).to.include({ plays: 50, completions: 50 });
+  });
+
+  it("adds to a day written before the bounds existed without lowering what it holds", async () => {
+    const day = "2026-11-20";
+    await insertRaw({ _id: `p1|a1|${day}`, projectId: "p1", articleId: "a1", day, plays: 2, completions: 500, secondsListened: 90_000 });
+    await store.add("p1", "a1", day, { plays: 1, completions: 1, impressions: 1 }, { secondsPerPlay: 56 });
+    expect((await store.article("p1", "a1", day, day)).total).to.include({ impressions: 1, plays: 3, completions: 500, secondsListened: 90_000 });
   });
 }

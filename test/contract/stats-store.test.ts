@@ -9,7 +9,7 @@ import { statsStoreContract } from "./stats-store.contract.js";
 describe("StatsStore contract: NeDB", () => {
   statsStoreContract(async () => {
     const col = await openNedbCollection<StatsDoc>();
-    return { store: await openStatsStoreOn(col), another: () => openStatsStoreOn(col), dispose: async () => {} };
+    return { store: await openStatsStoreOn(col), another: () => openStatsStoreOn(col), insertRaw: (d) => col.insertOne(d), dispose: async () => {} };
   });
 });
 
@@ -23,6 +23,6 @@ describe("StatsStore contract: MongoDB", function () {
   statsStoreContract(async () => {
     const db = await mongoDb(url, `${run}_${++n}`);
     const open = () => openStatsStoreOn(mongoCollection<StatsDoc>(db, "listening_stats"));
-    return { store: await open(), another: open, dispose: async () => void (await db.dropDatabase()) };
+    return { store: await open(), another: open, insertRaw: (d) => mongoCollection<StatsDoc>(db, "listening_stats").insertOne(d), dispose: async () => void (await db.dropDatabase()) };
   });
 });
