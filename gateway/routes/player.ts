@@ -54,6 +54,7 @@ export function playerEventLimits(cfg: { PLAYER_EVENTS_PER_SECOND: number; PLAYE
     perAddress: { perSecond: cfg.PLAYER_EVENTS_PER_ADDRESS_PER_SECOND, burst: cfg.PLAYER_EVENTS_PER_ADDRESS_BURST },
   };
 }
+
 const KEY = new RegExp(PUBLIC_KEY_PATTERN);
 
 /** Koa 3's ctx.origin is the Origin request header; the base is this server as the client addressed it. */
