@@ -67,7 +67,7 @@ async function main(): Promise<void> {
 
   const sink = new Writable({ write: (_c, _e, cb) => cb() });
   // Limits the load cannot reach: the bench measures the work, not the limiters (which stay in the path).
-  const roomy = { RATE_LIMIT_READS_PER_SECOND: "100000", RATE_LIMIT_READS_BURST: "1000000", RATE_LIMIT_WRITES_PER_SECOND: "100000", RATE_LIMIT_WRITES_BURST: "1000000", PLAYER_EVENTS_PER_SECOND: "100000", PLAYER_EVENTS_BURST: "1000000" };
+  const roomy = { RATE_LIMIT_READS_PER_SECOND: "100000", RATE_LIMIT_READS_BURST: "1000000", RATE_LIMIT_WRITES_PER_SECOND: "100000", RATE_LIMIT_WRITES_BURST: "1000000", PLAYER_EVENTS_PER_SECOND: "100000", PLAYER_EVENTS_BURST: "1000000", PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: "100000", PLAYER_EVENTS_PER_ADDRESS_BURST: "1000000" };
   const sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, LOG_LEVEL: "warn", SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "bench", scope: "full" }]), ...roomy }, sink);
   const auth = { authorization: `Bearer ${TOKEN}`, "content-type": "application/json" };
   try {

@@ -24,7 +24,7 @@ import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
 import { createListeningBuffer, type ListeningBuffer } from "./listening-buffer.js";
-import { playerRoutes } from "./routes/player.js";
+import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
@@ -36,7 +36,7 @@ export interface GatewayOptions {
   /** TRUST_PROXY: X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). */
   trustProxy?: boolean;
   /** Listening-event batches per player key; defaults in routes/player.ts. */
-  playerEventRate?: { perSecond: number; burst: number };
+  playerEventRate?: PlayerEventLimits;
   /** Services whose grpc.health.v1 status decides /healthz and /readyz. */
   healthTargets: HealthTarget[];
   blobs: BlobStore;

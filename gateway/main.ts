@@ -1,6 +1,6 @@
 // Process entry point of the gateway: configuration from the environment,
 // the blob store the configuration selects, graceful shutdown on SIGTERM.
-import { PLAYER_VARS } from "./routes/player.js";
+import { PLAYER_VARS, playerEventLimits } from "./routes/player.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { logger } from "../lib/log.js";
 import { DATA_VARS, openBlobStore } from "../lib/adapters.js";
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const rateLimit = await gatewayRateLimit(config, { url: config.AUTH_URL, internalToken: config.INTERNAL_TOKEN }, log);
   const gateway = await startGateway({
     rateLimit: rateLimit?.options,
-    playerEventRate: { perSecond: config.PLAYER_EVENTS_PER_SECOND, burst: config.PLAYER_EVENTS_BURST },
+    playerEventRate: playerEventLimits(config),
     articlesUrl: config.ARTICLES_URL,
     publicBaseUrl: publicBaseUrlOf(config),
     trustProxy: config.TRUST_PROXY,

@@ -99,6 +99,10 @@ export function listenerPaths(): Json {
         tags,
         security: [],
         summary: "A batch of listening events from a player (navigator.sendBeacon; text/plain or application/json; at most 50 events, 16 KB)",
+        description:
+          "One batch speaks for one player: per article, each kind of event counts once and listening time adds up to at most 600 s. " +
+          "Per article and day, completions and quartiles never exceed plays, and listening time never exceeds plays × the audio's duration × 2; what exceeds is dropped. " +
+          "401: the key does not exist. 429 (with Retry-After): too many batches from this client address (5/s, burst 50) or for this key (20/s, burst 100), per gateway replica.",
         requestBody: {
           required: true,
           content: {

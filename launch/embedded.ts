@@ -3,7 +3,7 @@
 // skip the socket because the callee is in the same process (in-process.ts), with the
 // embedded stores under DATA_DIR, the in-process bus, audio files in a
 // directory and the local synthesizer. `npm start` runs this.
-import { PLAYER_VARS } from "../gateway/routes/player.js";
+import { PLAYER_VARS, playerEventLimits } from "../gateway/routes/player.js";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import net from "node:net";
@@ -186,7 +186,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     if (rateLimit) closers.push(() => rateLimit.close());
     const gateway = await startGateway({
       rateLimit: rateLimit?.options,
-      playerEventRate: { perSecond: cfg.PLAYER_EVENTS_PER_SECOND, burst: cfg.PLAYER_EVENTS_BURST },
+      playerEventRate: playerEventLimits(cfg),
       articlesUrl: articles.url,
       publicBaseUrl: publicBaseUrlOf(cfg),
       trustProxy: cfg.TRUST_PROXY,

@@ -6,11 +6,12 @@
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
-import { ListeningEventType, type ListenerArticle, type ListenerService } from "../../gen/articles/v1/listener_pb.js";
+import { ListeningEventType, type ListenerArticle, type ListenerService, type ListeningEvent } from "../../gen/articles/v1/listener_pb.js";
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
+import { clientNetwork } from "../client-network.js";
 import { createCoalescer, nextTurn } from "../coalesce.js";
 import { notModified } from "../conditional.js";
 import type { ListeningBuffer } from "../listening-buffer.js";
@@ -27,17 +28,34 @@ export interface PlayerRoutesOptions {
   events: ListeningBuffer;
   /** Base of the links handed out (snippet, feed); default: the request's own origin. */
   publicBaseUrl?: string;
-  /** Listening-event batches per second per key, and the burst; defaults 20 and 100. */
-  eventRate?: { perSecond: number; burst: number };
+  /** Listening-event batches per second and burst, per key (defaults 20 and 100) and per client address (5 and 50). */
+  eventRate?: PlayerEventLimits;
+}
+
+export interface PlayerEventLimits {
+  perSecond: number;
+  burst: number;
+  perAddress?: { perSecond: number; burst: number };
 }
 
 const EVENTS_MAX_BYTES = 16 * 1024;
 
-/** Listening-event limits per player key and gateway replica (docs/player.md). */
+/** Listening-event limits per player key and per client address, in each gateway replica (docs/player.md). */
 export const PLAYER_VARS = {
   PLAYER_EVENTS_PER_SECOND: { type: "number", minimum: 0.1, maximum: 100_000, default: 20, description: "listening-event batches per second per player key (each gateway replica)" },
   PLAYER_EVENTS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 100, description: "listening-event burst per player key" },
+  PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: { type: "number", minimum: 0.1, maximum: 100_000, default: 5, description: "listening-event batches per second per client address (an IPv6 client: its /64), whatever the key (each gateway replica; kept in memory only)" },
+  PLAYER_EVENTS_PER_ADDRESS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 50, description: "listening-event burst per client address" },
 } as const;
+
+export function playerEventLimits(cfg: { PLAYER_EVENTS_PER_SECOND: number; PLAYER_EVENTS_BURST: number; PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: number; PLAYER_EVENTS_PER_ADDRESS_BURST: number }): PlayerEventLimits {
+  return {
+    perSecond: cfg.PLAYER_EVENTS_PER_SECOND,
+    burst: cfg.PLAYER_EVENTS_BURST,
+    perAddress: { perSecond: cfg.PLAYER_EVENTS_PER_ADDRESS_PER_SECOND, burst: cfg.PLAYER_EVENTS_PER_ADDRESS_BURST },
+  };
+}
+
 const KEY = new RegExp(PUBLIC_KEY_PATTERN);
 
 // Feeds and oEmbed take the base of their links from here too.
@@ -93,11 +111,52 @@ const EVENT_TYPES: Record<string, ListeningEventType> = {
   listen: ListeningEventType.LISTEN,
 };
 
+/** Listening time one beacon can report per article (the player sends at most this since its previous beacon). */
+const MAX_SECONDS_PER_BEACON = 600;
+
+type BeaconEvent = { type: string; articleId: string; percent?: number; seconds?: number };
+
+/**
+ * A beacon comes from one player, which shows an article once, plays it once
+ * and passes each mark once: per article, each kind of event counts once (a
+ * progress of 100 % is the completion) and the listening time adds up to at
+ * most MAX_SECONDS_PER_BEACON. So one beacon can never claim many listeners.
+ */
+export function oneListener(events: BeaconEvent[]): Omit<ListeningEvent, "$typeName">[] {
+  const out: Omit<ListeningEvent, "$typeName">[] = [];
+  const seen = new Set<string>();
+  const byArticle = new Map<string, { first?: Omit<ListeningEvent, "$typeName">; seconds: number }>();
+  for (const e of events) {
+    let a = byArticle.get(e.articleId);
+    if (!a) byArticle.set(e.articleId, (a = { seconds: 0 }));
+    a.seconds = Math.min(MAX_SECONDS_PER_BEACON, a.seconds + (e.seconds ?? 0));
+    const kind = e.type === "progress" ? (e.percent === 100 ? "complete" : `progress${e.percent}`) : e.type;
+    if (e.type === "listen" || seen.has(`${kind}|${e.articleId}`)) continue;
+    seen.add(`${kind}|${e.articleId}`);
+    const event = { articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: 0 };
+    a.first ??= event;
+    out.push(event);
+  }
+  // Each article's time rides on its first event, or on one listen event: never more events than were sent.
+  for (const [articleId, a] of byArticle) {
+    if (a.seconds <= 0) continue;
+    if (a.first) a.first.seconds = a.seconds;
+    else out.push({ articleId, type: ListeningEventType.LISTEN, percent: 0, seconds: a.seconds });
+  }
+  return out;
+}
+
+const unknownKey = () => new HttpError(401, "Invalid player key");
+
 export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   const { player, listener } = opts;
   // Per key, in this gateway replica: a stray or hostile page cannot flood the aggregator.
   const eventBuckets = createMemoryBucketStore();
   const eventPolicy = { perSecond: opts.eventRate?.perSecond ?? 20, burst: opts.eventRate?.burst ?? 100 };
+  // Per client address, checked first: one flooding client spends its own bucket, not its key's,
+  // so the key's other listeners keep theirs. Held in this process's memory only, never stored or logged.
+  const addressBuckets = createMemoryBucketStore();
+  const addressPolicy = opts.eventRate?.perAddress ?? { perSecond: 5, burst: 50 };
   const lookups = createCoalescer<{ etag: string; json: string }>();
 
   router.get("/api/player", async (ctx) => {
@@ -161,10 +220,14 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     // sendBeacon posts text/plain (no CORS preflight); the body is JSON all the same.
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES, { acceptText: true });
     validateListener.events(body);
-    const batch = body as { key: string; events: Array<{ type: string; articleId: string; percent?: number; seconds?: number }> };
+    const batch = body as { key: string; events: BeaconEvent[] };
+    const retry = (ms: number) => ({ "Retry-After": String(Math.ceil(ms / 1000)) });
+    const fromHere = await addressBuckets.take(clientNetwork(ctx.ip), 1, addressPolicy);
+    if (fromHere.granted === 0) throw new HttpError(429, "Too many listening events from this address; slow down", retry(fromHere.retryAfterMs));
+    if (opts.events.isUnknown(batch.key)) throw unknownKey();
     const taken = await eventBuckets.take(batch.key, 1, eventPolicy);
-    if (taken.granted === 0) throw new HttpError(429, "Too many listening events for this key; slow down", { "Retry-After": String(Math.ceil(taken.retryAfterMs / 1000)) });
-    opts.events.add(batch.key, batch.events.map((e) => ({ articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: e.seconds ?? 0 })));
+    if (taken.granted === 0) throw new HttpError(429, "Too many listening events for this key; slow down", retry(taken.retryAfterMs));
+    if ((await opts.events.add(batch.key, oneListener(batch.events))) === "unknown-key") throw unknownKey();
     await nextTurn();
     ctx.status = 204;
   });

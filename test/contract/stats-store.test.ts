@@ -7,7 +7,10 @@ import { requireMongo } from "../support/servers.js";
 import { statsStoreContract } from "./stats-store.contract.js";
 
 describe("StatsStore contract: NeDB", () => {
-  statsStoreContract(async () => ({ store: await openStatsStoreOn(await openNedbCollection<StatsDoc>()), dispose: async () => {} }));
+  statsStoreContract(async () => {
+    const col = await openNedbCollection<StatsDoc>();
+    return { store: await openStatsStoreOn(col), another: () => openStatsStoreOn(col), insertRaw: (d) => col.insertOne(d), dispose: async () => {} };
+  });
 });
 
 describe("StatsStore contract: MongoDB", function () {
@@ -19,6 +22,7 @@ describe("StatsStore contract: MongoDB", function () {
   });
   statsStoreContract(async () => {
     const db = await mongoDb(url, `${run}_${++n}`);
-    return { store: await openStatsStoreOn(mongoCollection<StatsDoc>(db, "listening_stats")), dispose: async () => void (await db.dropDatabase()) };
+    const open = () => openStatsStoreOn(mongoCollection<StatsDoc>(db, "listening_stats"));
+    return { store: await open(), another: open, insertRaw: (d) => mongoCollection<StatsDoc>(db, "listening_stats").insertOne(d), dispose: async () => void (await db.dropDatabase()) };
   });
 });

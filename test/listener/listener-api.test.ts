@@ -10,6 +10,7 @@ import Parser from "rss-parser";
 import { XMLParser } from "fast-xml-parser";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
+import { beacon } from "./beacons.js";
 
 const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
 const SEED = JSON.stringify([
@@ -186,14 +187,35 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect((await B("GET", `/api/articles/${id}/stats`)).status).to.equal(404);
   });
 
-  it("answers 429 with Retry-After once a key sends more beacons than its bucket holds", async () => {
-    const post = () => fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify({ key: keyB, events: [{ type: "impression", articleId: ids.beta }] }) });
+  it("answers 429 with Retry-After once a key sends more beacons than its bucket holds, from whatever addresses", async () => {
+    const body = { key: keyB, events: [{ type: "impression", articleId: ids.beta }] };
     const statuses: number[] = [];
-    for (let i = 0; i < 130; i++) statuses.push((await post()).status);
+    // 13 listeners' addresses, 10 beacons each: within each address's bucket, beyond the key's.
+    for (let i = 0; i < 130; i++) statuses.push(await beacon(sys.url, body, `127.0.1.${1 + (i % 13)}`));
     expect(statuses.filter((s) => s === 204).length).to.be.within(100, 125); // burst 100, refilled at 20/s meanwhile
-    const refused = await post();
+    // The bucket refills a token every 50 ms: within a few tries the key is refused again.
+    let refused = await fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify(body) });
+    for (let i = 0; i < 10 && refused.status === 204; i++) refused = await fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify(body) });
     expect(refused.status).to.equal(429);
     expect(Number(refused.headers.get("retry-after"))).to.be.at.least(1);
+    expect((await refused.json()).message).to.match(/for this key/);
+  });
+
+  it("answers 429 to one address that sends more beacons than its own bucket holds, while others of the same key go on", async () => {
+    await new Promise((r) => setTimeout(r, 5_000)); // key B's bucket refills from the test before
+    const body = { key: keyB, events: [{ type: "impression", articleId: ids.beta }] };
+    const statuses: number[] = [];
+    for (let i = 0; i < 60; i++) statuses.push(await beacon(sys.url, body, "127.0.1.50"));
+    expect(statuses.filter((s) => s === 204).length).to.be.within(50, 55); // burst 50, refilled at 5/s meanwhile
+    expect(statuses.at(-1)).to.equal(429);
+    expect(await beacon(sys.url, body, "127.0.1.51")).to.equal(204);
+  });
+
+  it("refuses beacons of an unknown key with 401, and a key that is no more once it is found out", async () => {
+    const post = (key: string) => beacon(sys.url, { key, events: [{ type: "impression", articleId: ids.beta }] });
+    expect(await post("pk_unknownunknownunknown")).to.equal(401);
+    expect(await post("pk_unknownunknownunknown")).to.equal(401);
+    expect(await post(keyB)).to.equal(204);
   });
 
   it("rotates the key: the old one stops working, the new one reads the same articles", async () => {
@@ -206,5 +228,9 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     await waitFor("old key refused", async () => ((await anon("GET", `/player/v1/article?key=${before}&id=${ids["Sport one"]}`)).status === 401 ? true : undefined), 10_000, 250);
     expect((await anon("GET", `/player/v1/article?key=${keyA}&id=${ids["Sport one"]}`)).status).to.equal(200);
     await waitFor("old feed gone", async () => ([401, 404].includes((await fetch(`${sys.url}/feeds/${before}.xml`)).status) ? true : undefined), 10_000, 250);
+    // The gateway knew the old key from its beacons; the first flush that is refused makes it refuse them at once.
+    const old = { key: before, events: [{ type: "impression", articleId: ids["Sport one"] }] };
+    await waitFor("old key's beacons refused", async () => ((await beacon(sys.url, old, "127.0.1.60")) === 401 ? true : undefined), 10_000, 250);
+    expect(await beacon(sys.url, { key: keyA, events: [{ type: "impression", articleId: ids["Sport one"] }] }, "127.0.1.60")).to.equal(204);
   });
 });

@@ -1,17 +1,29 @@
 // The listener side on the full stack: player keys from the auth process,
-// listening events through JetStream into MongoDB, feeds with GridFS sizes.
+// listening events through JetStream into MongoDB, feeds with GridFS sizes,
+// and the forgeries of issue 21 (forgery-scenarios.ts) against that path.
 import { expect } from "chai";
 import Parser from "rss-parser";
 import { TOKENS, startTestStack, withMongo, type TestStack } from "../e2e/stack-harness.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
+import { forgeryScenarios, metricSum, projectWithArticles, type ForgeryEnv } from "./forgery-scenarios.js";
+
+const FORGERY_TOKENS = { forge: "stack-forge-full-0123456789", flood: "stack-flood-full-0123456789" };
+const SEED = JSON.stringify([
+  { token: TOKENS.aFull, project: "alpha", scope: "full" },
+  { token: TOKENS.aRead, project: "alpha", scope: "read" },
+  { token: TOKENS.bFull, project: "beta", scope: "full" },
+  { token: FORGERY_TOKENS.forge, project: "forge", scope: "full" },
+  { token: FORGERY_TOKENS.flood, project: "flood", scope: "full" },
+]);
 
 describe("listener side on the full stack (MongoDB, GridFS, NATS)", function () {
   this.timeout(180_000);
   let t: TestStack;
+  let env: ForgeryEnv;
 
   before(async function () {
-    t = await startTestStack({ mongoUrl: await requireMongo(this), natsUrl: await requireNats(this), env: { AUDIO_REPLICAS: "1" } });
+    t = await startTestStack({ mongoUrl: await requireMongo(this), natsUrl: await requireNats(this), env: { AUDIO_REPLICAS: "1", SEED_TOKENS: SEED, METRICS_ON_PUBLIC_PORT: "true" } });
   });
   afterEach(function () {
     if (this.currentTest?.state === "failed" && t) console.log(`--- last stack output ---\n${t.logs.tail()}`);
@@ -45,5 +57,23 @@ describe("listener side on the full stack (MongoDB, GridFS, NATS)", function () 
     expect(feed.items.map((i) => i.guid)).to.deep.equal([id]);
     const audio = await fetch(feed.items[0].enclosure!.url.replace("localhost", "127.0.0.1"), { method: "HEAD" });
     expect(Number(feed.items[0].enclosure!.length)).to.equal(Number(audio.headers.get("content-length")));
+  });
+
+  describe("statistics a listener cannot forge", () => {
+    before(async () => {
+      const url = t.stack.url;
+      const [forge, flood] = await Promise.all([projectWithArticles(url, FORGERY_TOKENS.forge), projectWithArticles(url, FORGERY_TOKENS.flood)]);
+      env = {
+        url,
+        forge,
+        flood,
+        // The gateway's calls to the articles service; the key lookups behind them happen in other processes.
+        async upstreamCalls() {
+          const text = await (await fetch(`${url}/metrics`)).text();
+          return { recordListening: metricSum(text, "rpc_client_duration_seconds_count", { service: "articles.v1.ListenerService", method: "RecordListening" }) };
+        },
+      };
+    });
+    forgeryScenarios(() => env, "full stack");
   });
 });

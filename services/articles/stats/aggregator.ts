@@ -2,9 +2,11 @@
 // as one increment per article and day every `flushMs`, so a burst of events
 // costs a handful of store writes. Only ready articles of the event's own
 // project count; anything else is dropped (a key can never touch another
-// project's numbers).
+// project's numbers). The store caps each increment by what the day's plays
+// allow for the article's audio duration (plausible.ts), whatever was sent.
 import type { Logger } from "../../../lib/log.js";
 import type { ArticleStore } from "../store/port.js";
+import { boundsForDuration, type FigureBounds } from "./plausible.js";
 import { zeroFigures, type Figures, type StatsStore } from "./store.js";
 
 export type ListeningEventKind = "impression" | "play" | "progress" | "complete" | "listen";
@@ -64,20 +66,21 @@ function deltaOf(e: ListeningEventIn): Partial<Figures> {
 export function createListeningAggregator(opts: AggregatorOptions): ListeningAggregator {
   const { stats, articles, log } = opts;
   const knownFor = opts.knownForMs ?? 60_000;
-  const known = new Map<string, { ready: boolean; until: number }>();
-  let pending = new Map<string, { projectId: string; articleId: string; day: string; figures: Figures }>();
+  /** bounds: undefined when the article is not a ready one of the project. */
+  const known = new Map<string, { bounds: FigureBounds | undefined; until: number }>();
+  let pending = new Map<string, { projectId: string; articleId: string; day: string; figures: Figures; bounds: FigureBounds }>();
   let flushing: Promise<void> = Promise.resolve();
 
-  async function isReady(projectId: string, articleId: string): Promise<boolean> {
+  async function boundsOf(projectId: string, articleId: string): Promise<FigureBounds | undefined> {
     const key = `${projectId}|${articleId}`;
     const hit = known.get(key);
     const now = Date.now();
-    if (hit && hit.until > now) return hit.ready;
+    if (hit && hit.until > now) return hit.bounds;
     const a = await articles.get(projectId, articleId);
-    const ready = a?.status === "ready";
+    const bounds = a?.status === "ready" && a.audio ? boundsForDuration(a.audio.duration) : undefined;
     if (known.size >= 50_000) known.delete(known.keys().next().value as string);
-    known.set(key, { ready, until: now + knownFor });
-    return ready;
+    known.set(key, { bounds, until: now + knownFor });
+    return bounds;
   }
 
   async function flushNow(): Promise<void> {
@@ -85,7 +88,7 @@ export function createListeningAggregator(opts: AggregatorOptions): ListeningAgg
     pending = new Map();
     for (const p of batch.values()) {
       try {
-        await stats.add(p.projectId, p.articleId, p.day, p.figures);
+        await stats.add(p.projectId, p.articleId, p.day, p.figures, p.bounds);
       } catch (err) {
         // Analytics: a lost increment is logged, never allowed to block playback or the API.
         log.warn({ err, projectId: p.projectId, articleId: p.articleId }, "listening figures not stored");
@@ -102,10 +105,12 @@ export function createListeningAggregator(opts: AggregatorOptions): ListeningAgg
       const day = dayOf(at);
       let counted = 0;
       for (const e of events) {
-        if (!(await isReady(projectId, e.articleId))) continue;
+        const bounds = await boundsOf(projectId, e.articleId);
+        if (!bounds) continue;
         const key = `${projectId}|${e.articleId}|${day}`;
         let p = pending.get(key);
-        if (!p) pending.set(key, (p = { projectId, articleId: e.articleId, day, figures: zeroFigures() }));
+        if (!p) pending.set(key, (p = { projectId, articleId: e.articleId, day, figures: zeroFigures(), bounds }));
+        p.bounds = bounds;
         for (const [k, v] of Object.entries(deltaOf(e))) p.figures[k as keyof Figures] += v as number;
         counted++;
       }

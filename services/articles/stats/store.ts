@@ -1,8 +1,11 @@
-// Listening statistics: one document per article and UTC day, grown by atomic
-// increments, so concurrent aggregators (one per articles replica) never lose
-// a count. Written once over the document-collection port; runs on NeDB and
-// MongoDB alike (test/contract/stats-store.contract.ts).
-import type { DocumentCollection } from "../../../lib/store/collection.js";
+// Listening statistics: one document per article and UTC day. Every change is
+// a compare-and-set on the document's revision, so concurrent aggregators (one
+// per articles replica) never lose a count, and the bounds of plausible.ts
+// hold for the sum of all of them, not only for each increment. Written once
+// over the document-collection port; runs on NeDB and MongoDB alike
+// (test/contract/stats-store.contract.ts).
+import { DuplicateKeyError, isNullOrMissing, type DocumentCollection } from "../../../lib/store/collection.js";
+import { addWithinBounds, type FigureBounds } from "./plausible.js";
 
 export interface Figures {
   impressions: number;
@@ -18,7 +21,8 @@ export const FIGURES: (keyof Figures)[] = ["impressions", "plays", "progress25",
 
 export const zeroFigures = (): Figures => ({ impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, secondsListened: 0 });
 
-export type StatsDoc = { _id: string; projectId: string; articleId: string; day: string } & Partial<Figures>;
+/** `rev` counts the writes (absent on documents written before it existed). */
+export type StatsDoc = { _id: string; projectId: string; articleId: string; day: string; rev?: number } & Partial<Figures>;
 
 export interface DayFigures {
   day: string;
@@ -33,8 +37,11 @@ export interface StatsReport {
 }
 
 export interface StatsStore {
-  /** Adds `delta` to the article's figures of `day` (YYYY-MM-DD, UTC). */
-  add(projectId: string, articleId: string, day: string, delta: Partial<Figures>): Promise<void>;
+  /**
+   * Adds `delta` to the article's figures of `day` (YYYY-MM-DD, UTC), as far
+   * as `bounds` allow (plausible.ts): what exceeds them is dropped.
+   */
+  add(projectId: string, articleId: string, day: string, delta: Partial<Figures>, bounds: FigureBounds): Promise<void>;
   article(projectId: string, articleId: string, from: string, to: string): Promise<StatsReport>;
   project(projectId: string, from: string, to: string, maxArticles?: number): Promise<StatsReport>;
 }
@@ -66,17 +73,64 @@ function report(docs: StatsDoc[], perArticle: boolean, maxArticles: number): Sta
   return { total, days, articles };
 }
 
+function figuresOf(doc: StatsDoc | null): Figures {
+  const f = zeroFigures();
+  if (doc) addInto(f, doc);
+  return f;
+}
+
+/** Compare-and-set rounds before an increment is given up (each a read and a conditional write). */
+const MAX_ATTEMPTS = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export async function openStatsStoreOn(col: DocumentCollection<StatsDoc>): Promise<StatsStore> {
   // MongoDB uses both compound indexes; the embedded driver indexes the first key.
   await col.ensureIndex({ name: "project_article_day", keys: { projectId: 1, articleId: 1, day: 1 } });
   await col.ensureIndex({ name: "project_day", keys: { projectId: 1, day: 1 } });
+  // Writes to one document from this process wait for each other, so only other processes' writes can conflict.
+  const turns = new Map<string, Promise<void>>();
+  function inTurn(id: string, write: () => Promise<void>): Promise<void> {
+    const mine = (turns.get(id) ?? Promise.resolve()).catch(() => undefined).then(write);
+    turns.set(id, mine);
+    void mine
+      .finally(() => {
+        if (turns.get(id) === mine) turns.delete(id);
+      })
+      .catch(() => undefined);
+    return mine;
+  }
+
+  async function addBounded(key: Omit<StatsDoc, "rev">, delta: Partial<Figures>, bounds: FigureBounds): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      const doc = await col.findOne({ _id: key._id });
+      const current = figuresOf(doc);
+      const next = addWithinBounds(current, delta, bounds);
+      const $set: Partial<Figures> = {};
+      for (const k of FIGURES) if (next[k] !== current[k]) $set[k] = next[k];
+      if (Object.keys($set).length === 0) return;
+      if (!doc) {
+        try {
+          await col.insertOne({ ...key, ...next, rev: 1 });
+          return;
+        } catch (e) {
+          if (!(e instanceof DuplicateKeyError)) throw e;
+        }
+      } else {
+        const unchanged = doc.rev === undefined ? isNullOrMissing("rev") : { rev: doc.rev };
+        // Counters, not acknowledged data: a second of them lost on power failure is not worth a disk sync.
+        if (await col.findOneAndUpdate({ _id: key._id, ...unchanged }, { $set, $inc: { rev: 1 } }, { durable: false })) return;
+      }
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`listening figures of ${key._id}: still contended after ${MAX_ATTEMPTS} attempts`);
+      // Jitter, so the replicas that collided do not collide again in lock-step.
+      await sleep(Math.random() * Math.min(50, 2 * attempt));
+    }
+  }
+
   return {
-    async add(projectId, articleId, day, delta) {
-      const $inc: Record<string, number> = {};
-      for (const k of FIGURES) if (delta[k]) $inc[k] = delta[k] as number;
-      if (Object.keys($inc).length === 0) return;
-      // Counters, not acknowledged data: a second of them lost on power failure is not worth a disk sync.
-      await col.upsertOne({ _id: `${projectId}|${articleId}|${day}`, projectId, articleId, day }, { $inc }, { durable: false });
+    async add(projectId, articleId, day, delta, bounds) {
+      if (!FIGURES.some((k) => (delta[k] ?? 0) > 0)) return;
+      const _id = `${projectId}|${articleId}|${day}`;
+      await inTurn(_id, () => addBounded({ _id, projectId, articleId, day }, delta, bounds));
     },
     async article(projectId, articleId, from, to) {
       const docs = await col.find({ projectId, day: { $gte: from, $lte: to }, articleId });

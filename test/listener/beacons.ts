@@ -1,0 +1,61 @@
+// Listening-event beacons as players send them, from a chosen source address:
+// every 127.x.y.z address is this machine's loopback on Linux, so one test
+// process can be many clients to the gateway (which limits per address).
+import http from "node:http";
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+
+/** Posts one beacon (text/plain, like navigator.sendBeacon) from `from`; answers the status. */
+export function beacon(base: string, body: unknown, from = "127.0.0.1"): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(new URL("/player/v1/events", base), { method: "POST", agent, localAddress: from, headers: { "content-type": "text/plain" } }, (res) => {
+      res.resume();
+      res.on("end", () => resolve(res.statusCode ?? 0));
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+export interface Sent {
+  statuses: Map<number, number>;
+  /** Beacons answered 204. */
+  taken: number;
+  sent: number;
+  elapsedSeconds: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sends `count` beacons at `perSecond` (without waiting for answers), each from `from(i)` with body `body(i)`. */
+export async function paced(base: string, o: { perSecond: number; count: number; from: (i: number) => string; body: (i: number) => unknown }): Promise<Sent> {
+  const start = Date.now();
+  const answers: Promise<number>[] = [];
+  for (let i = 0; i < o.count; i++) {
+    const due = start + (i * 1000) / o.perSecond;
+    if (due > Date.now()) await sleep(due - Date.now());
+    answers.push(beacon(base, o.body(i), o.from(i)).catch(() => 0));
+  }
+  const all = await Promise.all(answers);
+  const statuses = new Map<number, number>();
+  for (const s of all) statuses.set(s, (statuses.get(s) ?? 0) + 1);
+  return { statuses, taken: statuses.get(204) ?? 0, sent: all.length, elapsedSeconds: (Date.now() - start) / 1000 };
+}
+
+/** Sends `count` beacons as fast as `concurrency` requests in flight allow. */
+export async function burst(base: string, o: { count: number; concurrency: number; from: (i: number) => string; body: (i: number) => unknown }): Promise<Sent> {
+  const start = Date.now();
+  const statuses = new Map<number, number>();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: o.concurrency }, async () => {
+      for (let i = next++; i < o.count; i = next++) {
+        const s = await beacon(base, o.body(i), o.from(i)).catch(() => 0);
+        statuses.set(s, (statuses.get(s) ?? 0) + 1);
+      }
+    }),
+  );
+  return { statuses, taken: statuses.get(204) ?? 0, sent: o.count, elapsedSeconds: (Date.now() - start) / 1000 };
+}
+
+export const show = (s: Sent) => `${s.sent} beacons in ${s.elapsedSeconds.toFixed(1)} s: ${[...s.statuses].map(([k, v]) => `${v}× ${k}`).join(", ")}`;
