@@ -38,6 +38,7 @@ const ERROR_RESPONSES: Record<string, Json> = {
   InternalError: errorResponse("Unexpected server error; the message carries a request id."),
   Unavailable: errorResponse("A backing service is unavailable; retry later."),
   GatewayTimeout: errorResponse("A backing service did not answer in time; retry later."),
+  InsufficientStorage: errorResponse("The data volume is full; nothing was written. Retry once space is freed."),
 };
 
 const errors = (...codes: number[]) => {
@@ -52,11 +53,14 @@ const errors = (...codes: number[]) => {
     500: "InternalError",
     503: "Unavailable",
     504: "GatewayTimeout",
+    507: "InsufficientStorage",
   };
   return Object.fromEntries(codes.map((c) => [String(c), { $ref: `#/components/responses/${byCode[c]}` }]));
 };
 
 const COMMON = [400, 401, 403, 429, 500, 503, 504];
+/** What any write may answer besides: a body too large or not JSON, a full data volume. */
+const WRITE = [413, 415, 507];
 const ok = (description: string, schemaName: string) => ({ "200": { description, content: jsonContent(schemaName) } });
 /** A request body with an example that the server accepts as it stands ("Try it out" sends it). */
 const body = (schemaName: string, example: unknown) => ({ required: true, content: { "application/json": { schema: ref(schemaName), example } } });
@@ -145,7 +149,7 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Creates an article and queues its audio (full token)",
           requestBody: body("ArticleCreateRequest", CREATE_EXAMPLE),
-          responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, 413, 415) },
+          responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, ...WRITE) },
         },
       },
       "/api/articles/{articleId}": {
@@ -161,13 +165,13 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Updates an article and re-generates its audio (full token)",
           requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
-          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, ...WRITE) },
         },
         delete: {
           operationId: "deleteArticle",
           tags: ["articles"],
           summary: "Marks an article deleted (full token); deleting again is ok",
-          responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404) },
+          responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404, 507) },
         },
       },
       "/api/articles_external_id/{externalId}": {
@@ -183,7 +187,7 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Updates an article addressed by its external id (full token)",
           requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
-          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, ...WRITE) },
         },
       },
       "/api/articles_external_url/{externalUrl}": {
@@ -209,6 +213,7 @@ export function buildOpenApi(): Json {
             "304": { description: "Not modified (If-None-Match matched)." },
             "404": { $ref: "#/components/responses/NotFound" },
             "416": errorResponse("Range not satisfiable."),
+            ...errors(500, 503),
           },
         },
       },
@@ -243,7 +248,7 @@ function pronunciationPaths(): Json {
           { match: "BASF", spell: true, lang: "de-DE" },
           { match: "Worcester", say: "Wooster", caseSensitive: true },
         ]),
-        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, 413, 415) },
+        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, ...WRITE) },
       },
     },
   };
