@@ -107,6 +107,7 @@ const DESCRIPTION = [
   "* Bodies are JSON (`Content-Type: application/json`, UTF-8). Unknown fields in request bodies are ignored: they are neither stored nor rejected.",
   "* Errors are `{result, message}`: `fail` for 4xx (the message names the offending field), `error` for 5xx (the message carries a request id).",
   "* Every response carries `X-Request-Id` (the caller's, when it sent a plain one of up to 128 characters).",
+  "* `x-characters` on a string schema is a rule the server checks (400 naming the field): `id` refuses control characters, unpaired surrogates, bidi controls and U+FFFE/U+FFFF; `text` refuses what XML 1.0 cannot carry (control characters other than tab, LF and CR, unpaired surrogates, U+FFFE/U+FFFF). They are not patterns because regex engines disagree on surrogates.",
   "* Audio files under `/audio/` need no token: their URLs are unguessable and immutable, so they work as capabilities in players and feeds. They support byte ranges, ETags and long-lived caching.",
 ].join("\n");
 
