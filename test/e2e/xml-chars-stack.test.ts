@@ -10,7 +10,8 @@ import { strictXmlProblems } from "../support/strict-xml.js";
 
 const C0 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(i)).filter((c) => !"\t\n\r".includes(c));
 const FORBIDDEN = [...C0, "\uFFFE", "\uFFFF", "\uD800"];
-const ALL = FORBIDDEN.join("");
+// BSON strings are UTF-8: MongoDB cannot hold an unpaired surrogate (the driver writes U+FFFD), so stored rows carry the rest.
+const STORED = FORBIDDEN.filter((c) => c !== "\uD800").join("");
 
 describe("XML-forbidden characters on the full stack (MongoDB, NATS)", function () {
   this.timeout(240_000);
@@ -46,17 +47,21 @@ describe("XML-forbidden characters on the full stack (MongoDB, NATS)", function 
 
     await withMongo(t.mongoUrl, t.db, async (c) => {
       const db = c.db(t.db);
-      expect((await db.collection("articles").updateOne({ _id: id as never }, { $set: { title: `Stack${ALL} title` } })).matchedCount).to.equal(1);
-      const projects = await db.collection("auth_projects").updateMany({}, { $set: { "player.feed.title": `Stack${ALL} show`, "player.feed.author": `De${ALL}sk` } });
+      expect((await db.collection("articles").updateOne({ _id: id as never }, { $set: { title: `Stack${STORED} title` } })).matchedCount).to.equal(1);
+      const projects = await db.collection("auth_projects").updateMany({}, { $set: { "player.feed.title": `Stack${STORED} show`, "player.feed.author": `De${STORED}sk` } });
       expect(projects.matchedCount).to.be.greaterThan(0);
     });
 
     // Rendered feeds are reused for a few seconds: wait for one built from the rows as they are now.
+    let last = "";
     const feed = await waitFor("a feed from the changed rows", async () => {
       const res = await fetch(`${t.stack.url}/feeds/${key}.xml`);
       const bytes = new Uint8Array(await res.arrayBuffer());
-      return Buffer.from(bytes).toString("utf8").includes("Stack title") && res.status === 200 ? bytes : undefined;
-    }, 30_000, 500);
+      last = Buffer.from(bytes).toString("utf8");
+      return last.includes("Stack show") && res.status === 200 ? bytes : undefined;
+    }, 30_000, 500).catch((e: Error) => {
+      throw new Error(`${e.message}; the last feed: ${last.slice(0, 3000)}`);
+    });
     expect(strictXmlProblems([feed])).to.deep.equal([null]);
     const text = Buffer.from(feed).toString("utf8");
     expect(text).to.include("<title>Stack title</title>").and.include("<title>Stack show</title>").and.include("Desk");
