@@ -33,6 +33,8 @@ trap cleanup EXIT
 
 port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 token="schemathesis-full-$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+# Key rotation runs with a project of its own, so the key the public endpoints are called with stays valid.
+rotate_token="schemathesis-rotate-$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
 base="http://127.0.0.1:$port"
 
 get() { python3 -c 'import sys, urllib.request; r = urllib.request.Request(sys.argv[1], headers={"Authorization": "Bearer " + sys.argv[2]}); print(urllib.request.urlopen(r, timeout=5).read().decode())' "$@"; }
@@ -41,7 +43,7 @@ get() { python3 -c 'import sys, urllib.request; r = urllib.request.Request(sys.a
 # limits high enough that the generated requests reach the logic behind it.
 DATA_DIR="$work/data" PORT="$port" HOST=127.0.0.1 LOG_LEVEL=warn \
   RATE_LIMIT_READS_PER_SECOND=1000 RATE_LIMIT_READS_BURST=2000 RATE_LIMIT_WRITES_PER_SECOND=1000 RATE_LIMIT_WRITES_BURST=2000 \
-  SEED_TOKENS="[{\"token\":\"$token\",\"project\":\"schemathesis\",\"scope\":\"full\"}]" \
+  SEED_TOKENS="[{\"token\":\"$token\",\"project\":\"schemathesis\",\"scope\":\"full\"},{\"token\":\"$rotate_token\",\"project\":\"rotation\",\"scope\":\"full\"}]" \
   node --import tsx launch/embedded.ts >"$work/server.log" 2>&1 &
 server_pid=$!
 
@@ -62,16 +64,20 @@ public_key="$(get "$base/api/player" "$token" | python3 -c 'import json, sys; pr
 # A pattern schemathesis cannot use (it drops it and generates blindly) fails the run too.
 cat >"$work/schemathesis.toml" <<TOML
 warnings = { fail-on = ["unsupported_regex", "unresolvable_reference", "missing_deserializer", "base_url_mismatch"] }
+headers = { Authorization = "Bearer $token" }
 
 [parameters]
 "path.key" = "$public_key"
 "query.key" = "$public_key"
 "path.publicKey" = "$public_key"
+
+[[operations]]
+include-operation-id = "rotatePlayerKey"
+headers = { Authorization = "Bearer $rotate_token" }
 TOML
 
 set +e
 "$venv/bin/st" --config-file "$work/schemathesis.toml" --no-color run "$base/api/openapi.json" \
-  --header "Authorization: Bearer $token" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing \
   --max-time "$max_time" \
