@@ -77,14 +77,15 @@ headers = { Authorization = "Bearer $rotate_token" }
 TOML
 
 set +e
-"$venv/bin/st" --config-file "$work/schemathesis.toml" --no-color run "$base/api/openapi.json" \
+# From the scratch directory: schemathesis keeps a cache (.schemathesis/) where it runs.
+(cd "$work" && "$venv/bin/st" --config-file "$work/schemathesis.toml" --no-color run "$base/api/openapi.json" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing \
   --max-time "$max_time" \
   --max-examples 50 \
   --request-timeout 30 \
   --workers 2 \
-  --seed 21
+  --seed 21)
 status=$?
 set -e
 if [[ $status -ne 0 ]]; then
