@@ -2,6 +2,7 @@
 // events, statistics queries). They validate requests and are published in
 // the OpenAPI document (openapi-listener.ts), like schemas.ts does for articles.
 import { playerSettingsSchema } from "../services/auth/player-settings.js";
+import { CHARACTERS_KEYWORD } from "../lib/text-rules.js";
 import { requestValidator } from "./schemas.js";
 
 type Schema = Record<string, unknown>;
@@ -12,7 +13,9 @@ export const PlayerSettings: Schema = {
 };
 
 export const PUBLIC_KEY_PATTERN = "^pk_[A-Za-z0-9_-]{16,64}$";
-const ID_TEXT = { type: "string", minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]+$" };
+const ID_TEXT = { type: "string", minLength: 1, maxLength: 200, [CHARACTERS_KEYWORD]: "id" };
+/** A real calendar day: ajv's "date" format checks the month's length and leap years. */
+const DAY = { type: "string", format: "date", pattern: "^[0-9]{4}-[0-9]{2}-[0-9]{2}$", "x-error-message": "must be a calendar date as YYYY-MM-DD" };
 
 export const ListeningEvents: Schema = {
   type: "object",
@@ -44,8 +47,8 @@ export const StatsQuery: Schema = {
   type: "object",
   additionalProperties: false,
   properties: {
-    from: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "First day (UTC, inclusive); default: 29 days before `to`." },
-    to: { type: "string", pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "Last day (UTC, inclusive); default: today." },
+    from: { ...DAY, description: "First day (UTC, inclusive); default: 29 days before `to`." },
+    to: { ...DAY, description: "Last day (UTC, inclusive); default: today." },
   },
 };
 

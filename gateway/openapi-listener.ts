@@ -10,7 +10,23 @@ const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` 
 const json = (name: string) => ({ "application/json": { schema: schemaRef(name) } });
 const ok = (description: string, name: string) => ({ "200": { description, content: json(name) } });
 const std = (...names: string[]) => Object.fromEntries(names.map((n) => [STATUS[n], responseRef(n)]));
-const STATUS: Record<string, string> = { BadRequest: "400", Unauthorized: "401", Forbidden: "403", NotFound: "404", TooManyRequests: "429", InternalError: "500", Unavailable: "503" };
+const STATUS: Record<string, string> = {
+  BadRequest: "400",
+  Unauthorized: "401",
+  Forbidden: "403",
+  NotFound: "404",
+  PayloadTooLarge: "413",
+  UnsupportedMediaType: "415",
+  TooManyRequests: "429",
+  InternalError: "500",
+  Unavailable: "503",
+  GatewayTimeout: "504",
+  InsufficientStorage: "507",
+};
+/** Any call that reaches a backing service may meet these. */
+const UPSTREAM = ["InternalError", "Unavailable", "GatewayTimeout"];
+/** Endpoints under /api count against the project's rate limits (docs/limits.md). */
+const PUBLISHER = ["Unauthorized", "TooManyRequests", ...UPSTREAM];
 // Examples make "Try it out" fill every field; the key is a placeholder to replace with GET /api/player's.
 const EXAMPLE_KEY = "pk_yourPublicPlayerKey0";
 const EVENTS_EXAMPLE = { key: EXAMPLE_KEY, events: [{ type: "play", articleId: "council-approves-library-budget-k3j9x0qa", seconds: 12.5 }, { type: "progress", articleId: "council-approves-library-budget-k3j9x0qa", percent: 25 }] };
@@ -61,25 +77,25 @@ export function listenerPaths(): Json {
   const tags = ["listener"];
   return {
     "/api/player": {
-      get: { operationId: "getPlayer", tags, summary: "The project's public player key, embed snippet, feed URL and player settings (read or full token)", responses: { ...ok("Key, snippet and settings.", "PlayerResult"), ...std("Unauthorized", "InternalError", "Unavailable") } },
+      get: { operationId: "getPlayer", tags, summary: "The project's public player key, embed snippet, feed URL and player settings (read or full token)", responses: { ...ok("Key, snippet and settings.", "PlayerResult"), ...std(...PUBLISHER) } },
       put: {
         operationId: "updatePlayer",
         tags,
         summary: "Replaces the player settings: podcast feed and oEmbed (full token)",
         requestBody: { required: true, content: { "application/json": { schema: schemaRef("PlayerSettings"), example: { feed: { title: "Acme News, read aloud", description: "Our articles as audio.", imageUrl: "https://news.example/podcast.png", author: "Acme News", category: "News/Daily News", explicit: false }, oembed: { enabled: true, hosts: ["news.example"] } } } } },
-        responses: { ...ok("The stored settings.", "PlayerResult"), ...std("BadRequest", "Unauthorized", "Forbidden", "InternalError", "Unavailable") },
+        responses: { ...ok("The stored settings.", "PlayerResult"), ...std("BadRequest", "Forbidden", "PayloadTooLarge", "UnsupportedMediaType", "InsufficientStorage", ...PUBLISHER) },
       },
     },
     "/api/player/rotate": {
-      post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "InternalError", "Unavailable") } },
+      post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Forbidden", "InsufficientStorage", ...PUBLISHER) } },
     },
     "/api/articles/{articleId}/stats": {
       parameters: [articleIdParam, ...statsParams],
-      get: { operationId: "getArticleStats", tags, summary: "Daily listening figures of one article (read or full token)", responses: { ...ok("Totals and days.", "StatsResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
+      get: { operationId: "getArticleStats", tags, summary: "Daily listening figures of one article (read or full token)", responses: { ...ok("Totals and days.", "StatsResult"), ...std("BadRequest", "NotFound", ...PUBLISHER) } },
     },
     "/api/stats": {
       parameters: statsParams,
-      get: { operationId: "getProjectStats", tags, summary: "Daily listening figures of the project and its most played articles (read or full token)", responses: { ...ok("Totals, days and articles.", "StatsResult"), ...std("BadRequest", "Unauthorized", "InternalError", "Unavailable") } },
+      get: { operationId: "getProjectStats", tags, summary: "Daily listening figures of the project and its most played articles (read or full token)", responses: { ...ok("Totals, days and articles.", "StatsResult"), ...std("BadRequest", ...PUBLISHER) } },
     },
     "/player/v1/player.js": {
       get: { operationId: "getPlayerScript", tags, security: [], summary: "The embeddable player (a web component, <15 KB gzipped)", responses: { "200": { description: "JavaScript.", content: { "application/javascript": { schema: { type: "string" } } } }, "304": { description: "Not modified." } } },
@@ -91,7 +107,7 @@ export function listenerPaths(): Json {
         { name: "externalId", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "cms-4711" },
         { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
       ],
-      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), ...std("BadRequest", "Unauthorized", "NotFound", "InternalError", "Unavailable") } },
+      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
     "/player/v1/events": {
       post: {
@@ -110,12 +126,12 @@ export function listenerPaths(): Json {
             "text/plain": { schema: schemaRef("ListeningEvents"), example: EVENTS_EXAMPLE },
           },
         },
-        responses: { "204": { description: "Taken." }, ...std("BadRequest", "Unauthorized", "TooManyRequests", "InternalError", "Unavailable") },
+        responses: { "204": { description: "Taken." }, ...std("BadRequest", "Unauthorized", "PayloadTooLarge", "UnsupportedMediaType", "TooManyRequests", ...UPSTREAM) },
       },
     },
     "/player/v1/embed/{key}/{articleId}": {
       parameters: [keyParam("path"), articleIdParam],
-      get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("Unauthorized", "NotFound") } },
+      get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
     "/feeds/{publicKey}.xml": {
       parameters: [
@@ -123,7 +139,7 @@ export function listenerPaths(): Json {
         { name: "label", in: "query", required: false, description: "Only articles with this label (one show per label).", schema: { type: "string" }, example: "news" },
         { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "string", pattern: "^[1-9][0-9]{0,5}$" }, example: "1" },
       ],
-      get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound") } },
+      get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
     "/oembed": {
       parameters: [
@@ -131,7 +147,7 @@ export function listenerPaths(): Json {
         { name: "format", in: "query", required: false, schema: { const: "json" }, example: "json" },
         { name: "maxwidth", in: "query", required: false, schema: { type: "string", pattern: "^[0-9]{1,4}$" }, example: "640" },
       ],
-      get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "A format other than json." }, ...std("BadRequest", "NotFound") } },
+      get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "format=xml: only json is served (oEmbed 2.2).", content: json("ErrorResult") }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
   };
 }

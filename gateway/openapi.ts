@@ -38,6 +38,7 @@ const ERROR_RESPONSES: Record<string, Json> = {
   InternalError: errorResponse("Unexpected server error; the message carries a request id."),
   Unavailable: errorResponse("A backing service is unavailable; retry later."),
   GatewayTimeout: errorResponse("A backing service did not answer in time; retry later."),
+  InsufficientStorage: errorResponse("The data volume is full; nothing was written. Retry once space is freed."),
 };
 
 const errors = (...codes: number[]) => {
@@ -52,11 +53,14 @@ const errors = (...codes: number[]) => {
     500: "InternalError",
     503: "Unavailable",
     504: "GatewayTimeout",
+    507: "InsufficientStorage",
   };
   return Object.fromEntries(codes.map((c) => [String(c), { $ref: `#/components/responses/${byCode[c]}` }]));
 };
 
 const COMMON = [400, 401, 403, 429, 500, 503, 504];
+/** What any write may answer besides: a body too large or not JSON, a full data volume. */
+const WRITE = [413, 415, 507];
 const ok = (description: string, schemaName: string) => ({ "200": { description, content: jsonContent(schemaName) } });
 /** A request body with an example that the server accepts as it stands ("Try it out" sends it). */
 const body = (schemaName: string, example: unknown) => ({ required: true, content: { "application/json": { schema: ref(schemaName), example } } });
@@ -103,6 +107,7 @@ const DESCRIPTION = [
   "* Bodies are JSON (`Content-Type: application/json`, UTF-8). Unknown fields in request bodies are ignored: they are neither stored nor rejected.",
   "* Errors are `{result, message}`: `fail` for 4xx (the message names the offending field), `error` for 5xx (the message carries a request id).",
   "* Every response carries `X-Request-Id` (the caller's, when it sent a plain one of up to 128 characters).",
+  "* `x-characters` on a string schema is a rule the server checks (400 naming the field): `id` refuses control characters, unpaired surrogates, bidi controls and U+FFFE/U+FFFF; `text` refuses what XML 1.0 cannot carry (control characters other than tab, LF and CR, unpaired surrogates, U+FFFE/U+FFFF). They are not patterns because regex engines disagree on surrogates.",
   "* Audio files under `/audio/` need no token: their URLs are unguessable and immutable, so they work as capabilities in players and feeds. They support byte ranges, ETags and long-lived caching.",
 ].join("\n");
 
@@ -145,7 +150,7 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Creates an article and queues its audio (full token)",
           requestBody: body("ArticleCreateRequest", CREATE_EXAMPLE),
-          responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, 413, 415) },
+          responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, ...WRITE) },
         },
       },
       "/api/articles/{articleId}": {
@@ -161,13 +166,13 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Updates an article and re-generates its audio (full token)",
           requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
-          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, ...WRITE) },
         },
         delete: {
           operationId: "deleteArticle",
           tags: ["articles"],
           summary: "Marks an article deleted (full token); deleting again is ok",
-          responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404) },
+          responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404, 507) },
         },
       },
       "/api/articles_external_id/{externalId}": {
@@ -183,7 +188,7 @@ export function buildOpenApi(): Json {
           tags: ["articles"],
           summary: "Updates an article addressed by its external id (full token)",
           requestBody: body("ArticleUpdateRequest", UPDATE_EXAMPLE),
-          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, 413, 415) },
+          responses: { ...ok("Slug of the article.", "IdResult"), ...errors(...COMMON, 404, ...WRITE) },
         },
       },
       "/api/articles_external_url/{externalUrl}": {
@@ -209,6 +214,7 @@ export function buildOpenApi(): Json {
             "304": { description: "Not modified (If-None-Match matched)." },
             "404": { $ref: "#/components/responses/NotFound" },
             "416": errorResponse("Range not satisfiable."),
+            ...errors(500, 503),
           },
         },
       },
@@ -243,7 +249,7 @@ function pronunciationPaths(): Json {
           { match: "BASF", spell: true, lang: "de-DE" },
           { match: "Worcester", say: "Wooster", caseSensitive: true },
         ]),
-        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, 413, 415) },
+        responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, ...WRITE) },
       },
     },
   };

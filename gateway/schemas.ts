@@ -3,7 +3,7 @@
 // OpenAPI document, so the documentation cannot drift from the checks.
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
-import { NOT_BLANK, UNSAFE_ID_CHAR, UNSAFE_ID_MESSAGE, UNSAFE_TEXT_CHAR, UNSAFE_TEXT_MESSAGE } from "../lib/text-rules.js";
+import { addCharacterRules, CHARACTERS_KEYWORD, NOT_BLANK, UNSAFE_ID_MESSAGE, UNSAFE_TEXT_MESSAGE } from "../lib/text-rules.js";
 import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
 import { PRONUNCIATION_LIMITS, RULE_LANG, pronunciationProblem, type PronunciationRule } from "../lib/pronunciations.js";
 import { HttpError } from "./errors.js";
@@ -29,8 +29,9 @@ export const LIMITS = {
 
 // Each rule a subschema of its own, so a failure is explained by its own message.
 const notBlank: Schema = { pattern: NOT_BLANK, [MESSAGE]: "must not be blank (whitespace only)" };
-const safeId: Schema = { not: { pattern: UNSAFE_ID_CHAR }, [MESSAGE]: UNSAFE_ID_MESSAGE };
-const safeText: Schema = { not: { pattern: UNSAFE_TEXT_CHAR }, [MESSAGE]: UNSAFE_TEXT_MESSAGE };
+// Character rules are checked in code (lib/text-rules.ts), not as patterns: see there why.
+const safeId: Schema = { [CHARACTERS_KEYWORD]: "id", [MESSAGE]: UNSAFE_ID_MESSAGE };
+const safeText: Schema = { [CHARACTERS_KEYWORD]: "text", [MESSAGE]: UNSAFE_TEXT_MESSAGE };
 
 const httpUrl: Schema = {
   type: "string",
@@ -61,8 +62,8 @@ const labels: Schema = {
 };
 
 const requestFields: Record<string, Schema> = {
-  title: { type: "string", minLength: 1, maxLength: LIMITS.title, allOf: [notBlank, safeText], description: "Article title; not blank, no NUL or unpaired surrogates.", examples: ["Council approves the library budget"] },
-  text: { type: "string", minLength: 1, maxLength: LIMITS.text, allOf: [notBlank], description: "Body text, not blank; HTML allowed when parse is true.", examples: ["The city council approved the budget for public libraries on Tuesday."] },
+  title: { type: "string", minLength: 1, maxLength: LIMITS.title, allOf: [notBlank, safeText], description: "Article title; not blank, no control characters other than tab and line breaks, no unpaired surrogates, U+FFFE or U+FFFF.", examples: ["Council approves the library budget"] },
+  text: { type: "string", minLength: 1, maxLength: LIMITS.text, allOf: [notBlank, safeText], description: "Body text, not blank; HTML allowed when parse is true. No control characters other than tab and line breaks, no unpaired surrogates, U+FFFE or U+FFFF.", examples: ["The city council approved the budget for public libraries on Tuesday."] },
   url: httpUrl,
   externalId: {
     type: "string",
@@ -98,7 +99,7 @@ export const ArticleCreateRequest: Schema = {
     ...requestFields,
     parse: { ...requestFields.parse, default: false },
     isRaw: { ...requestFields.isRaw, default: false },
-    prompt: { type: "string", maxLength: LIMITS.prompt, description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
+    prompt: { type: "string", maxLength: LIMITS.prompt, allOf: [safeText], description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
     labels,
   },
   ...pairRules,
@@ -111,7 +112,7 @@ export const ArticleUpdateRequest: Schema = {
   properties: {
     ...requestFields,
     externalId: { ...requestFields.externalId, description: "New external id; must be unique." },
-    prompt: { type: ["string", "null"], maxLength: LIMITS.prompt, description: "New prompt; null removes it." },
+    prompt: { type: ["string", "null"], maxLength: LIMITS.prompt, allOf: [safeText], description: "New prompt; null removes it." },
     labels: { ...labels, description: "Full replacement of the labels." },
   },
   ...pairRules,
@@ -288,6 +289,7 @@ export const SCHEMAS = {
 function newAjv(extra: object = {}): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, verbose: true, strict: true, ...extra });
   ajv.addKeyword({ keyword: MESSAGE, schemaType: "string" });
+  addCharacterRules(ajv);
   addFormats(ajv);
   return ajv;
 }
@@ -355,11 +357,22 @@ function describe(err: ErrorObject, data: unknown, root: string): string | null 
   return `${fieldName(err) || root}: ${text}`;
 }
 
+/**
+ * Without the noise of anyOf: a value that failed a branch's own rule (a
+ * string with a control character) is explained by that rule, not also by
+ * "must be null" from the other branch and "must match a schema in anyOf".
+ */
+function explaining(errors: ErrorObject[]): ErrorObject[] {
+  const otherBranch = (e: ErrorObject) => e.keyword === "type" && /\/anyOf\/\d+\/type$/.test(e.schemaPath);
+  const specific = new Set(errors.filter((e) => e.keyword !== "anyOf" && !otherBranch(e)).map((e) => e.instancePath));
+  return errors.filter((e) => !specific.has(e.instancePath) || (e.keyword !== "anyOf" && !otherBranch(e)));
+}
+
 function compile(ajv: Ajv2020, schema: Schema, root: string): (data: unknown) => void {
   const fn: ValidateFunction = ajv.compile(schema);
   return (data) => {
     if (fn(data)) return;
-    const messages = [...new Set((fn.errors ?? []).map((e) => describe(e, data, root)).filter((m): m is string => m !== null))];
+    const messages = [...new Set(explaining(fn.errors ?? []).map((e) => describe(e, data, root)).filter((m): m is string => m !== null))];
     throw new HttpError(400, messages.join("; ") || `${root}: is invalid`);
   };
 }

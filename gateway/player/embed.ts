@@ -1,8 +1,7 @@
 // The standalone page behind oEmbed's iframe: one player, nothing else.
 import type { ListenerArticle } from "../../gen/articles/v1/listener_pb.js";
+import { escapeXml as escapeHtml } from "../../lib/xml-text.js";
 import { playerAsset } from "./asset.js";
-
-const escapeHtml = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
 
 export function embedPage(base: string, key: string, a: ListenerArticle): string {
   return `<!doctype html>

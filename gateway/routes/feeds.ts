@@ -10,6 +10,7 @@ import { XMLBuilder } from "fast-xml-parser";
 import type { ListenerArticle, ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
+import { xmlText } from "../../lib/xml-text.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { HttpError } from "../errors.js";
 import { notModified } from "../conditional.js";
@@ -48,7 +49,9 @@ export function clock(seconds: number): string {
   return `${pad(Math.floor(s / 3600))}:${pad(Math.floor((s % 3600) / 60))}:${pad(s % 60)}`;
 }
 
-const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", format: true, suppressEmptyNode: true, processEntities: true });
+// Every value passes xmlText: stored titles or settings from older releases may hold what XML cannot carry.
+const xmlValue = (_name: string, value: unknown) => (typeof value === "string" ? xmlText(value) : value);
+const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", format: true, suppressEmptyNode: true, processEntities: true, tagValueProcessor: xmlValue, attributeValueProcessor: xmlValue });
 
 interface Rendered {
   xml: string;

@@ -7,6 +7,7 @@ import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import type { PlayerService } from "../../gen/auth/v1/player_pb.js";
+import { escapeXml as escapeAttr } from "../../lib/xml-text.js";
 import { HttpError } from "../errors.js";
 import { baseOf, keyCall, publicCors } from "./player.js";
 
@@ -19,13 +20,13 @@ export interface OembedRoutesOptions {
 const DEFAULT_WIDTH = 640;
 const HEIGHT = 96;
 
-const escapeAttr = (s: string) => s.replace(/&/g, "&amp;").replace(/"/g, "&quot;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
-
 export function oembedRoutes(router: Router, opts: OembedRoutesOptions): void {
   router.get("/oembed", async (ctx) => {
     publicCors(ctx);
     const { url, format, maxwidth } = ctx.query;
-    if (format !== undefined && format !== "json") {
+    // oEmbed 2.2 answers 501 for the format it defines but we do not serve; anything else is no format at all.
+    if (format !== undefined && format !== "json" && format !== "xml") throw new HttpError(400, "format: must be json");
+    if (format === "xml") {
       ctx.status = 501;
       ctx.body = { result: "fail", message: "format: only json is supported" };
       return;

@@ -25,8 +25,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function requiredText(field: "title" | "text", value: string, max: number): string {
   if (value.trim() === "") throw invalid(`${field} is required and must not be empty`);
   if (value.length > max) throw invalid(`${field} is too long (${value.length} characters; at most ${max})`);
-  // The text may be megabytes; only the title is scanned character by character.
-  const problem = field === "title" ? unsafeTextProblem(value) : null;
+  // Titles go into podcast feeds and text into SSML: nothing XML cannot carry (one regex pass, also over megabytes).
+  const problem = unsafeTextProblem(value);
   if (problem) throw invalid(`${field} ${problem}`);
   return field === "title" ? value.trim() : value;
 }
@@ -81,6 +81,8 @@ export function labelList(values: readonly string[]): string[] {
 
 export function promptValue(value: string): string {
   if (value.length > LIMITS.prompt) throw invalid(`prompt is too long (${value.length} characters; at most ${LIMITS.prompt})`);
+  const problem = unsafeTextProblem(value);
+  if (problem) throw invalid(`prompt ${problem}`);
   return value;
 }
 
@@ -97,5 +99,12 @@ export function requiredId(field: string, value: string): string {
   if (value === "") throw invalid(`${field} is required`);
   const problem = unsafeIdProblem(value);
   if (problem) throw invalid(`${field} ${problem}`);
+  return value;
+}
+
+/** A real calendar day as YYYY-MM-DD (2026-11-31 is not one), returned as given. */
+export function calendarDay(field: string, value: string): string {
+  const ms = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw invalid(`${field}: must be a calendar date as YYYY-MM-DD`);
   return value;
 }

@@ -3,6 +3,8 @@
 // the gateway through PlayerService. The document is always complete: absent
 // fields take the defaults below.
 import { Ajv } from "ajv";
+import { addCharacterRules, CHARACTERS_KEYWORD } from "../../lib/text-rules.js";
+import { xmlText } from "../../lib/xml-text.js";
 
 export interface FeedSettings {
   enabled: boolean;
@@ -28,9 +30,11 @@ export const DEFAULT_PLAYER_SETTINGS: PlayerSettings = Object.freeze({
   oembed: { enabled: false, hosts: [] },
 }) as PlayerSettings;
 
-const text = (max: number) => ({ anyOf: [{ type: "string", minLength: 1, maxLength: max, pattern: "\\S" }, { type: "null" }] });
-const httpsUrl = { anyOf: [{ type: "string", maxLength: 2048, pattern: "^https?://[^\\s]+$" }, { type: "null" }] };
-const HOST = "^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$";
+// Everything here may end up in the podcast feed's XML: character rules of lib/text-rules.ts.
+const text = (max: number) => ({ anyOf: [{ type: "string", minLength: 1, maxLength: max, pattern: "\\S", [CHARACTERS_KEYWORD]: "text" }, { type: "null" }] });
+const httpsUrl = { anyOf: [{ type: "string", maxLength: 2048, pattern: "^https?://[^\\s]+$", [CHARACTERS_KEYWORD]: "id" }, { type: "null" }] };
+// No lookahead for the length (Rust's regex has none): maxLength says it.
+const HOST = "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:[0-9]{1,5})?$";
 
 /** Shared with the gateway's OpenAPI document (PUT /api/player). */
 export const playerSettingsSchema = {
@@ -46,7 +50,7 @@ export const playerSettingsSchema = {
         description: text(4000),
         imageUrl: httpsUrl,
         author: text(255),
-        ownerEmail: { anyOf: [{ type: "string", maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$" }, { type: "null" }] },
+        ownerEmail: { anyOf: [{ type: "string", maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", [CHARACTERS_KEYWORD]: "id" }, { type: "null" }] },
         category: { type: "string", minLength: 1, maxLength: 100, pattern: "^[A-Za-z &,'-]+(/[A-Za-z &,'-]+)?$" },
         explicit: { type: "boolean" },
       },
@@ -56,13 +60,14 @@ export const playerSettingsSchema = {
       additionalProperties: false,
       properties: {
         enabled: { type: "boolean" },
-        hosts: { type: "array", maxItems: 20, uniqueItems: true, items: { type: "string", pattern: HOST } },
+        hosts: { type: "array", maxItems: 20, uniqueItems: true, items: { type: "string", minLength: 1, maxLength: 253, pattern: HOST } },
       },
     },
   },
 } as const;
 
 const ajv = new Ajv({ allErrors: false, strict: false });
+addCharacterRules(ajv);
 const check = ajv.compile(playerSettingsSchema);
 
 export class PlayerSettingsError extends Error {
@@ -90,8 +95,16 @@ export function completePlayerSettings(input: unknown): PlayerSettings {
 /** What was stored (maybe by an older version, maybe nothing) read as complete settings. */
 export function storedPlayerSettings(stored: Record<string, unknown> | undefined): PlayerSettings {
   try {
-    return completePlayerSettings(stored ?? {});
+    // Rows from before the character rules may hold what XML cannot carry: dropped, not the whole document lost.
+    return completePlayerSettings(withoutXmlForbidden(stored ?? {}));
   } catch {
     return structuredClone(DEFAULT_PLAYER_SETTINGS);
   }
+}
+
+function withoutXmlForbidden(value: unknown): unknown {
+  if (typeof value === "string") return xmlText(value);
+  if (Array.isArray(value)) return value.map(withoutXmlForbidden);
+  if (value && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutXmlForbidden(v)]));
+  return value;
 }

@@ -6,10 +6,11 @@ import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThr
 import { LOUDNESS_RANGE } from "../../lib/loudness.js";
 import { LANGS, VOICE_NAMES, checkVoiceLang } from "../../lib/voices.js";
 import { checkTarget, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
+import { addCharacterRules, CHARACTERS_KEYWORD } from "../../lib/text-rules.js";
 
 export { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold };
 
-const stringList = { type: "array", maxItems: 200, items: { type: "string", minLength: 1, maxLength: 500 } } as const;
+const stringList = { type: "array", maxItems: 200, items: { type: "string", minLength: 1, maxLength: 500, [CHARACTERS_KEYWORD]: "id" } } as const;
 const count = { type: "integer", minimum: 0, maximum: 1_000_000_000_000 } as const;
 const bucket = {
   type: "object",
@@ -59,7 +60,7 @@ const schema = {
           additionalProperties: false,
           required: ["url", "secret"],
           properties: {
-            url: { type: "string", maxLength: 2048, pattern: "^https?://\\S+$" },
+            url: { type: "string", maxLength: 2048, pattern: "^https?://\\S+$", [CHARACTERS_KEYWORD]: "id" },
             secret: { type: "string", minLength: 16, maxLength: 256 },
           },
         },
@@ -89,6 +90,7 @@ const schema = {
 } as const;
 
 const ajv = new Ajv({ allErrors: true, strict: false });
+addCharacterRules(ajv);
 const validate = ajv.compile<ProjectSettings>(schema);
 
 export class SettingsError extends Error {

@@ -30,7 +30,6 @@ export interface ListeningBatch {
 
 export const MAX_EVENTS_PER_BATCH = 50;
 const MAX_PAGE = 500;
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
 const DEFAULT_DAYS = 30;
 const MAX_DAYS = 366;
 
@@ -45,11 +44,9 @@ const EVENT_KINDS: Partial<Record<ListeningEventType, ListeningEventIn["type"]>>
 const notFound = () => new ConnectError("No ready audio for this article", Code.NotFound);
 
 function dayRange(from: string, to: string, now = new Date()): { from: string; to: string } {
-  const end = to || now.toISOString().slice(0, 10);
-  const start = from || new Date(Date.parse(`${end}T00:00:00Z`) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10);
-  for (const [field, value] of [["from", start], ["to", end]] as const) {
-    if (!DAY.test(value) || Number.isNaN(Date.parse(`${value}T00:00:00Z`))) throw v.invalid(`${field}: must be a date as YYYY-MM-DD`);
-  }
+  // Each checked before it is used: an impossible `to` must not reach Date arithmetic (RangeError, a 500).
+  const end = v.calendarDay("to", to || now.toISOString().slice(0, 10));
+  const start = v.calendarDay("from", from || new Date(Date.parse(`${end}T00:00:00Z`) - (DEFAULT_DAYS - 1) * 86_400_000).toISOString().slice(0, 10));
   const span = (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`)) / 86_400_000;
   if (span < 0) throw v.invalid("from: must not be after to");
   if (span >= MAX_DAYS) throw v.invalid(`from: the range may span at most ${MAX_DAYS} days`);

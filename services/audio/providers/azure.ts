@@ -5,6 +5,7 @@
 // sixfold ("&quot;"), so a request stays under ~18 KB of SSML, and 3,000 characters
 // are about 3.5 minutes of speech at a typical 14 characters per second.
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
+import { escapeXml } from "../../../lib/xml-text.js";
 import { splitMarks } from "../text/pronounce.js";
 import { postForMp3 } from "./http.js";
 import type { ProviderRequest, SpeechProvider } from "./types.js";
@@ -22,11 +23,7 @@ export const AZURE_MAX_CHARS = 3000;
 /** 24 kHz mono 48 kbps, the stream OpenAI sends too. */
 export const AZURE_OUTPUT_FORMAT = "audio-24khz-48kbitrate-mono-mp3";
 
-export function escapeXml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&apos;" })[c]!)
-    // Control characters are not allowed in XML 1.0 at all.
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, " ");
-}
+export { escapeXml };
 
 /** A pronunciation rule as SSML: a substitution, letters, or IPA phonemes around the word as written. */
 function ruleSsml(rule: PronunciationRule): string {
