@@ -1,3 +1,5 @@
+import { domainToUnicode } from "node:url";
+
 // Article URLs as people write them: with umlauts in the path, an IDN host,
 // capitals in the scheme or host. Every URL an article is stored under, and
 // every URL it is looked up by, goes through normalizeHttpUrl, so the Unicode
@@ -43,4 +45,32 @@ export function normalizeHttpUrl(text: string): string | null {
 export function urlLookupForms(text: string): string[] {
   const normal = normalizeHttpUrl(text);
   return normal === null || normal === text ? [text] : [normal, text];
+}
+
+const ESCAPED_RUN = /(?:%[0-9A-Fa-f]{2})+/g;
+
+/**
+ * A normalised URL as people read it: the host in Unicode, escapes that spell
+ * UTF-8 text decoded (other escapes, and a run that is not valid UTF-8, kept).
+ * For matching patterns people write with umlauts (admission url rules); never
+ * stored or handed out.
+ */
+export function readableUrl(normal: string): string {
+  let u: URL;
+  try {
+    u = new URL(normal);
+  } catch {
+    return normal;
+  }
+  const host = domainToUnicode(u.hostname) || u.hostname;
+  const rest = normal.slice(normal.indexOf(u.host) + u.host.length).replace(ESCAPED_RUN, (run) => {
+    try {
+      const text = decodeURIComponent(run);
+      // Only letters and the like: a decoded "/", "?", "#", "%" or space would change what the URL says.
+      return /[\u0000-\u0020%/?#&=+]/.test(text) ? run : text;
+    } catch {
+      return run;
+    }
+  });
+  return `${u.protocol}//${normal.slice(u.protocol.length + 2, normal.indexOf(u.host))}${host}${u.port ? `:${u.port}` : ""}${rest}`;
 }

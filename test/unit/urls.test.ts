@@ -1,6 +1,6 @@
 // lib/urls.ts: one URL, however it is written.
 import { expect } from "chai";
-import { normalizeHttpUrl, urlLookupForms } from "../../lib/urls.js";
+import { normalizeHttpUrl, readableUrl, urlLookupForms } from "../../lib/urls.js";
 
 describe("normalizeHttpUrl", () => {
   const same: Array<[string, string]> = [
@@ -28,5 +28,13 @@ describe("normalizeHttpUrl", () => {
     expect(urlLookupForms("https://example.com/x")).to.deep.equal(["https://example.com/x"]);
     expect(urlLookupForms("HTTPS://EXAMPLE.COM/x")).to.deep.equal(["https://example.com/x", "HTTPS://EXAMPLE.COM/x"]);
     expect(urlLookupForms("not a url")).to.deep.equal(["not a url"]);
+  });
+});
+
+describe("readableUrl", () => {
+  it("shows a normalised URL with its Unicode host and decoded UTF-8 escapes, keeping escapes that would change its meaning", () => {
+    expect(readableUrl("https://xn--bcher-kva.example/news/%C3%BCber-uns?q=%C3%BC#x")).to.equal("https://bücher.example/news/über-uns?q=ü#x");
+    expect(readableUrl("https://xn--bcher-kva.example:8443/a%2Fb%20c")).to.equal("https://bücher.example:8443/a%2Fb%20c");
+    expect(readableUrl("https://example.com/bad%FF")).to.equal("https://example.com/bad%FF");
   });
 });
