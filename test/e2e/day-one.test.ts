@@ -123,6 +123,12 @@ describe("day one: URLs as people write them, null fields, and a podcast feed th
         const listed = (await A("GET", "/api/articles?limit=100")).body.articles.find((a: { id: string }) => a.id === r.body.id);
         expect(listed.url).to.equal(normal);
       }
+      // An update takes an IRI the same way.
+      const id = ids["HTTPS://EXAMPLE.COM/x"];
+      const put = await A("PUT", `/api/articles/${id}`, { title: "Zu x", text: "Ein kurzer Text.", url: "https://Example.com/straße?ß=1" });
+      expect(put.status, put.text).to.equal(200);
+      expect((await A("GET", `/api/articles/${id}`)).body.article.url).to.equal("https://example.com/stra%C3%9Fe?%C3%9F=1");
+      await A("PUT", `/api/articles/${id}`, { title: "Zu x", text: "Ein kurzer Text.", url: "HTTPS://EXAMPLE.COM/x" });
     });
 
     it("finds each by its Unicode form, its percent-encoded form and a differently-cased host (GET /api/articles_external_url)", async () => {
