@@ -90,6 +90,16 @@ export const PlayerResult: Schema = {
     snippet: { type: "string", description: "HTML to paste into an article page." },
     scriptUrl: { type: "string" },
     feedUrl: { type: "string", description: "The project's podcast feed (RSS 2.0)." },
+    feedLanguage: { type: "string", description: "The feed's <language>: settings.feed.language, else the locale of the project's default voice." },
+    warnings: {
+      type: "array",
+      description: "What the feed lacks before Apple Podcasts and Spotify accept it (artwork, owner e-mail, a valid category); empty when nothing, or when the feed is off.",
+      items: {
+        type: "object",
+        required: ["setting", "message"],
+        properties: { setting: { type: "string", description: "The setting that fixes it, e.g. feed.ownerEmail." }, message: { type: "string" } },
+      },
+    },
   },
 };
 

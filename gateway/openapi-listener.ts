@@ -105,7 +105,7 @@ export function listenerPaths(): Json {
         keyParam("query"),
         { name: "id", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "council-approves-library-budget-k3j9x0qa" },
         { name: "externalId", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "cms-4711" },
-        { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
+        { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article. The URL may be written as an IRI or percent-encoded, with any case of scheme and host: it is matched in its normalised form.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
       ],
       get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
@@ -140,6 +140,9 @@ export function listenerPaths(): Json {
         { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "string", pattern: "^[1-9][0-9]{0,5}$" }, example: "1" },
       ],
       get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+    },
+    "/feeds/artwork.png": {
+      get: { operationId: "getFeedArtwork", tags, security: [], summary: "The generated podcast artwork (1400×1400 PNG) a feed shows until the project sets feed.imageUrl", responses: { "200": { description: "PNG.", content: { "image/png": { schema: { type: "string", format: "binary" } } } }, "304": { description: "Not modified." } } },
     },
     "/oembed": {
       parameters: [

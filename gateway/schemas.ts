@@ -6,6 +6,7 @@ import addFormatsModule from "ajv-formats";
 import { addCharacterRules, CHARACTERS_KEYWORD, NOT_BLANK, UNSAFE_ID_MESSAGE, UNSAFE_TEXT_MESSAGE } from "../lib/text-rules.js";
 import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
 import { PRONUNCIATION_LIMITS, RULE_LANG, pronunciationProblem, type PronunciationRule } from "../lib/pronunciations.js";
+import { normalizeHttpUrl } from "../lib/urls.js";
 import { HttpError } from "./errors.js";
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -33,15 +34,21 @@ const notBlank: Schema = { pattern: NOT_BLANK, [MESSAGE]: "must not be blank (wh
 const safeId: Schema = { [CHARACTERS_KEYWORD]: "id", [MESSAGE]: UNSAFE_ID_MESSAGE };
 const safeText: Schema = { [CHARACTERS_KEYWORD]: "text", [MESSAGE]: UNSAFE_TEXT_MESSAGE };
 
+/** Checked by lib/urls.ts (WHATWG URL), which the articles service stores and looks up by. */
+const HTTP_IRI = "iri";
+const URL_NORMALISED =
+  "Stored normalised (WHATWG URL, as browsers do): scheme and host in lowercase, an IDN host in punycode, the default port dropped, " +
+  "path, query and fragment percent-encoded as UTF-8 with upper-case hex; the article is returned with that form.";
+
 const httpUrl: Schema = {
   type: "string",
-  format: "uri",
+  format: HTTP_IRI,
   pattern: "^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+",
   maxLength: LIMITS.url,
   [MESSAGE]: "must be an absolute http(s) URL",
   allOf: [safeId],
-  description: "Original article URL: an absolute http(s) URL (ASCII; no control or bidi characters).",
-  examples: ["https://news.example.com/2024/05/library-budget"],
+  description: `Original article URL: an absolute http(s) URL or IRI (Unicode host, path and query allowed; no control or bidi characters). ${URL_NORMALISED}`,
+  examples: ["https://news.example.com/2024/05/library-budget", "https://zeitung.example/lokales/bücherei-über-uns"],
 };
 
 const voice: Schema = { type: "string", enum: [...VOICE_NAMES], description: "Voice name; send together with lang.", examples: ["alloy"] };
@@ -91,17 +98,26 @@ const pairRules = { allOf: [VoiceLangRule] };
 
 const UNKNOWN_FIELDS_NOTE = "Unknown fields are ignored (neither stored nor rejected).";
 
+const CREATE_REQUIRED = ["title", "text"];
+
+/** An optional create field that also takes null: typed clients send null for "none", and it means absent (dropped before validation). */
+function orNull(s: Schema): Schema {
+  return { ...s, type: [s.type, "null"], ...(Array.isArray(s.enum) ? { enum: [...(s.enum as unknown[]), null] } : {}) };
+}
+
 export const ArticleCreateRequest: Schema = {
   type: "object",
-  description: `Body of POST /api/articles. ${UNKNOWN_FIELDS_NOTE}`,
-  required: ["title", "text"],
-  properties: {
-    ...requestFields,
-    parse: { ...requestFields.parse, default: false },
-    isRaw: { ...requestFields.isRaw, default: false },
-    prompt: { type: "string", maxLength: LIMITS.prompt, allOf: [safeText], description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
-    labels,
-  },
+  description: `Body of POST /api/articles. ${UNKNOWN_FIELDS_NOTE} An optional field sent as null is treated as absent.`,
+  required: CREATE_REQUIRED,
+  properties: Object.fromEntries(
+    Object.entries({
+      ...requestFields,
+      parse: { ...requestFields.parse, default: false },
+      isRaw: { ...requestFields.isRaw, default: false },
+      prompt: { type: "string", maxLength: LIMITS.prompt, allOf: [safeText], description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
+      labels,
+    }).map(([name, field]) => [name, CREATE_REQUIRED.includes(name) ? field : orNull(field)]),
+  ),
   ...pairRules,
 };
 
@@ -144,7 +160,9 @@ export const ArticleIdParam: Schema = {
 export const ExternalIdParam: Schema = { ...requestFields.externalId, description: "The external id given on creation." };
 export const ExternalUrlParam: Schema = {
   ...httpUrl,
-  description: "The original article URL, URL-encoded once (its slashes may arrive encoded or not).",
+  description:
+    "The original article URL, URL-encoded once (its slashes may arrive encoded or not). Matched in its normalised form, so the Unicode form, " +
+    "the percent-encoded form and a differently-cased host find the same article.",
 };
 
 export const ArticleStatusSchema: Schema = {
@@ -153,6 +171,7 @@ export const ArticleStatusSchema: Schema = {
 };
 
 const nullableString = { type: ["string", "null"] };
+const storedUrl: Schema = { ...nullableString, description: `The original article URL, or null. ${URL_NORMALISED}` };
 const audioFields: Record<string, Schema> = {
   audio: { type: "string", description: "Full audio MP3 URL; only when status is ready." },
   audio_duration: { type: "number", description: "Full audio duration in seconds; only when ready." },
@@ -173,7 +192,7 @@ export const Article: Schema = {
     added: { type: "integer", description: "Unix timestamp of creation." },
     updated: { type: ["integer", "null"], description: "Unix timestamp of the last processing." },
     status: ArticleStatusSchema,
-    url: nullableString,
+    url: storedUrl,
     isRaw: { type: "boolean" },
     voice: { type: "string" },
     lang: { type: "string" },
@@ -216,7 +235,7 @@ export const ArticleListItem: Schema = {
     added: { type: "integer" },
     updated: { type: ["integer", "null"] },
     status: ArticleStatusSchema,
-    url: nullableString,
+    url: storedUrl,
     isRaw: { type: "boolean" },
     voice: { type: "string" },
     lang: { type: "string" },
@@ -291,6 +310,7 @@ function newAjv(extra: object = {}): Ajv2020 {
   ajv.addKeyword({ keyword: MESSAGE, schemaType: "string" });
   addCharacterRules(ajv);
   addFormats(ajv);
+  ajv.addFormat(HTTP_IRI, { type: "string", validate: (s: string) => normalizeHttpUrl(s) !== null });
   return ajv;
 }
 
@@ -347,7 +367,7 @@ function describe(err: ErrorObject, data: unknown, root: string): string | null 
         const body = data as { voice?: string; lang?: string };
         text = checkVoiceLang(String(body.voice), String(body.lang)) ?? "does not match the voice";
       } else {
-        text = `must be one of: ${(p.allowedValues as unknown[]).join(", ")}`;
+        text = `must be one of: ${(p.allowedValues as unknown[]).filter((x) => x !== null).join(", ")}`;
       }
       break;
     default:
@@ -372,7 +392,11 @@ function compile(ajv: Ajv2020, schema: Schema, root: string): (data: unknown) =>
   const fn: ValidateFunction = ajv.compile(schema);
   return (data) => {
     if (fn(data)) return;
-    const messages = [...new Set(explaining(fn.errors ?? []).map((e) => describe(e, data, root)).filter((m): m is string => m !== null))];
+    // A value of the wrong type is explained by that alone (not by the string rules it then also "breaks").
+    const errors = explaining(fn.errors ?? []);
+    const mistyped = new Set(errors.filter((e) => e.keyword === "type").map((e) => e.instancePath));
+    const relevant = errors.filter((e) => e.keyword === "type" || !mistyped.has(e.instancePath));
+    const messages = [...new Set(relevant.map((e) => describe(e, data, root)).filter((m): m is string => m !== null))];
     throw new HttpError(400, messages.join("; ") || `${root}: is invalid`);
   };
 }
@@ -403,9 +427,20 @@ function compileQuery(schema: Schema): (query: Record<string, unknown>) => void 
   };
 }
 
+/** Drops the optional fields sent as null from a body object, then validates what is left. */
+function nullMeansAbsent(check: (data: unknown) => void, required: readonly string[]): (data: unknown) => void {
+  return (data) => {
+    if (data !== null && typeof data === "object" && !Array.isArray(data)) {
+      const body = data as Record<string, unknown>;
+      for (const key of Object.keys(body)) if (body[key] === null && !required.includes(key)) delete body[key];
+    }
+    check(data);
+  };
+}
+
 /** Each throws HttpError 400 naming the field; list query also gets its defaults filled in. */
 export const validate = {
-  createBody: compile(bodyAjv, ArticleCreateRequest, "body"),
+  createBody: nullMeansAbsent(compile(bodyAjv, ArticleCreateRequest, "body"), CREATE_REQUIRED),
   updateBody: compile(bodyAjv, ArticleUpdateRequest, "body"),
   listQuery: compileQuery(ListQuery),
   articleId: compile(bodyAjv, ArticleIdParam, "articleId"),

@@ -15,6 +15,8 @@ import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { HttpError } from "../errors.js";
 import { notModified } from "../conditional.js";
 import { publicUrl } from "../public-links.js";
+import { DEFAULT_LANG } from "../../lib/voices.js";
+import { ARTWORK_PATH, serveArtwork } from "../player/artwork.js";
 import { baseOf, keyCall, publicCors } from "./player.js";
 
 export interface FeedRoutesOptions {
@@ -102,6 +104,7 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     if (page > 1) links.push({ "@_rel": "previous", "@_href": feedUrl(page - 1) });
     if (page < lastPage) links.push({ "@_rel": "next", "@_href": feedUrl(page + 1) });
     const [cat, sub] = show.category.split("/");
+    const artwork = show.imageUrl ?? `${base}${ARTWORK_PATH}`;
 
     const doc = {
       "?xml": { "@_version": "1.0", "@_encoding": "UTF-8" },
@@ -114,12 +117,15 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
           title,
           link: base,
           description: show.description ?? `Articles of ${player!.projectName}, read aloud.`,
-          language: (list.articles[0]?.lang ?? "en-US").toLowerCase(),
+          // The show's language, never its newest episode's (a feed of English and German articles must not flip).
+          language: (player!.feedLanguage || DEFAULT_LANG).toLowerCase(),
           lastBuildDate: lastModified.toUTCString(),
           generator: "article-audio",
           "atom:link": links,
           "itunes:author": show.author ?? player!.projectName,
-          ...(show.imageUrl ? { "itunes:image": { "@_href": show.imageUrl }, image: { url: show.imageUrl, title, link: base } } : {}),
+          // Apple and Spotify refuse a feed without artwork: a generated one stands in until the project sets its own.
+          "itunes:image": { "@_href": artwork },
+          image: { url: artwork, title, link: base },
           "itunes:category": sub ? { "@_text": cat, "itunes:category": { "@_text": sub } } : { "@_text": cat },
           "itunes:explicit": show.explicit ? "true" : "false",
           "itunes:type": "episodic",
@@ -147,6 +153,8 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
       "itunes:episodeType": "full",
     };
   }
+
+  router.get(ARTWORK_PATH, serveArtwork);
 
   router.get("/feeds/:file", async (ctx) => {
     publicCors(ctx);

@@ -8,6 +8,8 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ListeningEventType, type ListenerArticle, type ListenerService, type ListeningEvent } from "../../gen/articles/v1/listener_pb.js";
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
+import { DEFAULT_LANG } from "../../lib/voices.js";
+import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
@@ -20,6 +22,7 @@ import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
 import { embedPage } from "../player/embed.js";
 import { baseOf, publicUrl } from "../public-links.js";
+import { feedWarnings } from "../player/feed-checks.js";
 
 export interface PlayerRoutesOptions {
   player: Client<typeof PlayerService>;
@@ -85,13 +88,16 @@ export function snippetFor(base: string, key: string): string {
 
 function playerJson(base: string, p: Player | undefined): Record<string, unknown> {
   if (!p) throw new HttpError(502, "The auth service answered without a player");
+  const settings = JSON.parse(p.settingsJson) as PlayerSettings;
   return {
     result: "ok",
     publicKey: p.publicKey,
-    settings: JSON.parse(p.settingsJson),
+    settings,
     snippet: snippetFor(base, p.publicKey),
     scriptUrl: `${base}/player/v1/player.js`,
     feedUrl: `${base}/feeds/${p.publicKey}.xml`,
+    feedLanguage: p.feedLanguage || DEFAULT_LANG,
+    warnings: feedWarnings(settings.feed),
   };
 }
 

@@ -2,12 +2,13 @@
 // message that names the field the way the public API spells it.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { unsafeIdProblem, unsafeTextProblem } from "../../lib/text-rules.js";
+import { URL_MAX_CHARS, normalizeHttpUrl } from "../../lib/urls.js";
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE } from "../../lib/voices.js";
 
 export const LIMITS = {
   title: 1_000,
   text: 1_000_000,
-  url: 2_048,
+  url: URL_MAX_CHARS,
   externalId: 256,
   labels: 100,
   label: 100,
@@ -31,21 +32,16 @@ export function requiredText(field: "title" | "text", value: string, max: number
   return field === "title" ? value.trim() : value;
 }
 
+/** The URL as stored: normalised once here (lib/urls.ts), so lookups by any spelling of it find the article. */
 export function optionalUrl(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value.length > LIMITS.url) throw invalid(`url is too long (at most ${LIMITS.url} characters)`);
   const problem = unsafeIdProblem(value);
   if (problem) throw invalid(`url ${problem}`);
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    throw invalid(`url must be an absolute http(s) URL (got '${value.slice(0, 100)}')`);
-  }
-  if ((u.protocol !== "http:" && u.protocol !== "https:") || !u.hostname) {
-    throw invalid(`url must be an absolute http(s) URL (got '${value.slice(0, 100)}')`);
-  }
-  return value;
+  const normal = normalizeHttpUrl(value);
+  if (normal === null) throw invalid(`url must be an absolute http(s) URL (got '${value.slice(0, 100)}')`);
+  if (normal.length > LIMITS.url) throw invalid(`url is too long once percent-encoded (${normal.length} characters; at most ${LIMITS.url})`);
+  return normal;
 }
 
 export function externalIdValue(field: string, value: string): string {

@@ -18,6 +18,8 @@ export interface FeedSettings {
   /** An Apple Podcasts category, e.g. "News" or "News/Daily News". */
   category: string;
   explicit: boolean;
+  /** The feed's <language>, e.g. "de-DE"; null: the locale of the project's default voice. */
+  language: string | null;
 }
 
 export interface PlayerSettings {
@@ -26,7 +28,7 @@ export interface PlayerSettings {
 }
 
 export const DEFAULT_PLAYER_SETTINGS: PlayerSettings = Object.freeze({
-  feed: { enabled: true, title: null, description: null, imageUrl: null, author: null, ownerEmail: null, category: "News", explicit: false },
+  feed: { enabled: true, title: null, description: null, imageUrl: null, author: null, ownerEmail: null, category: "News", explicit: false, language: null },
   oembed: { enabled: false, hosts: [] },
 }) as PlayerSettings;
 
@@ -53,6 +55,10 @@ export const playerSettingsSchema = {
         ownerEmail: { anyOf: [{ type: "string", maxLength: 254, pattern: "^[^\\s@]+@[^\\s@]+$", [CHARACTERS_KEYWORD]: "id" }, { type: "null" }] },
         category: { type: "string", minLength: 1, maxLength: 100, pattern: "^[A-Za-z &,'-]+(/[A-Za-z &,'-]+)?$" },
         explicit: { type: "boolean" },
+        language: {
+          anyOf: [{ type: "string", maxLength: 35, pattern: "^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8}){0,3}$" }, { type: "null" }],
+          description: "The feed's language, a language tag such as de or de-DE; null (the default): the locale of the project's default voice.",
+        },
       },
     },
     oembed: {

@@ -6,9 +6,11 @@ import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
 import { PlayerSchema, type Player, type PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { Logger } from "../../lib/log.js";
+import type { ProjectSettings } from "../../lib/project-settings.js";
+import { DEFAULT_LANG } from "../../lib/voices.js";
 import { createCredentialChecks, type CredentialOptions } from "./credentials.js";
 import { completePlayerSettings, PlayerSettingsError, storedPlayerSettings, type PlayerSettings } from "./player-settings.js";
-import { mergePatch } from "./settings.js";
+import { mergePatch, normalizeStored } from "./settings.js";
 import type { PlayerRecord } from "./store/port.js";
 import { PROJECT_ID_PATTERN } from "./tokens.js";
 
@@ -25,8 +27,19 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
   const { store, log } = opts;
   const { requireInternalToken, requireAdmin, requirePublisherToken } = createCredentialChecks(opts);
 
-  const message = (r: PlayerRecord, key: string): Player =>
-    create(PlayerSchema, { projectId: r.project.id, projectName: r.project.name, publicKey: key, settingsJson: JSON.stringify(storedPlayerSettings(r.settings)) });
+  const message = (r: PlayerRecord, key: string, feedLanguage = ""): Player =>
+    create(PlayerSchema, { projectId: r.project.id, projectName: r.project.name, publicKey: key, settingsJson: JSON.stringify(storedPlayerSettings(r.settings)), feedLanguage });
+
+  /** The feed's language as set, else the locale of the project's default voice, else the platform's. */
+  async function feedLanguageOf(r: PlayerRecord): Promise<string> {
+    const set = storedPlayerSettings(r.settings).feed.language;
+    if (set) return set;
+    const state = await store.getProjectState(r.project.id);
+    return (state && normalizeStored(state.settings as Partial<ProjectSettings> | undefined, state.creditChars).defaultLang) || DEFAULT_LANG;
+  }
+
+  /** What publishers (and feeds) are answered: the message with the feed's language. */
+  const fullMessage = async (r: PlayerRecord, key: string): Promise<Player> => message(r, key, await feedLanguageOf(r));
 
   async function recordOf(projectId: string): Promise<PlayerRecord> {
     const r = await store.getPlayer(projectId);
@@ -44,7 +57,7 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
 
   async function answer(projectId: string): Promise<{ player: Player }> {
     const r = await recordOf(projectId);
-    return { player: message(r, await keyOf(r)) };
+    return { player: await fullMessage(r, await keyOf(r)) };
   }
 
   /** Validates and stores; a host may be claimed for oEmbed by one project only. */
@@ -65,7 +78,7 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
     const r = await store.savePlayerSettings(projectId, settings as unknown as Record<string, unknown>);
     if (!r) throw new ConnectError(`project '${projectId}' not found`, Code.NotFound);
     log.info({ projectId, feedEnabled: settings.feed.enabled, oembedHosts: settings.oembed.hosts.length }, "player settings changed");
-    return { player: message(r, await keyOf(r)) };
+    return { player: await fullMessage(r, await keyOf(r)) };
   }
 
   function parseJson(json: string, field: string): unknown {
@@ -83,7 +96,7 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
       if (bearer) {
         const r = PUBLIC_KEY_PATTERN.test(bearer) ? await store.findPlayerByPublicKey(bearer) : null;
         if (!r) throw new ConnectError("unknown player key", Code.Unauthenticated);
-        return { player: message(r, bearer) };
+        return { player: await fullMessage(r, bearer) };
       }
       const t = await requirePublisherToken(ctx, "read");
       return answer(t.projectId);
@@ -101,7 +114,7 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
         const fresh = newPublicKey();
         if (await store.swapPublicKey(r.project.id, r.publicKey, fresh)) {
           log.info({ projectId: r.project.id }, "player key rotated");
-          return { player: message(r, fresh) };
+          return { player: await fullMessage(r, fresh) };
         }
       }
       throw new ConnectError("the player key is being changed concurrently; try again", Code.Aborted);

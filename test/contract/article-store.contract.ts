@@ -279,6 +279,31 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect((await store.getByUrl(P, url))?.id).to.equal(live.id);
     });
 
+    it("finds an article stored under its normalised URL by the Unicode form, the percent-encoded form and a differently-cased host", async () => {
+      // What the articles service stores for "https://Bücher.example/news/über-uns?q=ü" (lib/urls.ts).
+      const stored = "https://xn--bcher-kva.example/news/%C3%BCber-uns?q=%C3%BC";
+      const a = await store.insert(draft(P, { url: stored }), at(1_700_000_000));
+      for (const spelling of [
+        stored,
+        "https://bücher.example/news/über-uns?q=ü",
+        "HTTPS://BÜCHER.EXAMPLE/news/über-uns?q=ü",
+        "https://xn--bcher-kva.example/news/%c3%bcber-uns?q=%c3%bc",
+        "https://XN--BCHER-KVA.example:443/news/%C3%BCber-uns?q=%C3%BC",
+      ]) {
+        expect((await store.getByUrl(P, spelling))?.id, spelling).to.equal(a.id);
+      }
+      expect(await store.getByUrl(P, "https://bücher.example/news/uber-uns?q=ü")).to.equal(null);
+      expect(await store.getByUrl(Q, "https://bücher.example/news/über-uns?q=ü")).to.equal(null);
+    });
+
+    it("still finds an article an older release stored under a URL that is not normal, by that URL as stored", async () => {
+      const legacy = await store.insert(draft(P, { url: "HTTPS://Example.com/Legacy" }), at(1_700_000_000));
+      expect((await store.getByUrl(P, "HTTPS://Example.com/Legacy"))?.id).to.equal(legacy.id);
+      // Already normal when stored: every spelling finds it.
+      const normal = await store.insert(draft(P, { url: "https://example.com/plain" }), at(1_700_000_000));
+      expect((await store.getByUrl(P, "HTTPS://EXAMPLE.COM/plain"))?.id).to.equal(normal.id);
+    });
+
     it("claims only the current revision of a live, unfinished article", async () => {
       const a = await store.insert(draft(P));
       expect(await store.claim(a.id, 2)).to.equal(null);

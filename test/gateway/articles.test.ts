@@ -247,7 +247,7 @@ describe("gateway: article endpoints", function () {
       ["ftp url", { title: "t", text: "t", url: "ftp://example.com/x" }, "url: must be an absolute http(s) URL"],
       ["parse not boolean", { title: "t", text: "t", parse: "yes" }, "parse: must be a boolean"],
       ["labels not strings", { title: "t", text: "t", labels: ["ok", 3] }, "labels[1]: must be a string"],
-      ["prompt null on create", { title: "t", text: "t", prompt: null }, "prompt: must be a string"],
+      ["title null", { title: null, text: "t" }, "title: must be a string"],
       ["body is an array", [], "body: must be an object"],
       ["body is a string", "hello", "body: must be an object"],
     ];

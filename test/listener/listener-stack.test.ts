@@ -76,4 +76,37 @@ describe("listener side on the full stack (MongoDB, GridFS, NATS)", function () 
     });
     forgeryScenarios(() => env, "full stack");
   });
+
+  it("finds an article by its URL however written, and gives the feed the project's language, warnings and artwork", async () => {
+    const A = api(t.stack.url, TOKENS.aFull);
+    const created = await A("POST", "/api/articles", { title: "Über uns", text: "Eine kurze Geschichte auf dem ganzen Stapel.", url: "https://Bücher.example/stack/über-uns?q=ü", voice: "de-DE-KatjaNeural", lang: "de-DE" });
+    expect(created.status, created.text).to.equal(200);
+    const id = created.body.id;
+    await waitFor("ready", async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 90_000, 200);
+    expect((await A("GET", `/api/articles/${id}`)).body.article.url).to.equal("https://xn--bcher-kva.example/stack/%C3%BCber-uns?q=%C3%BC");
+    const key = (await A("GET", "/api/player")).body.publicKey;
+    for (const form of ["https://bücher.example/stack/über-uns?q=ü", "https://xn--bcher-kva.example/stack/%c3%bcber-uns?q=%C3%BC", "HTTPS://BÜCHER.EXAMPLE/stack/über-uns?q=ü"]) {
+      expect((await A("GET", `/api/articles_external_url/${encodeURIComponent(form)}`)).body.article?.id, form).to.equal(id);
+      const r = await fetch(`${t.stack.url}/player/v1/article?key=${key}&url=${encodeURIComponent(form)}`);
+      expect(r.status, form).to.equal(200);
+    }
+
+    const player = (await A("GET", "/api/player")).body;
+    expect(player.feedLanguage).to.equal("en-US");
+    expect(player.warnings.map((w: { setting: string }) => w.setting)).to.deep.equal(["feed.imageUrl", "feed.ownerEmail"]);
+    // A rendered feed is reused for 5 s: wait for the one with the new item, German and newest.
+    const xml = await waitFor("the feed with the new item", async () => {
+      const text = await (await fetch(`${t.stack.url}/feeds/${key}.xml`)).text();
+      return text.includes(`>${id}</guid>`) ? text : undefined;
+    }, 20_000, 250);
+    const feed = await new Parser({ customFields: { feed: ["language"] } }).parseString(xml);
+    expect(feed.items[0].guid).to.equal(id);
+    expect((feed as unknown as { language: string }).language).to.equal("en-us");
+    const artwork = /<itunes:image href="([^"]+)"/.exec(xml)![1];
+    expect(artwork).to.match(/\/feeds\/artwork\.png$/);
+    const png = await fetch(`${t.stack.url}/feeds/artwork.png`);
+    expect([png.status, png.headers.get("content-type")]).to.deep.equal([200, "image/png"]);
+    const head = Buffer.from(await png.arrayBuffer()).subarray(16, 24);
+    expect([head.readUInt32BE(0), head.readUInt32BE(4)]).to.deep.equal([1400, 1400]);
+  });
 });

@@ -82,6 +82,15 @@ describe("rules", () => {
     expect(wildcard("https://a.b/(x)+").test("https://a.b/xx")).to.equal(false);
   });
 
+  it("matches patterns written with umlauts or percent-escapes against a URL stored normalised", () => {
+    const a = { text: "x".repeat(500), url: "https://xn--bcher-kva.example/lokales/%C3%BCber-uns", labels: [], lang: "de-DE", types: [] };
+    expect(checkRules({ urlAllow: ["https://bücher.example/*"] }, a)).to.equal(null);
+    expect(checkRules({ urlAllow: ["https://xn--bcher-kva.example/*"] }, a)).to.equal(null);
+    expect(checkRules({ urlDeny: ["*/über-*"] }, a)?.rule).to.equal("rules.urlDeny");
+    expect(checkRules({ urlDeny: ["*/%C3%BCber-*"] }, a)?.rule).to.equal("rules.urlDeny");
+    expect(checkRules({ urlAllow: ["https://bücher.example/sport/*"] }, a)?.rule).to.equal("rules.urlAllow");
+  });
+
   it("names the first rule that fails, and passes an article that meets them all", () => {
     const a = { text: "x".repeat(500), url: "https://example.com/news/1", labels: ["politics"], lang: "en-US", types: [{ name: "news", score: 0.7 }] };
     expect(checkRules({}, a)).to.equal(null);

@@ -120,6 +120,16 @@ describe("articles service", function () {
       expect(byUrl.article?.id).to.equal(id);
     });
 
+    it("stores an IRI normalised and finds it by any spelling, for direct RPC callers too", async () => {
+      const { id } = await a.createArticle({ ...base(), url: "https://Bücher.example/rpc/über-uns?q=ü" });
+      expect((await a.getArticle({ id })).article?.url).to.equal("https://xn--bcher-kva.example/rpc/%C3%BCber-uns?q=%C3%BC");
+      for (const url of ["https://bücher.example/rpc/über-uns?q=ü", "https://xn--bcher-kva.example/rpc/%c3%bcber-uns?q=%c3%bc", "HTTPS://BÜCHER.EXAMPLE/rpc/über-uns?q=ü"]) {
+        expect((await a.getArticleByUrl({ url })).article?.id, url).to.equal(id);
+      }
+      // 2,048 characters as sent, but longer once percent-encoded.
+      await rejects(a.createArticle({ ...base(), url: `https://example.com/${"ü".repeat(1000)}` }), Code.InvalidArgument, /url is too long once percent-encoded/);
+    });
+
     it("answers NotFound for unknown ids", async () => {
       await rejects(a.getArticle({ id: "nope-12345678" }), Code.NotFound, /nope-12345678/);
       await rejects(a.getArticleByExternalId({ externalId: "nope" }), Code.NotFound);

@@ -1,6 +1,7 @@
 // A project's declarative rules, applied before any synthesis. The first rule
 // that fails decides, and its name is what operators see (GetArticleDecision)
 // so they can tell which setting to change.
+import { readableUrl } from "../../../lib/urls.js";
 import type { RulesView } from "./settings.js";
 
 export interface RuleInput {
@@ -38,7 +39,11 @@ export function wildcard(pattern: string): RegExp {
   return re;
 }
 
-const matchesAny = (patterns: readonly string[], url: string) => patterns.find((p) => wildcard(p).test(url));
+/** URLs are stored normalised (punycode host, escaped path): a pattern written with umlauts matches the readable form. */
+const matchesAny = (patterns: readonly string[], url: string) => {
+  const readable = readableUrl(url);
+  return patterns.find((p) => wildcard(p).test(url) || (readable !== url && wildcard(p).test(readable)));
+};
 
 export function checkRules(rules: RulesView, a: RuleInput): RuleFailure | null {
   const chars = a.text.length;

@@ -178,7 +178,13 @@ export interface ArticleStore {
   insert(article: NewArticle, now?: Date): Promise<StoredArticle>;
   get(projectId: string, id: string): Promise<StoredArticle | null>;
   getByExternalId(projectId: string, externalId: string): Promise<StoredArticle | null>;
-  /** Several articles may share a URL: a live one wins over a deleted one, then the newest. */
+  /**
+   * By URL in any spelling: matches the stored URL against the normalised form
+   * of `url` (lib/urls.ts; URLs are stored normalised), and against `url`
+   * exactly as given, so an article an older release stored under a URL that
+   * was not normal is still found by it. Several articles may share a URL: a
+   * live one wins over a deleted one, then the newest.
+   */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
   list(projectId: string, limit: number, offset: number): Promise<ArticlePage>;
   /** Ready articles of the project (optionally with `label`), newest first: what listeners may see. */

@@ -8,6 +8,7 @@
 import { randomBytes } from "node:crypto";
 import { groupCommit } from "../../../lib/group-commit.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
+import { urlLookupForms } from "../../../lib/urls.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type Update } from "../../../lib/store/collection.js";
 import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
@@ -113,8 +114,9 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     getByExternalId: (projectId, externalId) => one({ projectId, externalId }),
 
     async getByUrl(projectId, url) {
+      const forms = urlLookupForms(url);
       // Few articles share a URL: newest first, then a live one wins over a deleted one.
-      const docs = await col.find({ projectId, url }, { sort: { added: -1, _id: -1 } });
+      const docs = await col.find({ projectId, url: forms.length === 1 ? forms[0] : { $in: forms } }, { sort: { added: -1, _id: -1 } });
       const d = docs.find((x) => x.status !== "deleted") ?? docs[0];
       return d ? fromDoc(d) : null;
     },
