@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file auth/v1/player.proto.
  */
 export const file_auth_v1_player: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdXRoL3YxL3BsYXllci5wcm90bxIHYXV0aC52MSJdCgZQbGF5ZXISEgoKcHJvamVjdF9pZBgBIAEoCRIUCgxwcm9qZWN0X25hbWUYAiABKAkSEgoKcHVibGljX2tleRgDIAEoCRIVCg1zZXR0aW5nc19qc29uGAQgASgJIhIKEEdldFBsYXllclJlcXVlc3QiNAoRR2V0UGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiLAoTVXBkYXRlUGxheWVyUmVxdWVzdBIVCg1zZXR0aW5nc19qc29uGAEgASgJIjcKFFVwZGF0ZVBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIhgKFlJvdGF0ZVBsYXllcktleVJlcXVlc3QiOgoXUm90YXRlUGxheWVyS2V5UmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiLQoXUmVzb2x2ZVBsYXllcktleVJlcXVlc3QSEgoKcHVibGljX2tleRgBIAEoCSI7ChhSZXNvbHZlUGxheWVyS2V5UmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiKAoYRmluZE9lbWJlZFByb2plY3RSZXF1ZXN0EgwKBGhvc3QYASABKAkiTAoZRmluZE9lbWJlZFByb2plY3RSZXNwb25zZRIkCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllckgAiAEBQgkKB19wbGF5ZXIiKwoVQWRtaW5HZXRQbGF5ZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiQgoYQWRtaW5VcGRhdGVQbGF5ZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKcGF0Y2hfanNvbhgCIAEoCSI5ChZBZG1pbkdldFBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIjwKGUFkbWluVXBkYXRlUGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIy6AQKDVBsYXllclNlcnZpY2USRAoJR2V0UGxheWVyEhkuYXV0aC52MS5HZXRQbGF5ZXJSZXF1ZXN0GhouYXV0aC52MS5HZXRQbGF5ZXJSZXNwb25zZSIAEk0KDFVwZGF0ZVBsYXllchIcLmF1dGgudjEuVXBkYXRlUGxheWVyUmVxdWVzdBodLmF1dGgudjEuVXBkYXRlUGxheWVyUmVzcG9uc2UiABJWCg9Sb3RhdGVQbGF5ZXJLZXkSHy5hdXRoLnYxLlJvdGF0ZVBsYXllcktleVJlcXVlc3QaIC5hdXRoLnYxLlJvdGF0ZVBsYXllcktleVJlc3BvbnNlIgASWQoQUmVzb2x2ZVBsYXllcktleRIgLmF1dGgudjEuUmVzb2x2ZVBsYXllcktleVJlcXVlc3QaIS5hdXRoLnYxLlJlc29sdmVQbGF5ZXJLZXlSZXNwb25zZSIAElwKEUZpbmRPZW1iZWRQcm9qZWN0EiEuYXV0aC52MS5GaW5kT2VtYmVkUHJvamVjdFJlcXVlc3QaIi5hdXRoLnYxLkZpbmRPZW1iZWRQcm9qZWN0UmVzcG9uc2UiABJTCg5BZG1pbkdldFBsYXllchIeLmF1dGgudjEuQWRtaW5HZXRQbGF5ZXJSZXF1ZXN0Gh8uYXV0aC52MS5BZG1pbkdldFBsYXllclJlc3BvbnNlIgASXAoRQWRtaW5VcGRhdGVQbGF5ZXISIS5hdXRoLnYxLkFkbWluVXBkYXRlUGxheWVyUmVxdWVzdBoiLmF1dGgudjEuQWRtaW5VcGRhdGVQbGF5ZXJSZXNwb25zZSIAYgZwcm90bzM");
+  fileDesc("ChRhdXRoL3YxL3BsYXllci5wcm90bxIHYXV0aC52MSKIAQoGUGxheWVyEhIKCnByb2plY3RfaWQYASABKAkSFAoMcHJvamVjdF9uYW1lGAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkSFQoNc2V0dGluZ3NfanNvbhgEIAEoCRIpCgxvZW1iZWRfaG9zdHMYBSADKAsyEy5hdXRoLnYxLk9lbWJlZEhvc3QiYwoKT2VtYmVkSG9zdBIMCgRob3N0GAEgASgJEg4KBnN0YXR1cxgCIAEoCRIOCgZyZWFzb24YAyABKAkSEgoKY2hlY2tlZF9hdBgEIAEoCRITCgt2ZXJpZmllZF9hdBgFIAEoCSIaChhWZXJpZnlPZW1iZWRIb3N0c1JlcXVlc3QiPAoZVmVyaWZ5T2VtYmVkSG9zdHNSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciISChBHZXRQbGF5ZXJSZXF1ZXN0IjQKEUdldFBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIiwKE1VwZGF0ZVBsYXllclJlcXVlc3QSFQoNc2V0dGluZ3NfanNvbhgBIAEoCSI3ChRVcGRhdGVQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciIYChZSb3RhdGVQbGF5ZXJLZXlSZXF1ZXN0IjoKF1JvdGF0ZVBsYXllcktleVJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIi0KF1Jlc29sdmVQbGF5ZXJLZXlSZXF1ZXN0EhIKCnB1YmxpY19rZXkYASABKAkiOwoYUmVzb2x2ZVBsYXllcktleVJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIigKGEZpbmRPZW1iZWRQcm9qZWN0UmVxdWVzdBIMCgRob3N0GAEgASgJIkwKGUZpbmRPZW1iZWRQcm9qZWN0UmVzcG9uc2USJAoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXJIAIgBAUIJCgdfcGxheWVyIisKFUFkbWluR2V0UGxheWVyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIkIKGEFkbWluVXBkYXRlUGxheWVyUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhIKCnBhdGNoX2pzb24YAiABKAkiOQoWQWRtaW5HZXRQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciI8ChlBZG1pblVwZGF0ZVBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyMsYFCg1QbGF5ZXJTZXJ2aWNlEkQKCUdldFBsYXllchIZLmF1dGgudjEuR2V0UGxheWVyUmVxdWVzdBoaLmF1dGgudjEuR2V0UGxheWVyUmVzcG9uc2UiABJNCgxVcGRhdGVQbGF5ZXISHC5hdXRoLnYxLlVwZGF0ZVBsYXllclJlcXVlc3QaHS5hdXRoLnYxLlVwZGF0ZVBsYXllclJlc3BvbnNlIgASVgoPUm90YXRlUGxheWVyS2V5Eh8uYXV0aC52MS5Sb3RhdGVQbGF5ZXJLZXlSZXF1ZXN0GiAuYXV0aC52MS5Sb3RhdGVQbGF5ZXJLZXlSZXNwb25zZSIAElkKEFJlc29sdmVQbGF5ZXJLZXkSIC5hdXRoLnYxLlJlc29sdmVQbGF5ZXJLZXlSZXF1ZXN0GiEuYXV0aC52MS5SZXNvbHZlUGxheWVyS2V5UmVzcG9uc2UiABJcChFWZXJpZnlPZW1iZWRIb3N0cxIhLmF1dGgudjEuVmVyaWZ5T2VtYmVkSG9zdHNSZXF1ZXN0GiIuYXV0aC52MS5WZXJpZnlPZW1iZWRIb3N0c1Jlc3BvbnNlIgASXAoRRmluZE9lbWJlZFByb2plY3QSIS5hdXRoLnYxLkZpbmRPZW1iZWRQcm9qZWN0UmVxdWVzdBoiLmF1dGgudjEuRmluZE9lbWJlZFByb2plY3RSZXNwb25zZSIAElMKDkFkbWluR2V0UGxheWVyEh4uYXV0aC52MS5BZG1pbkdldFBsYXllclJlcXVlc3QaHy5hdXRoLnYxLkFkbWluR2V0UGxheWVyUmVzcG9uc2UiABJcChFBZG1pblVwZGF0ZVBsYXllchIhLmF1dGgudjEuQWRtaW5VcGRhdGVQbGF5ZXJSZXF1ZXN0GiIuYXV0aC52MS5BZG1pblVwZGF0ZVBsYXllclJlc3BvbnNlIgBiBnByb3RvMw");
 
 /**
  * @generated from message auth.v1.Player
@@ -37,6 +37,14 @@ export type Player = Message<"auth.v1.Player"> & {
    * @generated from field: string settings_json = 4;
    */
   settingsJson: string;
+
+  /**
+   * Verification state of each oEmbed host claim, in the settings' order.
+   * Filled for the publisher's own calls only.
+   *
+   * @generated from field: repeated auth.v1.OembedHost oembed_hosts = 5;
+   */
+  oembedHosts: OembedHost[];
 };
 
 /**
@@ -45,6 +53,80 @@ export type Player = Message<"auth.v1.Player"> & {
  */
 export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
   messageDesc(file_auth_v1_player, 0);
+
+/**
+ * @generated from message auth.v1.OembedHost
+ */
+export type OembedHost = Message<"auth.v1.OembedHost"> & {
+  /**
+   * @generated from field: string host = 1;
+   */
+  host: string;
+
+  /**
+   * "verified", "pending" (not checked yet) or "failed".
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Why the last check failed; empty after a success. A verified host may
+   * carry one while its grace period runs.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * RFC 3339; empty when never checked / never verified.
+   *
+   * @generated from field: string checked_at = 4;
+   */
+  checkedAt: string;
+
+  /**
+   * @generated from field: string verified_at = 5;
+   */
+  verifiedAt: string;
+};
+
+/**
+ * Describes the message auth.v1.OembedHost.
+ * Use `create(OembedHostSchema)` to create a new message.
+ */
+export const OembedHostSchema: GenMessage<OembedHost> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 1);
+
+/**
+ * @generated from message auth.v1.VerifyOembedHostsRequest
+ */
+export type VerifyOembedHostsRequest = Message<"auth.v1.VerifyOembedHostsRequest"> & {
+};
+
+/**
+ * Describes the message auth.v1.VerifyOembedHostsRequest.
+ * Use `create(VerifyOembedHostsRequestSchema)` to create a new message.
+ */
+export const VerifyOembedHostsRequestSchema: GenMessage<VerifyOembedHostsRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 2);
+
+/**
+ * @generated from message auth.v1.VerifyOembedHostsResponse
+ */
+export type VerifyOembedHostsResponse = Message<"auth.v1.VerifyOembedHostsResponse"> & {
+  /**
+   * @generated from field: auth.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+};
+
+/**
+ * Describes the message auth.v1.VerifyOembedHostsResponse.
+ * Use `create(VerifyOembedHostsResponseSchema)` to create a new message.
+ */
+export const VerifyOembedHostsResponseSchema: GenMessage<VerifyOembedHostsResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 3);
 
 /**
  * @generated from message auth.v1.GetPlayerRequest
@@ -57,7 +139,7 @@ export type GetPlayerRequest = Message<"auth.v1.GetPlayerRequest"> & {
  * Use `create(GetPlayerRequestSchema)` to create a new message.
  */
 export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 1);
+  messageDesc(file_auth_v1_player, 4);
 
 /**
  * @generated from message auth.v1.GetPlayerResponse
@@ -74,7 +156,7 @@ export type GetPlayerResponse = Message<"auth.v1.GetPlayerResponse"> & {
  * Use `create(GetPlayerResponseSchema)` to create a new message.
  */
 export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 2);
+  messageDesc(file_auth_v1_player, 5);
 
 /**
  * @generated from message auth.v1.UpdatePlayerRequest
@@ -93,7 +175,7 @@ export type UpdatePlayerRequest = Message<"auth.v1.UpdatePlayerRequest"> & {
  * Use `create(UpdatePlayerRequestSchema)` to create a new message.
  */
 export const UpdatePlayerRequestSchema: GenMessage<UpdatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 3);
+  messageDesc(file_auth_v1_player, 6);
 
 /**
  * @generated from message auth.v1.UpdatePlayerResponse
@@ -110,7 +192,7 @@ export type UpdatePlayerResponse = Message<"auth.v1.UpdatePlayerResponse"> & {
  * Use `create(UpdatePlayerResponseSchema)` to create a new message.
  */
 export const UpdatePlayerResponseSchema: GenMessage<UpdatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 4);
+  messageDesc(file_auth_v1_player, 7);
 
 /**
  * @generated from message auth.v1.RotatePlayerKeyRequest
@@ -123,7 +205,7 @@ export type RotatePlayerKeyRequest = Message<"auth.v1.RotatePlayerKeyRequest"> &
  * Use `create(RotatePlayerKeyRequestSchema)` to create a new message.
  */
 export const RotatePlayerKeyRequestSchema: GenMessage<RotatePlayerKeyRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 5);
+  messageDesc(file_auth_v1_player, 8);
 
 /**
  * @generated from message auth.v1.RotatePlayerKeyResponse
@@ -140,7 +222,7 @@ export type RotatePlayerKeyResponse = Message<"auth.v1.RotatePlayerKeyResponse">
  * Use `create(RotatePlayerKeyResponseSchema)` to create a new message.
  */
 export const RotatePlayerKeyResponseSchema: GenMessage<RotatePlayerKeyResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 6);
+  messageDesc(file_auth_v1_player, 9);
 
 /**
  * @generated from message auth.v1.ResolvePlayerKeyRequest
@@ -157,7 +239,7 @@ export type ResolvePlayerKeyRequest = Message<"auth.v1.ResolvePlayerKeyRequest">
  * Use `create(ResolvePlayerKeyRequestSchema)` to create a new message.
  */
 export const ResolvePlayerKeyRequestSchema: GenMessage<ResolvePlayerKeyRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 7);
+  messageDesc(file_auth_v1_player, 10);
 
 /**
  * @generated from message auth.v1.ResolvePlayerKeyResponse
@@ -174,7 +256,7 @@ export type ResolvePlayerKeyResponse = Message<"auth.v1.ResolvePlayerKeyResponse
  * Use `create(ResolvePlayerKeyResponseSchema)` to create a new message.
  */
 export const ResolvePlayerKeyResponseSchema: GenMessage<ResolvePlayerKeyResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 8);
+  messageDesc(file_auth_v1_player, 11);
 
 /**
  * @generated from message auth.v1.FindOembedProjectRequest
@@ -191,7 +273,7 @@ export type FindOembedProjectRequest = Message<"auth.v1.FindOembedProjectRequest
  * Use `create(FindOembedProjectRequestSchema)` to create a new message.
  */
 export const FindOembedProjectRequestSchema: GenMessage<FindOembedProjectRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 9);
+  messageDesc(file_auth_v1_player, 12);
 
 /**
  * @generated from message auth.v1.FindOembedProjectResponse
@@ -210,7 +292,7 @@ export type FindOembedProjectResponse = Message<"auth.v1.FindOembedProjectRespon
  * Use `create(FindOembedProjectResponseSchema)` to create a new message.
  */
 export const FindOembedProjectResponseSchema: GenMessage<FindOembedProjectResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 10);
+  messageDesc(file_auth_v1_player, 13);
 
 /**
  * @generated from message auth.v1.AdminGetPlayerRequest
@@ -227,7 +309,7 @@ export type AdminGetPlayerRequest = Message<"auth.v1.AdminGetPlayerRequest"> & {
  * Use `create(AdminGetPlayerRequestSchema)` to create a new message.
  */
 export const AdminGetPlayerRequestSchema: GenMessage<AdminGetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 11);
+  messageDesc(file_auth_v1_player, 14);
 
 /**
  * @generated from message auth.v1.AdminUpdatePlayerRequest
@@ -251,7 +333,7 @@ export type AdminUpdatePlayerRequest = Message<"auth.v1.AdminUpdatePlayerRequest
  * Use `create(AdminUpdatePlayerRequestSchema)` to create a new message.
  */
 export const AdminUpdatePlayerRequestSchema: GenMessage<AdminUpdatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 12);
+  messageDesc(file_auth_v1_player, 15);
 
 /**
  * @generated from message auth.v1.AdminGetPlayerResponse
@@ -268,7 +350,7 @@ export type AdminGetPlayerResponse = Message<"auth.v1.AdminGetPlayerResponse"> &
  * Use `create(AdminGetPlayerResponseSchema)` to create a new message.
  */
 export const AdminGetPlayerResponseSchema: GenMessage<AdminGetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 13);
+  messageDesc(file_auth_v1_player, 16);
 
 /**
  * @generated from message auth.v1.AdminUpdatePlayerResponse
@@ -285,7 +367,7 @@ export type AdminUpdatePlayerResponse = Message<"auth.v1.AdminUpdatePlayerRespon
  * Use `create(AdminUpdatePlayerResponseSchema)` to create a new message.
  */
 export const AdminUpdatePlayerResponseSchema: GenMessage<AdminUpdatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 14);
+  messageDesc(file_auth_v1_player, 17);
 
 /**
  * PlayerService owns each project's public player key (pk_…) and its player,
@@ -338,7 +420,19 @@ export const PlayerService: GenService<{
     output: typeof ResolvePlayerKeyResponseSchema;
   },
   /**
-   * No credential: the project that claimed this host for oEmbed, if any.
+   * Publisher full token: checks the project's oEmbed host claims now (each
+   * host's /.well-known/article-audio.txt must list the project's key).
+   *
+   * @generated from rpc auth.v1.PlayerService.VerifyOembedHosts
+   */
+  verifyOembedHosts: {
+    methodKind: "unary";
+    input: typeof VerifyOembedHostsRequestSchema;
+    output: typeof VerifyOembedHostsResponseSchema;
+  },
+  /**
+   * No credential: the project whose verified claim covers this host, if its
+   * oEmbed is enabled.
    *
    * @generated from rpc auth.v1.PlayerService.FindOembedProject
    */
