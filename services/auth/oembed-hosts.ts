@@ -71,10 +71,15 @@ function fileUrls(host: string, fetchOpts: OembedVerifierOptions["fetch"]): stri
   return fetchOpts?.allowPrivate?.(plain.hostname, plain.hostname, portOf(plain)) ? [https, plain.href] : [https];
 }
 
+/** A reason a publisher can act on; the library's own text (OpenSSL's, say) is rarely one. */
 function whyFailed(e: unknown): string {
   if (e instanceof UnsafeUrlError || e instanceof FetchLimitError) return e.message;
-  const err = e as NodeJS.ErrnoException;
-  return err?.code ? `${err.code}${err.message && !err.message.includes(err.code) ? ` (${err.message})` : ""}` : String(err?.message ?? e);
+  const code = (e as NodeJS.ErrnoException)?.code ?? "";
+  if (code === "ECONNREFUSED") return "connection refused";
+  if (code === "ECONNRESET") return "connection reset";
+  if (code === "EPROTO" || code.startsWith("ERR_SSL")) return `TLS handshake failed (${code})`;
+  if (/CERT|SIGNATURE|ALTNAME/.test(code)) return `TLS certificate not accepted (${code})`;
+  return code || String((e as Error)?.message ?? e);
 }
 
 /** Fetches the host's file and looks for `key` on a line of its own. */
@@ -121,8 +126,11 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
     return { ...c, status: "failed", reason, checkedAt, failingSince, nextCheckMs: at + recheckMs };
   }
 
-  async function runCheck(c: OembedClaim, key: string): Promise<void> {
-    const outcome = await checkOembedHost(c.host, key, opts.fetch, stopping.signal);
+  async function runCheck(projectId: string, host: string, key: string): Promise<void> {
+    const outcome = await checkOembedHost(host, key, opts.fetch, stopping.signal);
+    // The state as it is now, not as it was when the check began: another check may have changed it meanwhile.
+    const c = (await store.listOembedClaims(projectId)).find((x) => x.host === host);
+    if (!c) return;
     const at = now();
     let after = next(c, outcome, at);
     let saved = await store.saveOembedCheck(after);
@@ -131,20 +139,27 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
       saved = await store.saveOembedCheck(after);
     }
     if (saved === "gone") return;
-    if (after.status !== c.status) log.info({ projectId: c.projectId, host: c.host, status: after.status, reason: after.reason ?? undefined }, "oEmbed host verification changed");
+    if (after.status !== c.status) log.info({ projectId, host, status: after.status, reason: after.reason ?? undefined }, "oEmbed host verification changed");
   }
 
-  function check(c: OembedClaim, key: string): Promise<void> {
+  /**
+   * One check per claim at a time in this process. A periodic check joins one
+   * in flight; an asked-for one (`fresh`) runs after it, so it sees the file
+   * as it is now.
+   */
+  function check(c: OembedClaim, key: string, fresh: boolean): Promise<void> {
     const id = `${c.projectId}/${c.host}`;
-    let p = inFlight.get(id);
-    if (!p) {
-      p = runCheck(c, key)
-        .catch((err) => {
-          if (!stopping.signal.aborted) log.warn({ err, projectId: c.projectId, host: c.host }, "oEmbed host check failed to complete");
-        })
-        .finally(() => inFlight.delete(id));
-      inFlight.set(id, p);
-    }
+    const prior = inFlight.get(id);
+    if (prior && !fresh) return prior;
+    const p: Promise<void> = (prior ?? Promise.resolve())
+      .then(() => runCheck(c.projectId, c.host, key))
+      .catch((err) => {
+        if (!stopping.signal.aborted) log.warn({ err, projectId: c.projectId, host: c.host }, "oEmbed host check failed to complete");
+      })
+      .finally(() => {
+        if (inFlight.get(id) === p) inFlight.delete(id);
+      });
+    inFlight.set(id, p);
     return p;
   }
 
@@ -162,7 +177,7 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
     const todo = (await claims(r.project.id, hosts)).filter((c) => !only || only(c));
     if (todo.length === 0) return;
     const key = await keyOf(r);
-    const all = Promise.all(todo.map((c) => check(c, key)));
+    const all = Promise.all(todo.map((c) => check(c, key, true)));
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timeout = setTimeout(resolve, budgetMs)))]);
     clearTimeout(timeout);
@@ -176,7 +191,7 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
       await store.removeOembedClaims(c.projectId, hosts);
       return;
     }
-    await check(c, await keyOf(r));
+    await check(c, await keyOf(r), false);
   }
 
   async function tick(): Promise<void> {
