@@ -107,12 +107,12 @@ export function oembedVerificationScenarios(target: () => OembedTarget): void {
 
     const o = await oembed();
     expect(o.status, o.text).to.equal(200);
-    expect(o.body).to.include({ type: "rich", title: "Harbour reopens" });
+    expect(o.body).to.include({ version: "1.0", type: "rich", title: "Harbour reopens" });
     const src = /src="([^"]+)"/.exec(o.body.html)![1].replace(/&amp;/g, "&");
     expect(src).to.include(`/player/v1/embed/${ownerKey}/`).and.not.include(squatterKey);
     const embed = await fetch(src);
     expect(embed.status).to.equal(200);
-    expect(await embed.text()).to.include(`article-id="${ownerArticle}"`);
+    expect(await embed.text()).to.include("<article-audio-player").and.include(`article-id="${ownerArticle}"`);
   });
 
   it("does not let a second project take a verified host, even when the site lists its key too", async () => {
