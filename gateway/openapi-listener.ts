@@ -71,7 +71,7 @@ export function listenerPaths(): Json {
       },
     },
     "/api/player/verify": {
-      post: { operationId: "verifyOembedHosts", tags, summary: "Checks every claimed oEmbed host now: its /.well-known/article-audio.txt must list the public key (full token)", responses: { ...ok("Key, settings and each host's verification.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "InternalError", "Unavailable") } },
+      post: { operationId: "verifyOembedHosts", tags, summary: "Checks every claimed oEmbed host now: its /.well-known/article-audio.txt must list the public key (full token)", responses: { ...ok("Key, settings and each host's verification.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "TooManyRequests", "InternalError", "Unavailable") } },
     },
     "/api/player/rotate": {
       post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Unauthorized", "Forbidden", "InternalError", "Unavailable") } },

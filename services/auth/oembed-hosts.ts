@@ -6,7 +6,9 @@
 // verified claim whose checks keep failing for OEMBED_GRACE_HOURS is dropped.
 // One project at most holds a host's verification (the store's unique index);
 // unverified claims block nobody.
+import { setMaxListeners } from "node:events";
 import type { Logger } from "../../lib/log.js";
+import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { portOf } from "../../lib/net/allow-list.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 import { storedPlayerSettings } from "./player-settings.js";
@@ -29,6 +31,12 @@ const RETRY_MS = HOUR_MS;
 const LEASE_MS = 5 * 60_000;
 const DUE_BATCH = 50;
 const PARALLEL_CHECKS = 4;
+/**
+ * Checks a publisher may ask for (saves, verify), per project and auth
+ * replica: every host of a full list at once, a minute's worth again after
+ * that. Bounds the fetches one tenant can make the platform send.
+ */
+const ASKED_CHECKS = { perSecond: 1, burst: 60 };
 /** A save or verify request waits this long for its checks; slower ones finish in the background (state "pending"). */
 export const DEFAULT_ANSWER_BUDGET_MS = 8_000;
 
@@ -54,8 +62,13 @@ export function oembedVerifierConfig(cfg: { OEMBED_RECHECK_HOURS: number; OEMBED
 export interface OembedVerifier {
   /** The project's claims in `hosts` order, after making the stored claims match the settings. */
   claims(projectId: string, hosts: string[]): Promise<OembedClaim[]>;
-  /** Checks the given claims now (all when `only` is unset), waiting at most the answer budget. */
-  checkNow(r: PlayerRecord, hosts: string[], only?: (c: OembedClaim) => boolean): Promise<void>;
+  /**
+   * Checks the given claims now (all when `only` is unset), waiting at most
+   * the answer budget. Claims beyond the project's allowance of asked-for
+   * checks keep their state (the scheduler gets to pending ones); when none
+   * could be checked, `refusedMs` says when one can be asked for again.
+   */
+  checkNow(r: PlayerRecord, hosts: string[], only?: (c: OembedClaim) => boolean): Promise<{ refusedMs: number }>;
   /** Starts the periodic re-checks (this replica's share of them). */
   start(): void;
   stop(): void;
@@ -109,8 +122,11 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
   const graceMs = opts.graceMs ?? 72 * HOUR_MS;
   const budgetMs = opts.answerBudgetMs ?? DEFAULT_ANSWER_BUDGET_MS;
   const stopping = new AbortController();
+  // Every check in flight listens to it.
+  setMaxListeners(0, stopping.signal);
   // One check per claim at a time in this process; a second asker shares it.
   const inFlight = new Map<string, Promise<void>>();
+  const asked = createMemoryBucketStore({ now, maxKeys: 10_000 });
   let timer: NodeJS.Timeout | undefined;
   let ticking = false;
 
@@ -173,14 +189,17 @@ export function createOembedVerifier(opts: OembedVerifierOptions): OembedVerifie
     return hosts.map((h) => stored.find((c) => c.host === h)).filter((c): c is OembedClaim => c !== undefined);
   }
 
-  async function checkNow(r: PlayerRecord, hosts: string[], only?: (c: OembedClaim) => boolean): Promise<void> {
+  async function checkNow(r: PlayerRecord, hosts: string[], only?: (c: OembedClaim) => boolean): Promise<{ refusedMs: number }> {
     const todo = (await claims(r.project.id, hosts)).filter((c) => !only || only(c));
-    if (todo.length === 0) return;
+    if (todo.length === 0) return { refusedMs: 0 };
+    const allowance = await asked.take(r.project.id, todo.length, ASKED_CHECKS);
+    if (allowance.granted === 0) return { refusedMs: Math.max(1000, allowance.retryAfterMs) };
     const key = await keyOf(r);
-    const all = Promise.all(todo.map((c) => check(c, key, true)));
+    const all = Promise.all(todo.slice(0, allowance.granted).map((c) => check(c, key, true)));
     let timeout: NodeJS.Timeout | undefined;
     await Promise.race([all, new Promise<void>((resolve) => (timeout = setTimeout(resolve, budgetMs)))]);
     clearTimeout(timeout);
+    return { refusedMs: 0 };
   }
 
   /** One leased claim: checked if its project still claims the host, else deleted. */

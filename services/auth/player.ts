@@ -119,7 +119,7 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
         const fresh = newPublicKey();
         if (await store.swapPublicKey(r.project.id, r.publicKey, fresh)) {
           log.info({ projectId: r.project.id }, "player key rotated");
-          return { player: message(r, fresh) };
+          return { player: message(r, fresh, await verifier.claims(r.project.id, storedPlayerSettings(r.settings).oembed.hosts)) };
         }
       }
       throw new ConnectError("the player key is being changed concurrently; try again", Code.Aborted);
@@ -136,7 +136,8 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
     async verifyOembedHosts(_req, ctx) {
       const t = await requirePublisherToken(ctx, "full");
       const r = await recordOf(t.projectId);
-      await verifier.checkNow(r, storedPlayerSettings(r.settings).oembed.hosts);
+      const { refusedMs } = await verifier.checkNow(r, storedPlayerSettings(r.settings).oembed.hosts);
+      if (refusedMs > 0) throw new ConnectError(`oembed: too many host checks asked for; try again in ${Math.ceil(refusedMs / 1000)} s`, Code.ResourceExhausted);
       return answer(t.projectId);
     },
 

@@ -13,6 +13,7 @@ import { createPlayerServiceImpl } from "../../services/auth/player.js";
 import { completePlayerSettings, PlayerSettingsError } from "../../services/auth/player-settings.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { waitFor } from "../support/http.js";
 import { OwnerSite } from "../listener/oembed-verify-scenarios.js";
 
 const HOUR = 3_600_000;
@@ -90,6 +91,45 @@ describe("oEmbed host verification (auth service)", function () {
     const c = (await strict.claims("alpha", [site.host]))[0];
     expect(c.status).to.equal("failed");
     expect(c.reason).to.match(/loopback/).and.not.match(/http:\/\//);
+  });
+
+  it("bounds the checks a publisher can ask for: a full list of hosts at once, then about one a second", async () => {
+    let clock = Date.UTC(2026, 10, 1);
+    const requests: string[] = [];
+    // Every name resolves to loopback, where nothing listens on 443: each check is one quick refused connection.
+    const fetch = { allowPrivate: (_h: string, _a: string, port: number) => port === 443, resolve: async (host: string) => (requests.push(host), [{ address: "127.0.0.1", family: 4 }]) };
+    const verifier = createOembedVerifier({ store, log, keyOf: async () => KEY, fetch, now: () => clock });
+    const r = (await store.getPlayer("alpha"))!;
+    const hosts = Array.from({ length: 20 }, (_, i) => `h${i}.example`);
+    for (let round = 0; round < 3; round++) expect(await verifier.checkNow(r, hosts)).to.deep.equal({ refusedMs: 0 });
+    expect(requests).to.have.length(60);
+    const refused = await verifier.checkNow(r, hosts);
+    expect(refused.refusedMs).to.be.within(1000, 2000);
+    expect(requests).to.have.length(60);
+    clock += 5_000;
+    await verifier.checkNow(r, hosts);
+    expect(requests).to.have.length(65);
+    const c = (await verifier.claims("alpha", hosts))[0];
+    expect(c.status).to.equal("failed");
+    expect(c.reason).to.match(/connection refused/);
+  });
+
+  it("on start, takes over hosts claimed before verification existed and verifies them on schedule", async () => {
+    // Settings as an older version stored them: hosts listed, no claim records.
+    await store.savePlayerSettings("alpha", { oembed: { enabled: true, hosts: [site.host] } });
+    site.file = KEY;
+    const impl = createPlayerServiceImpl({ store, log, oembed: { recheckMs: 2000, fetch: { allowPrivate: allowPrivateFrom("127.0.0.1") } } });
+    try {
+      const claim = await waitFor("claim verified by the scheduler", async () => {
+        const [c] = await store.listOembedClaims("alpha");
+        return c?.status === "verified" ? c : undefined;
+      }, 20_000, 100);
+      expect(claim.host).to.equal(site.host);
+      const found = (await impl.findOembedProject!({ host: site.host } as never, {} as never)) as { player?: { projectId: string } };
+      expect(found.player?.projectId).to.equal("alpha");
+    } finally {
+      impl.close();
+    }
   });
 
   it("normalises claimed hosts: :443 and :80 are the bare host, other ports stay, duplicates go", () => {
