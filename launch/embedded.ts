@@ -54,7 +54,7 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
-  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls, webhooks and oEmbed host checks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   ...RATE_LIMIT_VARS,
   ...PLAYER_VARS,
   ...OEMBED_VARS,
