@@ -11,7 +11,7 @@ import type { Logger } from "../../lib/log.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { portOf } from "../../lib/net/allow-list.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
-import { storedPlayerSettings } from "./player-settings.js";
+import { normaliseOembedHost, storedPlayerSettings } from "./player-settings.js";
 import type { AuthStore, OembedClaim, PlayerRecord } from "./store/port.js";
 
 export const WELL_KNOWN_PATH = "/.well-known/article-audio.txt";
@@ -98,12 +98,14 @@ function whyFailed(e: unknown): string {
 /** Fetches the host's file and looks for `key` on a line of its own. */
 export async function checkOembedHost(host: string, key: string, fetchOpts: OembedVerifierOptions["fetch"], signal?: AbortSignal): Promise<Outcome> {
   const reasons: string[] = [];
-  for (const url of fileUrls(host, fetchOpts)) {
+  const urls = fileUrls(host, fetchOpts);
+  for (const url of urls) {
     try {
       const res = await safeFetch(url, { ...fetchOpts, timeoutMs: FETCH_TIMEOUT_MS, maxBytes: FILE_MAX_BYTES, maxRedirects: 3, signal });
-      // A redirect may upgrade the scheme or change the path, not leave the host: another site's file proves nothing about this one.
+      // A redirect may upgrade the scheme or change the path, not leave the host (name and port): another site's file proves nothing about this one.
       const final = new URL(res.url);
-      if (final.hostname !== new URL(url).hostname) reasons.push(`${url}: redirected to another host (${final.host})`);
+      if (normaliseOembedHost(final.host) !== host) reasons.push(`${url}: redirected to another host (${final.host})`);
+      else if (final.protocol === "http:" && urls.length === 1) reasons.push(`${url}: redirected to plain http`);
       else if (res.status !== 200) reasons.push(`${url}: answered ${res.status}`);
       else if (!res.body.toString("utf8").split(/\r?\n/).some((line) => line.trim() === key)) reasons.push(`${url}: does not list this project's public player key`);
       else return { ok: true };

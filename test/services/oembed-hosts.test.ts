@@ -4,6 +4,8 @@
 // default port. The HTTP side runs against a real loopback server.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { logger } from "../../lib/log.js";
@@ -91,6 +93,27 @@ describe("oEmbed host verification (auth service)", function () {
     const c = (await strict.claims("alpha", [site.host]))[0];
     expect(c.status).to.equal("failed");
     expect(c.reason).to.match(/loopback/).and.not.match(/http:\/\//);
+  });
+
+  it("does not follow the file to another host, not even another port of the same address", async () => {
+    const elsewhere = new OwnerSite();
+    await elsewhere.start();
+    elsewhere.file = KEY;
+    const redirecting = http.createServer((_req, res) => res.writeHead(302, { location: `http://${elsewhere.host}/.well-known/article-audio.txt` }).end());
+    await new Promise<void>((r) => redirecting.listen(0, "127.0.0.1", r));
+    const host = `127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+    try {
+      const verifier = createOembedVerifier({ store, log, keyOf: async () => KEY, fetch: { allowPrivate: allowPrivateFrom("127.0.0.1") } });
+      await verifier.checkNow((await store.getPlayer("alpha"))!, [host]);
+      const c = (await verifier.claims("alpha", [host]))[0];
+      expect(c.status).to.equal("failed");
+      expect(c.reason).to.include(`redirected to another host (${elsewhere.host})`);
+      expect(elsewhere.fileRequests).to.equal(1);
+    } finally {
+      redirecting.closeAllConnections();
+      await new Promise((r) => redirecting.close(r));
+      await elsewhere.stop();
+    }
   });
 
   it("bounds the checks a publisher can ask for: a full list of hosts at once, then about one a second", async () => {
