@@ -100,6 +100,22 @@ export const PlayerResult: Schema = {
         properties: { setting: { type: "string", description: "The setting that fixes it, e.g. feed.ownerEmail." }, message: { type: "string" } },
       },
     },
+    oembedHosts: {
+      type: "array",
+      description: "Verification of each host in settings.oembed.hosts: a host answers oEmbed only while verified (docs/player.md).",
+      items: {
+        type: "object",
+        required: ["host", "status", "reason", "checkedAt", "verifiedAt", "verificationUrl"],
+        properties: {
+          host: { type: "string", description: "As claimed, normalised (lower case, no :443 or :80)." },
+          status: { enum: ["verified", "pending", "failed"], description: "pending: not checked yet; failed: the last check failed (reason)." },
+          reason: { type: ["string", "null"], description: "Why the last check failed; a verified host may show one while its grace period runs." },
+          checkedAt: { type: ["string", "null"], format: "date-time" },
+          verifiedAt: { type: ["string", "null"], format: "date-time", description: "The last successful check." },
+          verificationUrl: { type: "string", description: "Where the file listing the public key must be served." },
+        },
+      },
+    },
   },
 };
 

@@ -86,6 +86,9 @@ export function listenerPaths(): Json {
         responses: { ...ok("The stored settings.", "PlayerResult"), ...std("BadRequest", "Forbidden", "PayloadTooLarge", "UnsupportedMediaType", "InsufficientStorage", ...PUBLISHER) },
       },
     },
+    "/api/player/verify": {
+      post: { operationId: "verifyOembedHosts", tags, summary: "Checks every claimed oEmbed host now: its /.well-known/article-audio.txt must list the public key (full token)", responses: { ...ok("Key, settings and each host's verification.", "PlayerResult"), ...std("Forbidden", ...PUBLISHER) } },
+    },
     "/api/player/rotate": {
       post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Forbidden", "InsufficientStorage", ...PUBLISHER) } },
     },
@@ -150,7 +153,7 @@ export function listenerPaths(): Json {
         { name: "format", in: "query", required: false, schema: { const: "json" }, example: "json" },
         { name: "maxwidth", in: "query", required: false, schema: { type: "string", pattern: "^[0-9]{1,4}$" }, example: "640" },
       ],
-      get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "format=xml: only json is served (oEmbed 2.2).", content: json("ErrorResult") }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+      get: { operationId: "getOembed", tags, security: [], summary: "oEmbed for article pages on a host the project verified: the player as rich HTML (an iframe)", responses: { ...ok("oEmbed answer.", "OembedResult"), "501": { description: "format=xml: only json is served (oEmbed 2.2).", content: json("ErrorResult") }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
   };
 }

@@ -28,6 +28,7 @@ import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
 import { speechRouterFromEnv } from "../services/audio/providers/config.js";
 import { startAuthService } from "../services/auth/app.js";
+import { OEMBED_VARS, oembedVerifierConfig } from "../services/auth/oembed-hosts.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
 import { startGateway } from "../gateway/app.js";
@@ -56,9 +57,10 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
-  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private (e.g. an intranet CMS); with a port, only that port" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls, webhooks and oEmbed host checks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   ...RATE_LIMIT_VARS,
   ...PLAYER_VARS,
+  ...OEMBED_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
   METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
@@ -128,7 +130,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const authStore = await openAuthStore(cfg);
     closers.push(() => authStore.close());
     await provisionTokens(authStore, cfg.SEED_TOKENS, out, publicBaseUrlOf(cfg) ?? `http://localhost:${publicPort}`, logger("auth"));
-    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS, webhookTargets: privateAllowList(cfg.FETCH_ALLOW_PRIVATE) });
+    const auth = await startAuthService({ store: authStore, adminToken: cfg.ADMIN_TOKEN, internalToken, log: logger("auth"), host: cfg.RPC_HOST, port: cfg.AUTH_PORT, inProcess: cfg.RPC_IN_PROCESS, webhookTargets: privateAllowList(cfg.FETCH_ALLOW_PRIVATE), oembed: oembedVerifierConfig(cfg, privateAllowList(cfg.FETCH_ALLOW_PRIVATE)) });
     closers.push(() => auth.close());
 
     const articleStore = await openArticleStore(cfg);

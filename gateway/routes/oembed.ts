@@ -1,8 +1,8 @@
 // oEmbed (https://oembed.com): a consumer that finds an article page asks
 // GET /oembed?url=<page>&format=json and gets the player as rich HTML. Only
-// projects that enabled oEmbed and claimed the page's host answer (a host is
-// claimed by one project at most), so nobody can attach audio to someone
-// else's site.
+// a project that enabled oEmbed and verified the page's host answers (the
+// host lists its key in /.well-known/article-audio.txt; one project per
+// host), so nobody can attach audio to someone else's site.
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { ListenerService } from "../../gen/articles/v1/listener_pb.js";

@@ -98,6 +98,14 @@ function playerJson(base: string, p: Player | undefined): Record<string, unknown
     feedUrl: `${base}/feeds/${p.publicKey}.xml`,
     feedLanguage: p.feedLanguage || DEFAULT_LANG,
     warnings: feedWarnings(settings.feed),
+    oembedHosts: p.oembedHosts.map((h) => ({
+      host: h.host,
+      status: h.status,
+      reason: h.reason || null,
+      checkedAt: h.checkedAt || null,
+      verifiedAt: h.verifiedAt || null,
+      verificationUrl: `https://${h.host}/.well-known/article-audio.txt`,
+    })),
   };
 }
 
@@ -175,6 +183,11 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES * 4);
     validateListener.playerSettings(body);
     const res = await player.updatePlayer({ settingsJson: JSON.stringify(body) }, call);
+    ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
+  });
+
+  router.post("/api/player/verify", async (ctx) => {
+    const res = await player.verifyOembedHosts({}, bearer(ctx));
     ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
   });
 

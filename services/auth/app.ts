@@ -4,6 +4,7 @@ import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { Logger } from "../../lib/log.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
+import type { OembedVerifierConfig } from "./oembed-hosts.js";
 import { createPlayerServiceImpl } from "./player.js";
 import { createAuthServiceImpl } from "./service.js";
 import type { WebhookTargetOptions } from "./settings.js";
@@ -23,13 +24,15 @@ export interface AuthServiceStartOptions {
   inProcess?: boolean;
   /** Private webhook receivers settings:set accepts (FETCH_ALLOW_PRIVATE). */
   webhookTargets?: WebhookTargetOptions;
+  /** oEmbed host verification: re-check interval, grace, which private hosts it may reach (OEMBED_VARS, FETCH_ALLOW_PRIVATE). */
+  oembed?: OembedVerifierConfig;
 }
 
 /** The store stays open after close(); its owner closes it. */
 export async function startAuthService(opts: AuthServiceStartOptions): Promise<RunningService> {
   const credentials = { store: opts.store, adminToken: opts.adminToken, internalToken: opts.internalToken, log: opts.log };
   const impl = createAuthServiceImpl({ ...credentials, webhookTargets: opts.webhookTargets });
-  const player = createPlayerServiceImpl(credentials);
+  const player = createPlayerServiceImpl({ ...credentials, oembed: opts.oembed });
   const server = await startRpcServer({
     name: "auth",
     services: [AuthService.typeName, PlayerService.typeName],
@@ -39,5 +42,9 @@ export async function startAuthService(opts: AuthServiceStartOptions): Promise<R
     inProcess: opts.inProcess,
     log: opts.log,
   });
-  return { name: "auth", url: server.url, port: server.port, setServing: server.setServing, close: server.close };
+  const close = async () => {
+    player.close();
+    await server.close();
+  };
+  return { name: "auth", url: server.url, port: server.port, setServing: server.setServing, close };
 }

@@ -7,6 +7,7 @@ import { maybeStartMetricsServer, METRICS_VARS } from "../../lib/metrics.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { allowPrivateFrom } from "../../lib/net/allow-list.js";
 import { startAuthService } from "./app.js";
+import { OEMBED_VARS, oembedVerifierConfig } from "./oembed-hosts.js";
 import { provisionTokens } from "./provision.js";
 import { openAuthStore } from "./store/open.js";
 
@@ -20,7 +21,8 @@ const schema = {
   ...METRICS_VARS,
   ...SHUTDOWN_VARS,
   INTERNAL_TOKEN: { type: "string", description: "service-to-service token (token checks, settings reads, reservations); unset disables those calls" },
-  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries a webhook URL may point at although private (same list as the articles service)" },
+  FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries a webhook URL or an oEmbed host may point at although private (same list as the articles service)" },
+  ...OEMBED_VARS,
 } as const;
 
 const log = logger("auth");
@@ -37,7 +39,17 @@ async function main(): Promise<void> {
   await provisionTokens(store, config.SEED_TOKENS, process.stdout, config.PUBLIC_URL, log);
   if (!config.ADMIN_TOKEN) log.info("admin API disabled: set ADMIN_TOKEN to enable it");
 
-  const svc = await startAuthService({ store, adminToken: config.ADMIN_TOKEN, internalToken: config.INTERNAL_TOKEN, log, host: config.RPC_HOST, port: config.AUTH_PORT, webhookTargets: { allowPrivate: allowPrivateFrom(config.FETCH_ALLOW_PRIVATE) } });
+  const privateTargets = { allowPrivate: allowPrivateFrom(config.FETCH_ALLOW_PRIVATE) };
+  const svc = await startAuthService({
+    store,
+    adminToken: config.ADMIN_TOKEN,
+    internalToken: config.INTERNAL_TOKEN,
+    log,
+    host: config.RPC_HOST,
+    port: config.AUTH_PORT,
+    webhookTargets: privateTargets,
+    oembed: oembedVerifierConfig(config, privateTargets),
+  });
   const metrics = await maybeStartMetricsServer(config, log);
   onShutdown(log, async () => {
     svc.setServing(false);

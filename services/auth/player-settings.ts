@@ -83,6 +83,27 @@ export class PlayerSettingsError extends Error {
   }
 }
 
+/**
+ * A claimed host as written → the host it stands for. Claims carry no scheme:
+ * `:443` (https) and `:80` (http) are the default ports and mean the bare
+ * host; any other port is a host of its own, verified and matched on that port.
+ */
+export function normaliseOembedHost(raw: string): string {
+  return raw.toLowerCase().replace(/:(443|80)$/, "");
+}
+
+/** Normalised, without duplicates (`news.example:443` beside `news.example`); a port outside 1-65535 is refused. */
+function oembedHostsOf(hosts: string[]): string[] {
+  const out: string[] = [];
+  for (const [i, raw] of hosts.entries()) {
+    const port = /:(\d+)$/.exec(raw)?.[1];
+    if (port !== undefined && (Number(port) < 1 || Number(port) > 65535)) throw new PlayerSettingsError(`oembed.hosts[${i}]: port must be 1-65535`);
+    const host = normaliseOembedHost(raw);
+    if (!out.includes(host)) out.push(host);
+  }
+  return out;
+}
+
 /** A submitted document (possibly partial) → the complete, validated settings. */
 export function completePlayerSettings(input: unknown): PlayerSettings {
   if (!check(input)) {
@@ -94,7 +115,7 @@ export function completePlayerSettings(input: unknown): PlayerSettings {
   const s = input as { feed?: Partial<FeedSettings>; oembed?: Partial<PlayerSettings["oembed"]> };
   return {
     feed: { ...DEFAULT_PLAYER_SETTINGS.feed, ...s.feed },
-    oembed: { ...DEFAULT_PLAYER_SETTINGS.oembed, ...s.oembed, hosts: [...(s.oembed?.hosts ?? DEFAULT_PLAYER_SETTINGS.oembed.hosts)] },
+    oembed: { ...DEFAULT_PLAYER_SETTINGS.oembed, ...s.oembed, hosts: oembedHostsOf(s.oembed?.hosts ?? DEFAULT_PLAYER_SETTINGS.oembed.hosts) },
   };
 }
 

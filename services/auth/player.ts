@@ -4,14 +4,15 @@
 import { randomBytes } from "node:crypto";
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { PlayerSchema, type Player, type PlayerService } from "../../gen/auth/v1/player_pb.js";
+import { OembedHostSchema, PlayerSchema, type Player, type PlayerService } from "../../gen/auth/v1/player_pb.js";
 import type { Logger } from "../../lib/log.js";
 import type { ProjectSettings } from "../../lib/project-settings.js";
 import { DEFAULT_LANG } from "../../lib/voices.js";
 import { createCredentialChecks, type CredentialOptions } from "./credentials.js";
-import { completePlayerSettings, PlayerSettingsError, storedPlayerSettings, type PlayerSettings } from "./player-settings.js";
+import { createOembedVerifier, type OembedVerifierConfig } from "./oembed-hosts.js";
+import { completePlayerSettings, normaliseOembedHost, PlayerSettingsError, storedPlayerSettings, type PlayerSettings } from "./player-settings.js";
 import { mergePatch, normalizeStored } from "./settings.js";
-import type { PlayerRecord } from "./store/port.js";
+import type { OembedClaim, PlayerRecord } from "./store/port.js";
 import { PROJECT_ID_PATTERN } from "./tokens.js";
 
 export const PUBLIC_KEY_PREFIX = "pk_";
@@ -21,14 +22,27 @@ export const newPublicKey = () => PUBLIC_KEY_PREFIX + randomBytes(18).toString("
 
 export interface PlayerServiceOptions extends CredentialOptions {
   log: Logger;
+  /** How oEmbed host claims are verified (oembed-hosts.ts); defaults: daily, 72 h grace, public hosts over https only. */
+  oembed?: OembedVerifierConfig & { answerBudgetMs?: number };
 }
 
-export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
+const iso = (d: Date | null) => (d ? d.toISOString() : "");
+const hostState = (c: OembedClaim) => create(OembedHostSchema, { host: c.host, status: c.status, reason: c.reason ?? "", checkedAt: iso(c.checkedAt), verifiedAt: iso(c.verifiedAt) });
+
+/** `close` stops the periodic oEmbed host checks. */
+export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl<typeof PlayerService> & { close(): void } {
   const { store, log } = opts;
   const { requireInternalToken, requireAdmin, requirePublisherToken } = createCredentialChecks(opts);
 
-  const message = (r: PlayerRecord, key: string, feedLanguage = ""): Player =>
-    create(PlayerSchema, { projectId: r.project.id, projectName: r.project.name, publicKey: key, settingsJson: JSON.stringify(storedPlayerSettings(r.settings)), feedLanguage });
+  const message = (r: PlayerRecord, key: string, extra: { feedLanguage?: string; claims?: OembedClaim[] } = {}): Player =>
+    create(PlayerSchema, {
+      projectId: r.project.id,
+      projectName: r.project.name,
+      publicKey: key,
+      settingsJson: JSON.stringify(storedPlayerSettings(r.settings)),
+      feedLanguage: extra.feedLanguage ?? "",
+      oembedHosts: (extra.claims ?? []).map(hostState),
+    });
 
   /** The feed's language as set, else the locale of the project's default voice, else the platform's. */
   async function feedLanguageOf(r: PlayerRecord): Promise<string> {
@@ -38,8 +52,11 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
     return (state && normalizeStored(state.settings as Partial<ProjectSettings> | undefined, state.creditChars).defaultLang) || DEFAULT_LANG;
   }
 
-  /** What publishers (and feeds) are answered: the message with the feed's language. */
-  const fullMessage = async (r: PlayerRecord, key: string): Promise<Player> => message(r, key, await feedLanguageOf(r));
+  /** What publishers are answered: the message with the feed's language and the verification state of each claimed host. */
+  async function fullMessage(r: PlayerRecord, key: string): Promise<Player> {
+    const [feedLanguage, claims] = await Promise.all([feedLanguageOf(r), verifier.claims(r.project.id, storedPlayerSettings(r.settings).oembed.hosts)]);
+    return message(r, key, { feedLanguage, claims });
+  }
 
   async function recordOf(projectId: string): Promise<PlayerRecord> {
     const r = await store.getPlayer(projectId);
@@ -55,12 +72,19 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
     return (await recordOf(r.project.id)).publicKey as string;
   }
 
+  const verifier = createOembedVerifier({ store, log, keyOf, ...opts.oembed });
+  verifier.start();
+
+  /** For the publisher: with the verification state of each claimed host. */
   async function answer(projectId: string): Promise<{ player: Player }> {
     const r = await recordOf(projectId);
     return { player: await fullMessage(r, await keyOf(r)) };
   }
 
-  /** Validates and stores; a host may be claimed for oEmbed by one project only. */
+  /**
+   * Validates and stores. Claiming a host blocks nobody: hosts that are not
+   * verified yet are checked now (a verified one keeps its schedule).
+   */
   async function save(projectId: string, next: unknown): Promise<{ player: Player }> {
     let settings: PlayerSettings;
     try {
@@ -69,16 +93,11 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
       if (e instanceof PlayerSettingsError) throw new ConnectError(e.message, Code.InvalidArgument);
       throw e;
     }
-    for (const [i, host] of settings.oembed.hosts.entries()) {
-      const holders = await store.findPlayersByOembedHost(host);
-      if (holders.some((h) => h.project.id !== projectId)) {
-        throw new ConnectError(`oembed.hosts[${i}]: '${host}' is already claimed by another project`, Code.InvalidArgument);
-      }
-    }
     const r = await store.savePlayerSettings(projectId, settings as unknown as Record<string, unknown>);
     if (!r) throw new ConnectError(`project '${projectId}' not found`, Code.NotFound);
     log.info({ projectId, feedEnabled: settings.feed.enabled, oembedHosts: settings.oembed.hosts.length }, "player settings changed");
-    return { player: await fullMessage(r, await keyOf(r)) };
+    await verifier.checkNow(r, settings.oembed.hosts, (c) => c.status !== "verified");
+    return answer(projectId);
   }
 
   function parseJson(json: string, field: string): unknown {
@@ -90,6 +109,8 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
   }
 
   return {
+    close: () => verifier.stop(),
+
     async getPlayer(_req, ctx) {
       // The key itself may ask too: everything answered is public (feed settings, the key).
       const bearer = /^Bearer[ ]+(pk_\S+)\s*$/i.exec(ctx.requestHeader.get("authorization") ?? "")?.[1];
@@ -128,13 +149,23 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
       return { player: message(r, key) };
     },
 
+    async verifyOembedHosts(_req, ctx) {
+      const t = await requirePublisherToken(ctx, "full");
+      const r = await recordOf(t.projectId);
+      const { refusedMs } = await verifier.checkNow(r, storedPlayerSettings(r.settings).oembed.hosts);
+      if (refusedMs > 0) throw new ConnectError(`oembed: too many host checks asked for; try again in ${Math.ceil(refusedMs / 1000)} s`, Code.ResourceExhausted);
+      return answer(t.projectId);
+    },
+
     // No credential: a host's opt-in and its project's key are public by design.
     async findOembedProject(req) {
-      const host = req.host.toLowerCase();
-      for (const r of await store.findPlayersByOembedHost(host)) {
-        if (storedPlayerSettings(r.settings).oembed.enabled) return { player: message(r, await keyOf(r)) };
-      }
-      return {};
+      const host = normaliseOembedHost(req.host);
+      const claim = await store.findVerifiedOembedClaim(host);
+      const r = claim ? await store.getPlayer(claim.projectId) : null;
+      if (!r) return {};
+      // The settings are the claim's source: a host just removed or oEmbed switched off answers nothing.
+      const oembed = storedPlayerSettings(r.settings).oembed;
+      return oembed.enabled && oembed.hosts.includes(host) ? { player: message(r, await keyOf(r)) } : {};
     },
 
     async adminGetPlayer(req, ctx) {

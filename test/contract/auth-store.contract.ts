@@ -1,7 +1,7 @@
 // Behaviour every AuthStore adapter must show. Each test gets storage of its
 // own; `open` may be called again on it to simulate a restart.
 import { expect } from "chai";
-import { DuplicateTokenError, type AuthStore } from "../../services/auth/store/port.js";
+import { DuplicateTokenError, type AuthStore, type OembedClaim } from "../../services/auth/store/port.js";
 import { hashToken, newPlainToken, tokenRecord } from "../../services/auth/tokens.js";
 
 export interface AuthStoreStorage {
@@ -163,15 +163,81 @@ export function authStoreContract(makeStorage: () => Promise<AuthStoreStorage>):
       expect((await store.findPlayerByPublicKey("pk_same"))?.project.id).to.equal("a");
     });
 
-    it("stores player settings and finds projects by their oEmbed host", async () => {
+    it("stores player settings", async () => {
       await store.createProject({ id: "a", name: "A", created: at(1) });
-      await store.createProject({ id: "b", name: "B", created: at(2) });
       const saved = await store.savePlayerSettings("a", { oembed: { enabled: true, hosts: ["news.example", "www.news.example"] } });
       expect(saved?.settings).to.deep.equal({ oembed: { enabled: true, hosts: ["news.example", "www.news.example"] } });
-      await store.savePlayerSettings("b", { oembed: { enabled: true, hosts: ["other.example"] } });
-      expect((await store.findPlayersByOembedHost("www.news.example")).map((p) => p.project.id)).to.deep.equal(["a"]);
-      expect(await store.findPlayersByOembedHost("unknown.example")).to.deep.equal([]);
+      expect((await store.getPlayer("a"))?.settings).to.deep.equal(saved?.settings);
       expect(await store.savePlayerSettings("nope", {})).to.equal(null);
+    });
+  });
+
+  describe("oEmbed host claims", () => {
+    const claim = (projectId: string, host: string, over: Partial<OembedClaim> = {}): OembedClaim => ({
+      projectId, host, status: "pending", reason: null, checkedAt: null, verifiedAt: null, failingSince: null, nextCheckMs: 0, ...over,
+    });
+    const verified = (projectId: string, host: string) => claim(projectId, host, { status: "verified", checkedAt: at(5), verifiedAt: at(5), nextCheckMs: 1000 });
+
+    it("keeps unverified claims of several projects on one host side by side, and finds none verified", async () => {
+      await store.addOembedClaim("a", "news.example", 10);
+      await store.addOembedClaim("b", "news.example", 20);
+      await store.addOembedClaim("a", "news.example", 99);
+      expect(await store.listOembedClaims("a")).to.deep.equal([claim("a", "news.example", { nextCheckMs: 10 })]);
+      expect((await store.listOembedClaims("b")).map((c) => c.host)).to.deep.equal(["news.example"]);
+      expect(await store.findVerifiedOembedClaim("news.example")).to.equal(null);
+    });
+
+    it("lets one project at most hold a host's verification, until it is dropped or the claim removed", async () => {
+      await store.addOembedClaim("a", "news.example", 0);
+      await store.addOembedClaim("b", "news.example", 0);
+      expect(await store.saveOembedCheck(verified("a", "news.example"))).to.equal("saved");
+      expect(await store.saveOembedCheck(verified("b", "news.example"))).to.equal("taken");
+      expect((await store.listOembedClaims("b"))[0].status).to.equal("pending");
+      expect((await store.findVerifiedOembedClaim("news.example"))?.projectId).to.equal("a");
+      // A re-check that keeps it verified is no clash with itself.
+      expect(await store.saveOembedCheck({ ...verified("a", "news.example"), checkedAt: at(9) })).to.equal("saved");
+
+      expect(await store.saveOembedCheck(claim("a", "news.example", { status: "failed", reason: "gone", checkedAt: at(10) }))).to.equal("saved");
+      expect(await store.findVerifiedOembedClaim("news.example")).to.equal(null);
+      expect(await store.saveOembedCheck(verified("b", "news.example"))).to.equal("saved");
+      expect((await store.findVerifiedOembedClaim("news.example"))?.projectId).to.equal("b");
+
+      await store.removeOembedClaims("b", []);
+      expect(await store.listOembedClaims("b")).to.deep.equal([]);
+      expect(await store.findVerifiedOembedClaim("news.example")).to.equal(null);
+      expect(await store.saveOembedCheck(verified("b", "news.example"))).to.equal("gone");
+      expect(await store.saveOembedCheck(verified("a", "news.example"))).to.equal("saved");
+    });
+
+    it("gives a host's verification to exactly one of many projects verifying at once", async () => {
+      const ids = Array.from({ length: 12 }, (_, i) => `p${i}`);
+      for (const id of ids) await store.addOembedClaim(id, "race.example", 0);
+      const outcomes = await Promise.all(ids.map((id) => store.saveOembedCheck(verified(id, "race.example"))));
+      expect(outcomes.filter((o) => o === "saved")).to.have.length(1);
+      expect(outcomes.filter((o) => o === "taken")).to.have.length(ids.length - 1);
+      const winner = ids[outcomes.indexOf("saved")];
+      expect((await store.findVerifiedOembedClaim("race.example"))?.projectId).to.equal(winner);
+    });
+
+    it("hands a due claim to one leaser only, and lists due claims most overdue first", async () => {
+      await store.addOembedClaim("a", "one.example", 300);
+      await store.addOembedClaim("a", "two.example", 100);
+      await store.addOembedClaim("a", "later.example", 5000);
+      expect((await store.dueOembedClaims(1000, 10)).map((c) => c.host)).to.deep.equal(["two.example", "one.example"]);
+      const leases = await Promise.all([1, 2, 3].map(() => store.leaseOembedCheck("a", "two.example", 100, 9000)));
+      expect(leases.filter(Boolean)).to.have.length(1);
+      expect((await store.dueOembedClaims(1000, 10)).map((c) => c.host)).to.deep.equal(["one.example"]);
+    });
+
+    it("removes the claims the project no longer lists, and keeps them across a restart", async () => {
+      await store.addOembedClaim("a", "keep.example", 0);
+      await store.addOembedClaim("a", "drop.example", 0);
+      await store.saveOembedCheck(verified("a", "keep.example"));
+      await store.removeOembedClaims("a", ["keep.example"]);
+      await store.close();
+      store = await storage.open();
+      expect(await store.listOembedClaims("a")).to.deep.equal([verified("a", "keep.example")]);
+      expect((await store.findVerifiedOembedClaim("keep.example"))?.projectId).to.equal("a");
     });
   });
 }

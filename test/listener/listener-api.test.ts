@@ -148,20 +148,13 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect((await AR("PUT", "/api/player", { feed: { title: "x" } })).status).to.equal(403);
   });
 
-  it("answers oEmbed only for hosts a project claimed, with the player as rich html, and one claim per host", async () => {
+  it("answers oEmbed only for verified hosts: an unverified claim serves nothing and blocks nobody (test/listener/oembed-verify.test.ts has the rest)", async () => {
     expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/sport/1")}&format=json`)).status).to.equal(404);
     expect((await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } })).status).to.equal(200);
     const claimed = await B("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } });
-    expect(claimed.status).to.equal(400);
-    expect(claimed.body.message).to.match(/already claimed/);
-    const r = await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/politics/1")}&format=json`);
-    expect(r.status).to.equal(200);
-    expect(r.body).to.include({ version: "1.0", type: "rich", title: "Politics one" });
-    const src = /src="([^"]+)"/.exec(r.body.html)![1];
-    const page = await fetch(src.replace(/&amp;/g, "&"));
-    expect(page.status).to.equal(200);
-    const html = await page.text();
-    expect(html).to.include("<article-audio-player").and.include(`article-id="${ids["Politics one"]}"`);
+    expect(claimed.status).to.equal(200);
+    expect(claimed.body.oembedHosts[0]).to.include({ host: "news.example", status: "failed" });
+    expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/politics/1")}&format=json`)).status).to.equal(404);
     expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/politics/1")}&format=xml`)).status).to.equal(501);
   });
 

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file auth/v1/player.proto.
  */
 export const file_auth_v1_player: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdXRoL3YxL3BsYXllci5wcm90bxIHYXV0aC52MSJ0CgZQbGF5ZXISEgoKcHJvamVjdF9pZBgBIAEoCRIUCgxwcm9qZWN0X25hbWUYAiABKAkSEgoKcHVibGljX2tleRgDIAEoCRIVCg1zZXR0aW5nc19qc29uGAQgASgJEhUKDWZlZWRfbGFuZ3VhZ2UYBSABKAkiEgoQR2V0UGxheWVyUmVxdWVzdCI0ChFHZXRQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciIsChNVcGRhdGVQbGF5ZXJSZXF1ZXN0EhUKDXNldHRpbmdzX2pzb24YASABKAkiNwoUVXBkYXRlUGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiGAoWUm90YXRlUGxheWVyS2V5UmVxdWVzdCI6ChdSb3RhdGVQbGF5ZXJLZXlSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciItChdSZXNvbHZlUGxheWVyS2V5UmVxdWVzdBISCgpwdWJsaWNfa2V5GAEgASgJIjsKGFJlc29sdmVQbGF5ZXJLZXlSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllciIoChhGaW5kT2VtYmVkUHJvamVjdFJlcXVlc3QSDAoEaG9zdBgBIAEoCSJMChlGaW5kT2VtYmVkUHJvamVjdFJlc3BvbnNlEiQKBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVySACIAQFCCQoHX3BsYXllciIrChVBZG1pbkdldFBsYXllclJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSJCChhBZG1pblVwZGF0ZVBsYXllclJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgpwYXRjaF9qc29uGAIgASgJIjkKFkFkbWluR2V0UGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiPAoZQWRtaW5VcGRhdGVQbGF5ZXJSZXNwb25zZRIfCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllcjLoBAoNUGxheWVyU2VydmljZRJECglHZXRQbGF5ZXISGS5hdXRoLnYxLkdldFBsYXllclJlcXVlc3QaGi5hdXRoLnYxLkdldFBsYXllclJlc3BvbnNlIgASTQoMVXBkYXRlUGxheWVyEhwuYXV0aC52MS5VcGRhdGVQbGF5ZXJSZXF1ZXN0Gh0uYXV0aC52MS5VcGRhdGVQbGF5ZXJSZXNwb25zZSIAElYKD1JvdGF0ZVBsYXllcktleRIfLmF1dGgudjEuUm90YXRlUGxheWVyS2V5UmVxdWVzdBogLmF1dGgudjEuUm90YXRlUGxheWVyS2V5UmVzcG9uc2UiABJZChBSZXNvbHZlUGxheWVyS2V5EiAuYXV0aC52MS5SZXNvbHZlUGxheWVyS2V5UmVxdWVzdBohLmF1dGgudjEuUmVzb2x2ZVBsYXllcktleVJlc3BvbnNlIgASXAoRRmluZE9lbWJlZFByb2plY3QSIS5hdXRoLnYxLkZpbmRPZW1iZWRQcm9qZWN0UmVxdWVzdBoiLmF1dGgudjEuRmluZE9lbWJlZFByb2plY3RSZXNwb25zZSIAElMKDkFkbWluR2V0UGxheWVyEh4uYXV0aC52MS5BZG1pbkdldFBsYXllclJlcXVlc3QaHy5hdXRoLnYxLkFkbWluR2V0UGxheWVyUmVzcG9uc2UiABJcChFBZG1pblVwZGF0ZVBsYXllchIhLmF1dGgudjEuQWRtaW5VcGRhdGVQbGF5ZXJSZXF1ZXN0GiIuYXV0aC52MS5BZG1pblVwZGF0ZVBsYXllclJlc3BvbnNlIgBiBnByb3RvMw");
+  fileDesc("ChRhdXRoL3YxL3BsYXllci5wcm90bxIHYXV0aC52MSKfAQoGUGxheWVyEhIKCnByb2plY3RfaWQYASABKAkSFAoMcHJvamVjdF9uYW1lGAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkSFQoNc2V0dGluZ3NfanNvbhgEIAEoCRIVCg1mZWVkX2xhbmd1YWdlGAUgASgJEikKDG9lbWJlZF9ob3N0cxgGIAMoCzITLmF1dGgudjEuT2VtYmVkSG9zdCJjCgpPZW1iZWRIb3N0EgwKBGhvc3QYASABKAkSDgoGc3RhdHVzGAIgASgJEg4KBnJlYXNvbhgDIAEoCRISCgpjaGVja2VkX2F0GAQgASgJEhMKC3ZlcmlmaWVkX2F0GAUgASgJIhoKGFZlcmlmeU9lbWJlZEhvc3RzUmVxdWVzdCI8ChlWZXJpZnlPZW1iZWRIb3N0c1Jlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIhIKEEdldFBsYXllclJlcXVlc3QiNAoRR2V0UGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiLAoTVXBkYXRlUGxheWVyUmVxdWVzdBIVCg1zZXR0aW5nc19qc29uGAEgASgJIjcKFFVwZGF0ZVBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIhgKFlJvdGF0ZVBsYXllcktleVJlcXVlc3QiOgoXUm90YXRlUGxheWVyS2V5UmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiLQoXUmVzb2x2ZVBsYXllcktleVJlcXVlc3QSEgoKcHVibGljX2tleRgBIAEoCSI7ChhSZXNvbHZlUGxheWVyS2V5UmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIiKAoYRmluZE9lbWJlZFByb2plY3RSZXF1ZXN0EgwKBGhvc3QYASABKAkiTAoZRmluZE9lbWJlZFByb2plY3RSZXNwb25zZRIkCgZwbGF5ZXIYASABKAsyDy5hdXRoLnYxLlBsYXllckgAiAEBQgkKB19wbGF5ZXIiKwoVQWRtaW5HZXRQbGF5ZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiQgoYQWRtaW5VcGRhdGVQbGF5ZXJSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKcGF0Y2hfanNvbhgCIAEoCSI5ChZBZG1pbkdldFBsYXllclJlc3BvbnNlEh8KBnBsYXllchgBIAEoCzIPLmF1dGgudjEuUGxheWVyIjwKGUFkbWluVXBkYXRlUGxheWVyUmVzcG9uc2USHwoGcGxheWVyGAEgASgLMg8uYXV0aC52MS5QbGF5ZXIyxgUKDVBsYXllclNlcnZpY2USRAoJR2V0UGxheWVyEhkuYXV0aC52MS5HZXRQbGF5ZXJSZXF1ZXN0GhouYXV0aC52MS5HZXRQbGF5ZXJSZXNwb25zZSIAEk0KDFVwZGF0ZVBsYXllchIcLmF1dGgudjEuVXBkYXRlUGxheWVyUmVxdWVzdBodLmF1dGgudjEuVXBkYXRlUGxheWVyUmVzcG9uc2UiABJWCg9Sb3RhdGVQbGF5ZXJLZXkSHy5hdXRoLnYxLlJvdGF0ZVBsYXllcktleVJlcXVlc3QaIC5hdXRoLnYxLlJvdGF0ZVBsYXllcktleVJlc3BvbnNlIgASWQoQUmVzb2x2ZVBsYXllcktleRIgLmF1dGgudjEuUmVzb2x2ZVBsYXllcktleVJlcXVlc3QaIS5hdXRoLnYxLlJlc29sdmVQbGF5ZXJLZXlSZXNwb25zZSIAElwKEVZlcmlmeU9lbWJlZEhvc3RzEiEuYXV0aC52MS5WZXJpZnlPZW1iZWRIb3N0c1JlcXVlc3QaIi5hdXRoLnYxLlZlcmlmeU9lbWJlZEhvc3RzUmVzcG9uc2UiABJcChFGaW5kT2VtYmVkUHJvamVjdBIhLmF1dGgudjEuRmluZE9lbWJlZFByb2plY3RSZXF1ZXN0GiIuYXV0aC52MS5GaW5kT2VtYmVkUHJvamVjdFJlc3BvbnNlIgASUwoOQWRtaW5HZXRQbGF5ZXISHi5hdXRoLnYxLkFkbWluR2V0UGxheWVyUmVxdWVzdBofLmF1dGgudjEuQWRtaW5HZXRQbGF5ZXJSZXNwb25zZSIAElwKEUFkbWluVXBkYXRlUGxheWVyEiEuYXV0aC52MS5BZG1pblVwZGF0ZVBsYXllclJlcXVlc3QaIi5hdXRoLnYxLkFkbWluVXBkYXRlUGxheWVyUmVzcG9uc2UiAGIGcHJvdG8z");
 
 /**
  * @generated from message auth.v1.Player
@@ -46,6 +46,14 @@ export type Player = Message<"auth.v1.Player"> & {
    * @generated from field: string feed_language = 5;
    */
   feedLanguage: string;
+
+  /**
+   * Verification state of each oEmbed host claim, in the settings' order.
+   * Filled for the publisher's own calls only.
+   *
+   * @generated from field: repeated auth.v1.OembedHost oembed_hosts = 6;
+   */
+  oembedHosts: OembedHost[];
 };
 
 /**
@@ -54,6 +62,80 @@ export type Player = Message<"auth.v1.Player"> & {
  */
 export const PlayerSchema: GenMessage<Player> = /*@__PURE__*/
   messageDesc(file_auth_v1_player, 0);
+
+/**
+ * @generated from message auth.v1.OembedHost
+ */
+export type OembedHost = Message<"auth.v1.OembedHost"> & {
+  /**
+   * @generated from field: string host = 1;
+   */
+  host: string;
+
+  /**
+   * "verified", "pending" (not checked yet) or "failed".
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Why the last check failed; empty after a success. A verified host may
+   * carry one while its grace period runs.
+   *
+   * @generated from field: string reason = 3;
+   */
+  reason: string;
+
+  /**
+   * RFC 3339; empty when never checked / never verified.
+   *
+   * @generated from field: string checked_at = 4;
+   */
+  checkedAt: string;
+
+  /**
+   * @generated from field: string verified_at = 5;
+   */
+  verifiedAt: string;
+};
+
+/**
+ * Describes the message auth.v1.OembedHost.
+ * Use `create(OembedHostSchema)` to create a new message.
+ */
+export const OembedHostSchema: GenMessage<OembedHost> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 1);
+
+/**
+ * @generated from message auth.v1.VerifyOembedHostsRequest
+ */
+export type VerifyOembedHostsRequest = Message<"auth.v1.VerifyOembedHostsRequest"> & {
+};
+
+/**
+ * Describes the message auth.v1.VerifyOembedHostsRequest.
+ * Use `create(VerifyOembedHostsRequestSchema)` to create a new message.
+ */
+export const VerifyOembedHostsRequestSchema: GenMessage<VerifyOembedHostsRequest> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 2);
+
+/**
+ * @generated from message auth.v1.VerifyOembedHostsResponse
+ */
+export type VerifyOembedHostsResponse = Message<"auth.v1.VerifyOembedHostsResponse"> & {
+  /**
+   * @generated from field: auth.v1.Player player = 1;
+   */
+  player?: Player | undefined;
+};
+
+/**
+ * Describes the message auth.v1.VerifyOembedHostsResponse.
+ * Use `create(VerifyOembedHostsResponseSchema)` to create a new message.
+ */
+export const VerifyOembedHostsResponseSchema: GenMessage<VerifyOembedHostsResponse> = /*@__PURE__*/
+  messageDesc(file_auth_v1_player, 3);
 
 /**
  * @generated from message auth.v1.GetPlayerRequest
@@ -66,7 +148,7 @@ export type GetPlayerRequest = Message<"auth.v1.GetPlayerRequest"> & {
  * Use `create(GetPlayerRequestSchema)` to create a new message.
  */
 export const GetPlayerRequestSchema: GenMessage<GetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 1);
+  messageDesc(file_auth_v1_player, 4);
 
 /**
  * @generated from message auth.v1.GetPlayerResponse
@@ -83,7 +165,7 @@ export type GetPlayerResponse = Message<"auth.v1.GetPlayerResponse"> & {
  * Use `create(GetPlayerResponseSchema)` to create a new message.
  */
 export const GetPlayerResponseSchema: GenMessage<GetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 2);
+  messageDesc(file_auth_v1_player, 5);
 
 /**
  * @generated from message auth.v1.UpdatePlayerRequest
@@ -102,7 +184,7 @@ export type UpdatePlayerRequest = Message<"auth.v1.UpdatePlayerRequest"> & {
  * Use `create(UpdatePlayerRequestSchema)` to create a new message.
  */
 export const UpdatePlayerRequestSchema: GenMessage<UpdatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 3);
+  messageDesc(file_auth_v1_player, 6);
 
 /**
  * @generated from message auth.v1.UpdatePlayerResponse
@@ -119,7 +201,7 @@ export type UpdatePlayerResponse = Message<"auth.v1.UpdatePlayerResponse"> & {
  * Use `create(UpdatePlayerResponseSchema)` to create a new message.
  */
 export const UpdatePlayerResponseSchema: GenMessage<UpdatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 4);
+  messageDesc(file_auth_v1_player, 7);
 
 /**
  * @generated from message auth.v1.RotatePlayerKeyRequest
@@ -132,7 +214,7 @@ export type RotatePlayerKeyRequest = Message<"auth.v1.RotatePlayerKeyRequest"> &
  * Use `create(RotatePlayerKeyRequestSchema)` to create a new message.
  */
 export const RotatePlayerKeyRequestSchema: GenMessage<RotatePlayerKeyRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 5);
+  messageDesc(file_auth_v1_player, 8);
 
 /**
  * @generated from message auth.v1.RotatePlayerKeyResponse
@@ -149,7 +231,7 @@ export type RotatePlayerKeyResponse = Message<"auth.v1.RotatePlayerKeyResponse">
  * Use `create(RotatePlayerKeyResponseSchema)` to create a new message.
  */
 export const RotatePlayerKeyResponseSchema: GenMessage<RotatePlayerKeyResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 6);
+  messageDesc(file_auth_v1_player, 9);
 
 /**
  * @generated from message auth.v1.ResolvePlayerKeyRequest
@@ -166,7 +248,7 @@ export type ResolvePlayerKeyRequest = Message<"auth.v1.ResolvePlayerKeyRequest">
  * Use `create(ResolvePlayerKeyRequestSchema)` to create a new message.
  */
 export const ResolvePlayerKeyRequestSchema: GenMessage<ResolvePlayerKeyRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 7);
+  messageDesc(file_auth_v1_player, 10);
 
 /**
  * @generated from message auth.v1.ResolvePlayerKeyResponse
@@ -183,7 +265,7 @@ export type ResolvePlayerKeyResponse = Message<"auth.v1.ResolvePlayerKeyResponse
  * Use `create(ResolvePlayerKeyResponseSchema)` to create a new message.
  */
 export const ResolvePlayerKeyResponseSchema: GenMessage<ResolvePlayerKeyResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 8);
+  messageDesc(file_auth_v1_player, 11);
 
 /**
  * @generated from message auth.v1.FindOembedProjectRequest
@@ -200,7 +282,7 @@ export type FindOembedProjectRequest = Message<"auth.v1.FindOembedProjectRequest
  * Use `create(FindOembedProjectRequestSchema)` to create a new message.
  */
 export const FindOembedProjectRequestSchema: GenMessage<FindOembedProjectRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 9);
+  messageDesc(file_auth_v1_player, 12);
 
 /**
  * @generated from message auth.v1.FindOembedProjectResponse
@@ -219,7 +301,7 @@ export type FindOembedProjectResponse = Message<"auth.v1.FindOembedProjectRespon
  * Use `create(FindOembedProjectResponseSchema)` to create a new message.
  */
 export const FindOembedProjectResponseSchema: GenMessage<FindOembedProjectResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 10);
+  messageDesc(file_auth_v1_player, 13);
 
 /**
  * @generated from message auth.v1.AdminGetPlayerRequest
@@ -236,7 +318,7 @@ export type AdminGetPlayerRequest = Message<"auth.v1.AdminGetPlayerRequest"> & {
  * Use `create(AdminGetPlayerRequestSchema)` to create a new message.
  */
 export const AdminGetPlayerRequestSchema: GenMessage<AdminGetPlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 11);
+  messageDesc(file_auth_v1_player, 14);
 
 /**
  * @generated from message auth.v1.AdminUpdatePlayerRequest
@@ -260,7 +342,7 @@ export type AdminUpdatePlayerRequest = Message<"auth.v1.AdminUpdatePlayerRequest
  * Use `create(AdminUpdatePlayerRequestSchema)` to create a new message.
  */
 export const AdminUpdatePlayerRequestSchema: GenMessage<AdminUpdatePlayerRequest> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 12);
+  messageDesc(file_auth_v1_player, 15);
 
 /**
  * @generated from message auth.v1.AdminGetPlayerResponse
@@ -277,7 +359,7 @@ export type AdminGetPlayerResponse = Message<"auth.v1.AdminGetPlayerResponse"> &
  * Use `create(AdminGetPlayerResponseSchema)` to create a new message.
  */
 export const AdminGetPlayerResponseSchema: GenMessage<AdminGetPlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 13);
+  messageDesc(file_auth_v1_player, 16);
 
 /**
  * @generated from message auth.v1.AdminUpdatePlayerResponse
@@ -294,7 +376,7 @@ export type AdminUpdatePlayerResponse = Message<"auth.v1.AdminUpdatePlayerRespon
  * Use `create(AdminUpdatePlayerResponseSchema)` to create a new message.
  */
 export const AdminUpdatePlayerResponseSchema: GenMessage<AdminUpdatePlayerResponse> = /*@__PURE__*/
-  messageDesc(file_auth_v1_player, 14);
+  messageDesc(file_auth_v1_player, 17);
 
 /**
  * PlayerService owns each project's public player key (pk_…) and its player,
@@ -347,7 +429,19 @@ export const PlayerService: GenService<{
     output: typeof ResolvePlayerKeyResponseSchema;
   },
   /**
-   * No credential: the project that claimed this host for oEmbed, if any.
+   * Publisher full token: checks the project's oEmbed host claims now (each
+   * host's /.well-known/article-audio.txt must list the project's key).
+   *
+   * @generated from rpc auth.v1.PlayerService.VerifyOembedHosts
+   */
+  verifyOembedHosts: {
+    methodKind: "unary";
+    input: typeof VerifyOembedHostsRequestSchema;
+    output: typeof VerifyOembedHostsResponseSchema;
+  },
+  /**
+   * No credential: the project whose verified claim covers this host, if its
+   * oEmbed is enabled.
    *
    * @generated from rpc auth.v1.PlayerService.FindOembedProject
    */

@@ -58,6 +58,25 @@ export interface PlayerRecord {
   settings: Record<string, unknown> | undefined;
 }
 
+export type OembedClaimStatus = "pending" | "verified" | "failed";
+
+/** One project's claim on one host for oEmbed (services/auth/oembed-hosts.ts). */
+export interface OembedClaim {
+  projectId: string;
+  /** Normalised: lower case, without :443 or :80. */
+  host: string;
+  status: OembedClaimStatus;
+  /** Why the last check failed (also while still verified within the grace period); null after a success. */
+  reason: string | null;
+  checkedAt: Date | null;
+  /** The last successful check. */
+  verifiedAt: Date | null;
+  /** First failed check since the last success. */
+  failingSince: Date | null;
+  /** When the scheduler checks it next (ms since the epoch). */
+  nextCheckMs: number;
+}
+
 export interface AuthStore {
   getProjectState(id: string): Promise<ProjectState | null>;
   /**
@@ -110,8 +129,28 @@ export interface AuthStore {
   swapPublicKey(projectId: string, expected: string | null, next: string): Promise<boolean>;
   findPlayerByPublicKey(publicKey: string): Promise<PlayerRecord | null>;
   savePlayerSettings(projectId: string, settings: Record<string, unknown>): Promise<PlayerRecord | null>;
-  /** Projects whose player settings claim `host` for oEmbed. */
-  findPlayersByOembedHost(host: string): Promise<PlayerRecord[]>;
+
+  /** The project's oEmbed host claims with their verification state, by host. */
+  listOembedClaims(projectId: string): Promise<OembedClaim[]>;
+  /** Adds a pending claim unless the project already claims the host; keeps an existing one as it is. */
+  addOembedClaim(projectId: string, host: string, nextCheckMs: number): Promise<void>;
+  /** Deletes the project's claims on hosts not in `keep` (which frees a host it had verified). */
+  removeOembedClaims(projectId: string, keep: string[]): Promise<void>;
+  /**
+   * Stores the outcome of a check. A verified claim takes the host's one
+   * verified slot atomically (a unique index): "taken" when another project
+   * holds it (nothing written), "gone" when the claim no longer exists.
+   */
+  saveOembedCheck(claim: OembedClaim): Promise<"saved" | "taken" | "gone">;
+  /** The claim verified for `host` (normalised), if any. */
+  findVerifiedOembedClaim(host: string): Promise<OembedClaim | null>;
+  /** Claims whose next check is due at `nowMs`, most overdue first. */
+  dueOembedClaims(nowMs: number, limit: number): Promise<OembedClaim[]>;
+  /**
+   * Atomic: moves the claim's next check from `seenMs` to `untilMs`. Only one
+   * caller (of all replicas) wins a due claim; false for the others.
+   */
+  leaseOembedCheck(projectId: string, host: string, seenMs: number, untilMs: number): Promise<boolean>;
 
   close(): Promise<void>;
 }

@@ -1,7 +1,8 @@
-// The AuthStore over two document collections; open.ts picks the driver
-// (NeDB files under DATA_DIR or MongoDB collections auth_projects/auth_tokens).
+// The AuthStore over three document collections; open.ts picks the driver
+// (NeDB files under DATA_DIR or MongoDB collections auth_projects,
+// auth_tokens and auth_oembed_claims).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
-import { byCreatedThenId, DuplicateTokenError, type AuthStore, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
+import { byCreatedThenId, DuplicateTokenError, type AuthStore, type OembedClaim, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";
 import { reserveManyWith, reserveWith, type ReserveHint, type ReserveOps } from "./reserve.js";
 
 export type ProjectDoc = {
@@ -16,11 +17,30 @@ export type ProjectDoc = {
   player?: Record<string, unknown>;
 };
 export type TokenDoc = Omit<TokenRecord, "id"> & { _id: string };
+/**
+ * `verifiedHost` is set (to `host`) only while the claim is verified; its
+ * unique sparse index is what lets one project at most hold a verified host,
+ * whatever the number of replicas checking at once.
+ */
+export type OembedClaimDoc = OembedClaim & { _id: string; verifiedHost?: string };
 
 export interface AuthCollections {
   projects: DocumentCollection<ProjectDoc>;
   tokens: DocumentCollection<TokenDoc>;
+  oembedClaims: DocumentCollection<OembedClaimDoc>;
 }
+
+const claimId = (projectId: string, host: string) => `${projectId}/${host}`;
+const toClaim = (d: OembedClaimDoc): OembedClaim => ({
+  projectId: d.projectId,
+  host: d.host,
+  status: d.status,
+  reason: d.reason ?? null,
+  checkedAt: d.checkedAt ?? null,
+  verifiedAt: d.verifiedAt ?? null,
+  failingSince: d.failingSince ?? null,
+  nextCheckMs: d.nextCheckMs,
+});
 
 const stateOf = (d: ProjectDoc): ProjectState => ({
   settings: d.settings,
@@ -43,11 +63,14 @@ const toToken = (d: TokenDoc): TokenRecord => ({
 });
 
 /** Creates the indexes (idempotent, so every replica can open concurrently) and returns the store. */
-export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Promise<AuthStore> {
+export async function openAuthStoreOn({ projects, tokens, oembedClaims }: AuthCollections): Promise<AuthStore> {
   await tokens.ensureIndex({ name: "hash_unique", keys: { hash: 1 } }, { unique: true });
   await tokens.ensureIndex({ name: "project_created", keys: { projectId: 1, created: 1 } });
   await projects.ensureIndex({ name: "created", keys: { created: 1 } });
   await projects.ensureIndex({ name: "publicKey_unique", keys: { publicKey: 1 } }, { unique: true, sparse: true });
+  await oembedClaims.ensureIndex({ name: "verifiedHost_unique", keys: { verifiedHost: 1 } }, { unique: true, sparse: true });
+  await oembedClaims.ensureIndex({ name: "project", keys: { projectId: 1 } });
+  await oembedClaims.ensureIndex({ name: "nextCheck", keys: { nextCheckMs: 1 } });
 
   const state = async (id: string) => {
     const d = await projects.findOne({ _id: id });
@@ -176,11 +199,44 @@ export async function openAuthStoreOn({ projects, tokens }: AuthCollections): Pr
       const d = await projects.findOneAndUpdate({ _id: id }, { $set: { player: settings } });
       return d ? toPlayer(d) : null;
     },
-    async findPlayersByOembedHost(host) {
-      return (await projects.find({ "player.oembed.hosts": host }, { sort: { created: 1, _id: 1 } })).map(toPlayer);
+    async listOembedClaims(projectId) {
+      return (await oembedClaims.find({ projectId }, { sort: { host: 1 } })).map(toClaim);
+    },
+    async addOembedClaim(projectId, host, nextCheckMs) {
+      const doc: OembedClaimDoc = { _id: claimId(projectId, host), projectId, host, status: "pending", reason: null, checkedAt: null, verifiedAt: null, failingSince: null, nextCheckMs };
+      try {
+        await oembedClaims.insertOne(doc);
+      } catch (e) {
+        if (!(e instanceof DuplicateKeyError)) throw e;
+      }
+    },
+    async removeOembedClaims(projectId, keep) {
+      await oembedClaims.deleteMany({ projectId, host: { $nin: keep } });
+    },
+    async saveOembedCheck(c) {
+      const { projectId, host, ...fields } = c;
+      const update = c.status === "verified" ? { $set: { ...fields, verifiedHost: host } } : { $set: fields, $unset: { verifiedHost: true } };
+      try {
+        const r = await oembedClaims.updateOne({ _id: claimId(projectId, host) }, update);
+        return r.matched === 1 ? "saved" : "gone";
+      } catch (e) {
+        if (e instanceof DuplicateKeyError) return "taken";
+        throw e;
+      }
+    },
+    async findVerifiedOembedClaim(host) {
+      const d = await oembedClaims.findOne({ verifiedHost: host });
+      return d ? toClaim(d) : null;
+    },
+    async dueOembedClaims(nowMs, limit) {
+      return (await oembedClaims.find({ nextCheckMs: { $lte: nowMs } }, { sort: { nextCheckMs: 1 }, limit })).map(toClaim);
+    },
+    async leaseOembedCheck(projectId, host, seenMs, untilMs) {
+      const r = await oembedClaims.updateOne({ _id: claimId(projectId, host), nextCheckMs: seenMs }, { $set: { nextCheckMs: untilMs } });
+      return r.matched === 1;
     },
     async close() {
-      await Promise.all([projects.close(), tokens.close()]);
+      await Promise.all([projects.close(), tokens.close(), oembedClaims.close()]);
     },
   };
 }
