@@ -1,0 +1,79 @@
+// Ctrl-C under steady keep-alive traffic: every request a client sent is
+// answered in full; the only other outcome allowed is a connection refused
+// once the listener is gone (the request never left the client). Several
+// keep-alive clients send reads back to back and creates whose bodies arrive
+// slowly, on the embedded default and through the full stack's gateway.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { keepAliveTraffic, type TrafficResult } from "../support/keepalive-traffic.js";
+import { runScript, waitGone, type Script } from "../support/process-tree.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { requireMongo, requireNats } from "../support/servers.js";
+import { sleep } from "../support/wait.js";
+import { prepareTestStack, TOKENS, type TestStackRun } from "./stack-harness.js";
+
+const TOKEN = "keepalive-full-0123456789";
+
+/** Traffic for a while, SIGINT to the script's process group (a terminal's Ctrl-C), traffic until everything exited. */
+async function ctrlCUnderTraffic(script: Script, url: string, token: string): Promise<{ result: TrafficResult; stopMs: number }> {
+  const procs = script.tree();
+  const traffic = keepAliveTraffic(url, { token, agents: 6, loops: 3, slowLoops: 1 });
+  const warm = Date.now();
+  while (traffic.answered() < 200 && Date.now() - warm < 30_000) await sleep(50);
+  const sent = Date.now();
+  process.kill(-script.pid, "SIGINT");
+  const { survivors } = await waitGone(procs.map((p) => p.pid), 30_000);
+  const stopMs = Date.now() - sent;
+  const result = await traffic.stop();
+  expect(survivors, script.tail()).to.deep.equal([]);
+  console.log(
+    `      ${result.answered} answered (${result.closeAnswers} with Connection: close), ${result.refused} refused at connect, ${result.cut.length} cut` +
+      `${result.cut.length ? ` ${JSON.stringify(result.cut.slice(0, 5))}` : ""}; stopped in ${stopMs} ms`,
+  );
+  return { result, stopMs };
+}
+
+describe("graceful shutdown under keep-alive traffic", function () {
+  this.timeout(300_000);
+
+  it("embedded default (npm start): Ctrl-C cuts no request", async () => {
+    const dataDir = await mkdtemp(path.join(tmpdir(), "keepalive-embedded-"));
+    try {
+      const script = runScript("start", {
+        ...process.env,
+        ...ROOMY_RATE_LIMITS,
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        AUDIO_THREADS: "1",
+        LOG_LEVEL: "info",
+        SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "alpha", scope: "full" }]),
+      });
+      const ready = await script.line(/article audio platform ready/, 120_000);
+      const { result } = await ctrlCUnderTraffic(script, (JSON.parse(ready) as { url: string }).url, TOKEN);
+      expect(result.cut, "requests sent and never answered").to.deep.equal([]);
+      expect(result.answered).to.be.greaterThan(200);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  describe("full stack (npm run stack)", () => {
+    let run: TestStackRun | undefined;
+    after(async () => run?.cleanup());
+
+    it("Ctrl-C cuts no request at the gateway", async function () {
+      const mongoUrl = await requireMongo(this);
+      const natsUrl = await requireNats(this);
+      run = await prepareTestStack({ mongoUrl, natsUrl, env: { LOG_LEVEL: "warn" } });
+      const script = runScript("stack", run.env);
+      const ready = await script.line(/article audio stack ready: API at (\S+)\/api/, 180_000);
+      const url = /API at (\S+)\/api/.exec(ready)![1];
+      const { result } = await ctrlCUnderTraffic(script, url, TOKENS.aFull);
+      expect(result.cut, "requests sent and never answered").to.deep.equal([]);
+      expect(result.answered).to.be.greaterThan(200);
+    });
+  });
+});
