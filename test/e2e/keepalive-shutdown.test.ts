@@ -5,8 +5,11 @@
 // slowly, on the embedded default and through the full stack's gateway.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { httpDrain, stopListening } from "../../lib/net/http-drain.js";
 import { keepAliveTraffic, type TrafficResult } from "../support/keepalive-traffic.js";
 import { runScript, waitGone, type Script } from "../support/process-tree.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
@@ -34,6 +37,73 @@ async function ctrlCUnderTraffic(script: Script, url: string, token: string): Pr
   );
   return { result, stopMs };
 }
+
+/** One raw HTTP/1.1 connection: sends requests, reads answers, notes when the server ends it. */
+async function rawConnection(port: number) {
+  const socket = net.connect(port, "127.0.0.1");
+  await new Promise<void>((resolve, reject) => socket.once("connect", resolve).once("error", reject));
+  let buf = "";
+  let waiting: (() => void) | undefined;
+  socket.setEncoding("utf8");
+  socket.on("data", (d: string) => {
+    buf += d;
+    waiting?.();
+  });
+  const ended = new Promise<number>((resolve) => socket.once("end", () => resolve(Date.now())));
+  return {
+    ended,
+    /** Resolves with the answer's head once the whole answer ("ok") is in. */
+    get(path: string): Promise<string> {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      return new Promise((resolve) => {
+        waiting = () => {
+          const end = buf.indexOf("\r\n\r\nok");
+          if (end < 0) return;
+          const head = buf.slice(0, end);
+          buf = buf.slice(end + 6);
+          waiting = undefined;
+          resolve(head);
+        };
+        waiting();
+      });
+    },
+    close: () => socket.destroy(),
+  };
+}
+
+describe("draining kept-alive connections (lib/net/http-drain.ts)", () => {
+  it("answers requests in flight and new ones on open connections with Connection: close, closes idle ones once quiet, accepts no new connection", async () => {
+    const QUIET = 400;
+    const server = http.createServer((req, res) => setTimeout(() => res.end("ok"), req.url === "/slow" ? 600 : 0));
+    const drain = httpDrain(server, QUIET);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as net.AddressInfo).port;
+    const [busy, active, idle] = await Promise.all([rawConnection(port), rawConnection(port), rawConnection(port)]);
+    try {
+      for (const c of [busy, active, idle]) expect(await c.get("/fast")).to.match(/Connection: keep-alive/i);
+      const slow = busy.get("/slow");
+      await sleep(100);
+
+      const began = Date.now();
+      const stopTimers = drain.begin(10_000);
+      const allClosed = new Promise<number>((r) => stopListening(server, () => r(Date.now())));
+      // A request on an open connection just after the drain began: answered, and told the connection is done.
+      expect(await active.get("/fast")).to.match(/Connection: close/i);
+      expect(await slow, "the request in flight is answered").to.match(/^HTTP\/1\.1 200[\s\S]*Connection: close/i);
+      const refused = await new Promise<string>((r) => net.connect(port, "127.0.0.1").once("connect", () => r("connected")).once("error", (e: NodeJS.ErrnoException) => r(e.code ?? "")));
+      expect(refused).to.equal("ECONNREFUSED");
+      // The server ends the connections it answered with Connection: close at once, the idle one once it has been quiet.
+      expect((await active.ended) - began).to.be.below(QUIET);
+      const idleEnded = (await idle.ended) - began;
+      expect(idleEnded).to.be.at.least(QUIET - 150).and.below(QUIET + 2_000);
+      await busy.ended;
+      expect((await allClosed) - began).to.be.below(QUIET + 2_000);
+      stopTimers();
+    } finally {
+      for (const c of [busy, active, idle]) c.close();
+    }
+  });
+});
 
 describe("graceful shutdown under keep-alive traffic", function () {
   this.timeout(300_000);
