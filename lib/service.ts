@@ -44,7 +44,10 @@ export function onStopSignals(stop: (reason: string) => void, force: (reason: st
   return trigger;
 }
 
-/** The parent's pid now (process.ppid is fixed at start-up); undefined where /proc cannot tell. */
+/** The process that started this one (read early: process.ppid may be live on some Node.js versions). */
+const STARTED_BY = process.ppid;
+
+/** The parent's pid now (process.ppid is fixed at start-up on Node.js 20); undefined where /proc cannot tell. */
 function currentParent(): number | undefined {
   try {
     const stat = readFileSync("/proc/self/stat", "utf8");
@@ -70,7 +73,7 @@ function isAlive(pid: number): boolean {
  * the processes behind it learn that they are on their own.
  */
 export function watchParent(gone: () => void, everyMs = 250): void {
-  const parent = process.ppid;
+  const parent = STARTED_BY;
   // Started by init (a container's entry point): there is nothing to outlive.
   if (parent <= 1) return;
   const timer = setInterval(() => {

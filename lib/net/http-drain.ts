@@ -39,6 +39,7 @@ interface Conn {
   ending: boolean;
 }
 
+/** Call after the application's own "checkContinue" listener, if it has one. */
 export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDrain {
   const conns = new Map<net.Socket, Conn>();
   const responses = new Set<http.ServerResponse>();
@@ -67,7 +68,9 @@ export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDr
   };
   // Ahead of the application's listeners, so the flag is set before any answer starts.
   server.prependListener("request", onRequest);
-  server.prependListener("checkContinue", onRequest);
+  // Only where the application answers "Expect: 100-continue" itself: a listener
+  // here makes Node.js hand such requests to it instead of to "request".
+  if (server.listenerCount("checkContinue") > 0) server.prependListener("checkContinue", onRequest);
 
   const closeQuiet = () => {
     const now = Date.now();
