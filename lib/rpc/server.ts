@@ -126,7 +126,6 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   // HTTP/2 connections are closed with GOAWAY on shutdown, which lets their
   // in-flight calls finish; ending the raw socket would cut them.
   const h2Sessions = new Set<http2.ServerHttp2Session>();
-  const h2Sockets = new WeakSet<net.Socket>();
   let closing = false;
   h2.on("session", (session) => {
     h2Sessions.add(session);
@@ -162,7 +161,6 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       // socket's buffer itself on the next tick, so the socket stays paused:
       // resuming would hand those bytes to nobody.
       if (isH2) {
-        h2Sockets.add(socket);
         h2.emit("connection", socket);
       } else {
         h1.emit("connection", socket);

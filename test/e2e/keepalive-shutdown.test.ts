@@ -9,7 +9,9 @@ import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { logger } from "../../lib/log.js";
 import { httpDrain, stopListening } from "../../lib/net/http-drain.js";
+import { startRpcServer } from "../../lib/rpc/server.js";
 import { keepAliveTraffic, type TrafficResult } from "../support/keepalive-traffic.js";
 import { runScript, waitGone, type Script } from "../support/process-tree.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
@@ -102,6 +104,28 @@ describe("draining kept-alive connections (lib/net/http-drain.ts)", () => {
     } finally {
       for (const c of [busy, active, idle]) c.close();
     }
+  });
+});
+
+describe("RPC port: Connect calls on kept-alive HTTP/1.1 connections during close()", () => {
+  it("answers every call that was sent", async () => {
+    const server = await startRpcServer({ name: "drain-test", services: [], routes: () => undefined, port: 0, log: logger("drain-test") });
+    const traffic = keepAliveTraffic(server.url, {
+      agents: 4,
+      loops: 3,
+      slowLoops: 0,
+      read: { method: "POST", path: "/grpc.health.v1.Health/Check", headers: { "content-type": "application/json" }, body: "{}" },
+    });
+    const warm = Date.now();
+    while (traffic.answered() < 300 && Date.now() - warm < 30_000) await sleep(20);
+    const began = Date.now();
+    await server.close();
+    const closeMs = Date.now() - began;
+    await sleep(200);
+    const result = await traffic.stop();
+    console.log(`      ${result.answered} answered (${result.closeAnswers} with Connection: close), ${result.refused} refused at connect, ${result.cut.length} cut; closed in ${closeMs} ms`);
+    expect(result.cut, "calls sent and never answered").to.deep.equal([]);
+    expect(closeMs).to.be.below(5_000);
   });
 });
 

@@ -7,7 +7,9 @@
 import http from "node:http";
 
 export interface TrafficOptions {
-  token: string;
+  token?: string;
+  /** The fast loops' request; default GET /api/articles?limit=5. */
+  read?: { method: string; path: string; headers?: Record<string, string>; body?: string };
   /** Keep-alive clients. */
   agents?: number;
   /** Concurrent fast loops (GET /api/articles) per client. */
@@ -46,14 +48,19 @@ export function keepAliveTraffic(baseUrl: string, o: TrafficOptions): Traffic {
   const send = (agent: http.Agent, kind: Cut["kind"]) =>
     new Promise<void>((resolve) => {
       const slow = kind === "slow-create";
-      const body = slow ? Buffer.from(JSON.stringify({ title: "Slow upload during shutdown", text: "Sent in two halves around the signal." })) : undefined;
+      const read = o.read ?? { method: "GET", path: "/api/articles?limit=5" };
+      const body = slow ? Buffer.from(JSON.stringify({ title: "Slow upload during shutdown", text: "Sent in two halves around the signal." })) : read.body === undefined ? undefined : Buffer.from(read.body);
       const req = http.request({
         host: url.hostname,
         port: url.port,
         agent,
-        method: slow ? "POST" : "GET",
-        path: slow ? "/api/articles" : "/api/articles?limit=5",
-        headers: { authorization: `Bearer ${o.token}`, ...(body ? { "content-type": "application/json", "content-length": body.length } : {}) },
+        method: slow ? "POST" : read.method,
+        path: slow ? "/api/articles" : read.path,
+        headers: {
+          ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+          ...(slow ? { "content-type": "application/json" } : read.headers),
+          ...(body ? { "content-length": body.length } : {}),
+        },
         timeout: 60_000,
       });
       let settled = false;
@@ -80,9 +87,9 @@ export function keepAliveTraffic(baseUrl: string, o: TrafficOptions): Traffic {
           resolve();
         });
       });
-      if (!body) return void req.end();
-      req.write(body.subarray(0, body.length >> 1));
-      setTimeout(() => req.end(body.subarray(body.length >> 1)), o.slowPauseMs ?? 300);
+      if (!slow) return void req.end(body);
+      req.write(body!.subarray(0, body!.length >> 1));
+      setTimeout(() => req.end(body!.subarray(body!.length >> 1)), o.slowPauseMs ?? 300);
     });
 
   const loop = async (agent: http.Agent, kind: Cut["kind"]) => {
