@@ -10,6 +10,7 @@ import { ListenerService } from "../gen/articles/v1/listener_pb.js";
 import { PlayerService } from "../gen/auth/v1/player_pb.js";
 import type { BlobStore } from "../lib/blob/port.js";
 import type { Logger } from "../lib/log.js";
+import { httpDrain, stopListening } from "../lib/net/http-drain.js";
 import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
@@ -117,11 +118,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   server.keepAliveTimeout = 65_000;
   // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
   server.requestTimeout = 120_000;
-  const sockets = new Set<net.Socket>();
-  server.on("connection", (s: net.Socket) => {
-    sockets.add(s);
-    s.once("close", () => sockets.delete(s));
-  });
+  const drain = httpDrain(server);
   server.on("clientError", (_err, socket: net.Socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"result":"fail","message":"Malformed HTTP request"}');
     else socket.destroy();
@@ -150,20 +147,14 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     close() {
       closed ??= new Promise<void>((resolve) => {
         serving = false;
-        // Keep-alive connections are closed as soon as they fall idle, so
-        // in-flight requests finish while nothing new starts.
-        const idleSweep = setInterval(() => server.closeIdleConnections(), 50);
-        const cutoff = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, opts.drainMs ?? 10_000);
-        cutoff.unref();
-        server.close(() => {
-          clearInterval(idleSweep);
-          clearTimeout(cutoff);
+        // Requests in flight and arriving on open connections are answered
+        // (with `Connection: close`); no new connection is accepted.
+        const drained = drain.begin(opts.drainMs ?? 10_000);
+        stopListening(server, () => {
+          drained();
           // Events already answered 204 still reach the articles service.
           void (listeningEvents?.close() ?? Promise.resolve()).finally(resolve);
         });
-        server.closeIdleConnections();
       });
       return closed;
     },

@@ -18,7 +18,7 @@ import { maybeStartMetricsServer, METRICS_VARS, sampleArticleStatuses, sampleQue
 import { closeMongo } from "../lib/mongo.js";
 import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
-import { onShutdown, SHUTDOWN_VARS } from "../lib/service.js";
+import { onShutdown, SHUTDOWN_VARS, startedByNpm } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
 import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
@@ -234,7 +234,8 @@ const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1
 if (isMain) {
   const log = logger("embedded");
   startEmbedded().then(
-    (sys) => onShutdown(log, () => sys.close(), loadConfig(SHUTDOWN_VARS).SHUTDOWN_GRACE_MS),
+    // Under npm, npm is what a supervisor signals, and it may exit without passing the signal on.
+    (sys) => onShutdown(log, () => sys.close(), loadConfig(SHUTDOWN_VARS).SHUTDOWN_GRACE_MS, { exitWithParent: startedByNpm() }),
     (err: unknown) => {
       if (err instanceof ConfigError) {
         process.stderr.write(`${err.message}\n`);

@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { freePort } from "../lib/net/free-port.js";
+import { onStopSignals, startedByNpm, watchParent } from "../lib/service.js";
 
 export const STACK_VARS = {
   MONGODB_URL: { type: "string", format: "uri", description: "MongoDB for articles, tokens and audio (GridFS); required" },
@@ -370,35 +371,30 @@ function defaultPrinter(): (name: string, line: string) => void {
   return (name, line) => process.stdout.write(`${name.padEnd(width)}| ${line}\n`);
 }
 
-/** Signals this close to the first are echoes of it (see below). */
-const REPEAT_WINDOW_MS = 2_000;
-
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/stack.ts");
 if (isMain) {
   const say = (line: string) => process.stdout.write(`${"stack".padEnd(10)}| ${line}\n`);
   startStack().then(
     (stack) => {
-      // A terminal's Ctrl-C goes to the whole process group, so the launcher
-      // hears it directly and again from whatever started it (npm, tsx) as
-      // that relays it. A repeat that close is the same request; only a
+      // A terminal's Ctrl-C reaches the launcher directly and again relayed by
+      // npm: a repeat that close is the same request (onStopSignals); only a
       // deliberate second signal later means "kill everything now".
-      let signalledAt: number | undefined;
-      const shutdown = (signal: string) => {
-        if (signalledAt !== undefined) {
-          if (Date.now() - signalledAt < REPEAT_WINDOW_MS) return;
-          say(`${signal} again: killing every process now`);
+      const trigger = onStopSignals(
+        (reason) => {
+          say(`${reason}: stopping gateway, audio workers, articles, auth`);
+          stack.stop().then(
+            () => process.exit(0),
+            () => process.exit(1),
+          );
+        },
+        (reason) => {
+          say(`${reason} again: killing every process now`);
           for (const p of stack.processes) p.kill("SIGKILL");
           process.exit(1);
-        }
-        signalledAt = Date.now();
-        say(`${signal} received: stopping gateway, audio workers, articles, auth`);
-        stack.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
-        );
-      };
-      process.on("SIGINT", () => shutdown("SIGINT"));
-      process.on("SIGTERM", () => shutdown("SIGTERM"));
+        },
+      );
+      // Supervisors signal npm; when npm is killed outright it passes nothing on.
+      if (startedByNpm()) watchParent(() => trigger("npm (the parent process) exited"));
     },
     (err: unknown) => {
       process.stderr.write(`stack: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -8,6 +8,7 @@ import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { create, type JsonReadOptions, type JsonWriteOptions } from "@bufbuild/protobuf";
 import { Health, HealthCheckResponse_ServingStatus, HealthCheckResponseSchema } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Logger } from "../log.js";
+import { httpDrain } from "../net/http-drain.js";
 import { rpcServerMetrics } from "./metrics.js";
 import { requestIdServerInterceptor } from "./request-id.js";
 import { joinInProcess } from "./in-process.js";
@@ -15,6 +16,8 @@ import { storageErrorInterceptor } from "./storage-errors.js";
 import { createLeanUnaryServer } from "./unary-server.js";
 
 const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0");
+/** Callers are stopped first (gateway, then workers), so calls still in flight at close are short. */
+const CLOSE_CUTOFF_MS = 2_000;
 
 export interface RpcServerOptions {
   name: string;
@@ -123,10 +126,11 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
   // HTTP/2 connections are closed with GOAWAY on shutdown, which lets their
   // in-flight calls finish; ending the raw socket would cut them.
   const h2Sessions = new Set<http2.ServerHttp2Session>();
-  const h2Sockets = new WeakSet<net.Socket>();
+  let closing = false;
   h2.on("session", (session) => {
     h2Sessions.add(session);
     session.once("close", () => h2Sessions.delete(session));
+    if (closing) session.close();
   });
   const h1 = http.createServer((req, res) => {
     res.once("finish", () => {
@@ -136,7 +140,10 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     void handler(req, res);
   });
   h1.keepAliveTimeout = 65_000;
+  // HTTP/1.1 keep-alive connections close without cutting a call (http-drain.ts).
+  const h1Drain = httpDrain(h1);
   const sockets = new Set<net.Socket>();
+  const classified = new WeakSet<net.Socket>();
   // One port for both protocols: look at the first bytes of each connection
   // and hand it to the HTTP/2 server (prior knowledge) or the HTTP/1.1 one.
   const front = net.createServer((socket) => {
@@ -145,6 +152,7 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     socket.setNoDelay(true);
     socket.once("close", () => sockets.delete(socket));
     socket.once("data", (chunk) => {
+      classified.add(socket);
       socket.pause();
       socket.unshift(chunk);
       const isH2 = chunk.length >= HTTP2_PREFACE.length ? chunk.subarray(0, HTTP2_PREFACE.length).equals(HTTP2_PREFACE) : HTTP2_PREFACE.subarray(0, chunk.length).equals(chunk);
@@ -153,7 +161,6 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
       // socket's buffer itself on the next tick, so the socket stays paused:
       // resuming would hand those bytes to nobody.
       if (isH2) {
-        h2Sockets.add(socket);
         h2.emit("connection", socket);
       } else {
         h1.emit("connection", socket);
@@ -188,17 +195,23 @@ export async function startRpcServer(opts: RpcServerOptions): Promise<RpcServer>
     async close() {
       leave();
       serving = false;
+      closing = true;
       for (const w of [...watchers]) w();
       await new Promise<void>((resolve) => {
-        front.close(() => resolve());
-        // Idle keep-alive connections would hold close() open; in-flight
-        // calls get a short grace period first.
-        setTimeout(() => {
+        // Connections that have not sent a byte yet are drained like idle HTTP/1.1 ones.
+        for (const s of sockets) if (!classified.has(s)) h1Drain.track(s);
+        const drained = h1Drain.begin(CLOSE_CUTOFF_MS);
+        // In-flight calls get a short grace period; then whatever is open goes.
+        const cutoff = setTimeout(() => {
           for (const s of sockets) s.destroy();
-        }, 2_000).unref();
-        h1.closeIdleConnections();
+        }, CLOSE_CUTOFF_MS);
+        cutoff.unref();
+        front.close(() => {
+          drained();
+          clearTimeout(cutoff);
+          resolve();
+        });
         for (const session of h2Sessions) session.close();
-        for (const s of sockets) if (!h2Sockets.has(s) && s.readableLength === 0 && !s.writableLength) s.end();
       });
     },
   };

@@ -74,11 +74,19 @@ export interface TestStack {
   cleanup(): Promise<void>;
 }
 
-export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env?: Record<string, string> }): Promise<TestStack> {
+export interface TestStackRun {
+  /** The stack's environment: this run's database, stream, data directory, seeded tokens, free ports. */
+  env: Record<string, string | undefined>;
+  db: string;
+  /** Drops the database, deletes the streams and the data directory (after the stack stopped). */
+  cleanup(): Promise<void>;
+}
+
+/** Names and settings of one stack run, for startStack() here or `npm run stack` in a child process. */
+export async function prepareTestStack(o: { mongoUrl: string; natsUrl: string; env?: Record<string, string> }): Promise<TestStackRun> {
   const run = `${Date.now().toString(36)}${randomBytes(3).toString("hex")}`;
   const db = `e2e_stack_${run}`;
   const stream = `E2E_${run}`;
-  const logs = new StackLogs();
   // Audio caches and any other local files of this run only.
   const dataDir = await mkdtemp(path.join(tmpdir(), "e2e-stack-"));
   const env: Record<string, string | undefined> = {
@@ -106,25 +114,37 @@ export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env
     LOG_LEVEL: "info",
     ...o.env,
   };
+  return {
+    env,
+    db,
+    async cleanup() {
+      await dropDatabase(o.mongoUrl, db).catch(() => undefined);
+      await deleteStream(o.natsUrl, stream).catch(() => undefined);
+      await deleteStream(o.natsUrl, `${stream}_LISTENING`).catch(() => undefined);
+      await deleteStream(o.natsUrl, `KV_rl_${run}`).catch(() => undefined);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function startTestStack(o: { mongoUrl: string; natsUrl: string; env?: Record<string, string> }): Promise<TestStack> {
+  const run = await prepareTestStack(o);
+  const logs = new StackLogs();
   let stack: Stack;
   try {
-    stack = await startStack(env, { onLine: (p, l) => logs.add(p, l), startTimeoutMs: 90_000 });
+    stack = await startStack(run.env, { onLine: (p, l) => logs.add(p, l), startTimeoutMs: 90_000 });
   } catch (err) {
-    await rm(dataDir, { recursive: true, force: true });
+    await run.cleanup();
     throw err;
   }
   return {
     stack,
     logs,
     mongoUrl: o.mongoUrl,
-    db,
+    db: run.db,
     async cleanup() {
       await stack.stop();
-      await dropDatabase(o.mongoUrl, db).catch(() => undefined);
-      await deleteStream(o.natsUrl, stream).catch(() => undefined);
-      await deleteStream(o.natsUrl, `${stream}_LISTENING`).catch(() => undefined);
-      await deleteStream(o.natsUrl, `KV_rl_${run}`).catch(() => undefined);
-      await rm(dataDir, { recursive: true, force: true });
+      await run.cleanup();
     },
   };
 }
