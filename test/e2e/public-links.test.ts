@@ -39,16 +39,22 @@ interface Answer {
 
 /** A GET with headers fetch() would not send as given (Host). */
 function get(base: string, p: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return send(base, "GET", p, headers);
+}
+
+function send(base: string, method: string, p: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
   const u = new URL(base);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const sent = payload === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) };
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: p, method: "GET", headers, agent: false }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers: sent, agent: false }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (text += c));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
     });
     req.on("error", reject);
-    req.end();
+    req.end(payload);
   });
 }
 
@@ -246,6 +252,36 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
       expect(r.status, host).to.equal(400);
       expect(r.text, host).to.not.include("<script>");
     }
+  });
+
+  it("refuses it with 400 on every operation whose answer carries links, changing nothing, as the OpenAPI document says", async () => {
+    const doc = JSON.parse((await get(f.url, "/api/openapi.json")).text);
+    const before = JSON.parse((await get(f.url, "/api/player", { authorization: `Bearer ${f.token}` })).text);
+    const auth = { authorization: `Bearer ${f.token}`, Host: "evil.example/path" };
+    const anon = { Host: "evil.example/path" };
+    const ops: Array<[string, string, string, Record<string, string>, unknown?]> = [
+      ["get", "/api/articles", "/api/articles", auth],
+      ["get", "/api/articles/{articleId}", `/api/articles/${f.id}`, auth],
+      ["get", "/api/articles_external_id/{externalId}", "/api/articles_external_id/none", auth],
+      ["get", "/api/articles_external_url/{externalUrl}", `/api/articles_external_url/${encodeURIComponent(f.page)}`, auth],
+      ["get", "/api/player", "/api/player", auth],
+      ["put", "/api/player", "/api/player", auth, { oembed: { enabled: false, hosts: [] } }],
+      ["post", "/api/player/verify", "/api/player/verify", auth],
+      ["post", "/api/player/rotate", "/api/player/rotate", auth],
+      ["get", "/player/v1/article", `/player/v1/article?key=${f.key}&id=${f.id}`, anon],
+      ["get", "/player/v1/embed/{key}/{articleId}", `/player/v1/embed/${f.key}/${f.id}`, anon],
+      ["get", "/feeds/{publicKey}.xml", `/feeds/${f.key}.xml`, anon],
+      ["get", "/oembed", `/oembed?url=${encodeURIComponent(f.page)}&format=json`, anon],
+    ];
+    for (const [method, template, p, headers, body] of ops) {
+      const r = await send(f.url, method.toUpperCase(), p, headers, body);
+      expect(r.status, `${method} ${p}: ${r.text}`).to.equal(400);
+      expect(JSON.parse(r.text).message, `${method} ${p}`).to.match(/^Host: /);
+      expect(doc.paths[template]?.[method]?.responses, `${method} ${template} documents 400`).to.have.property("400");
+    }
+    const after = JSON.parse((await get(f.url, "/api/player", { authorization: `Bearer ${f.token}` })).text);
+    expect(after.publicKey).to.equal(before.publicKey);
+    expect(after.settings).to.deep.equal(before.settings);
   });
 });
 
