@@ -77,7 +77,7 @@ export function listenerPaths(): Json {
   const tags = ["listener"];
   return {
     "/api/player": {
-      get: { operationId: "getPlayer", tags, summary: "The project's public player key, embed snippet, feed URL and player settings (read or full token)", responses: { ...ok("Key, snippet and settings.", "PlayerResult"), ...std(...PUBLISHER) } },
+      get: { operationId: "getPlayer", tags, summary: "The project's public player key, embed snippet, feed URL and player settings (read or full token)", responses: { ...ok("Key, snippet and settings.", "PlayerResult"), ...std("BadRequest", ...PUBLISHER) } },
       put: {
         operationId: "updatePlayer",
         tags,
@@ -87,10 +87,10 @@ export function listenerPaths(): Json {
       },
     },
     "/api/player/verify": {
-      post: { operationId: "verifyOembedHosts", tags, summary: "Checks every claimed oEmbed host now: its /.well-known/article-audio.txt must list the public key (full token)", responses: { ...ok("Key, settings and each host's verification.", "PlayerResult"), ...std("Forbidden", ...PUBLISHER) } },
+      post: { operationId: "verifyOembedHosts", tags, summary: "Checks every claimed oEmbed host now: its /.well-known/article-audio.txt must list the public key (full token)", responses: { ...ok("Key, settings and each host's verification.", "PlayerResult"), ...std("BadRequest", "Forbidden", ...PUBLISHER) } },
     },
     "/api/player/rotate": {
-      post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("Forbidden", "InsufficientStorage", ...PUBLISHER) } },
+      post: { operationId: "rotatePlayerKey", tags, summary: "Replaces the public player key; the old one stops working within seconds (full token)", responses: { ...ok("The new key.", "PlayerResult"), ...std("BadRequest", "Forbidden", "InsufficientStorage", ...PUBLISHER) } },
     },
     "/api/articles/{articleId}/stats": {
       parameters: [articleIdParam, ...statsParams],

@@ -21,7 +21,9 @@ const jsonContent = (schemaName: string) => ({ "application/json": { schema: ref
 const errorResponse = (description: string) => ({ description, content: jsonContent("ErrorResult") });
 
 const ERROR_RESPONSES: Record<string, Json> = {
-  BadRequest: errorResponse("Invalid input (the message names the field), duplicate externalId, malformed JSON, or an update of a deleted article."),
+  BadRequest: errorResponse(
+    "Invalid input (the message names the field), duplicate externalId, malformed JSON, an update of a deleted article, or, on answers that carry links, a Host (X-Forwarded-Proto behind a trusted proxy) no link can be built on.",
+  ),
   Unauthorized: errorResponse("Missing, malformed or unknown bearer token."),
   Forbidden: errorResponse("The token may not do this (read-only token on a write)."),
   NotFound: errorResponse("No such article in the token's project."),
@@ -108,6 +110,7 @@ const DESCRIPTION = [
   "* Errors are `{result, message}`: `fail` for 4xx (the message names the offending field), `error` for 5xx (the message carries a request id).",
   "* Every response carries `X-Request-Id` (the caller's, when it sent a plain one of up to 128 characters).",
   "* `x-characters` on a string schema is a rule the server checks (400 naming the field): `id` refuses control characters, unpaired surrogates, bidi controls and U+FFFE/U+FFFF; `text` refuses what XML 1.0 cannot carry (control characters other than tab, LF and CR, unpaired surrogates, U+FFFE/U+FFFF). They are not patterns because regex engines disagree on surrogates.",
+  "* Absolute links in answers (audio URLs, player snippet, feeds, embed pages, oEmbed) start with the server's configured public URL, or else the request's origin; then a `Host` that is no host name or address with an optional port gets 400 (the message names `Host`) and nothing is changed.",
   "* Audio files under `/audio/` need no token: their URLs are unguessable and immutable, so they work as capabilities in players and feeds. They support byte ranges, ETags and long-lived caching.",
 ].join("\n");
 

@@ -173,27 +173,35 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   const addressPolicy = opts.eventRate?.perAddress ?? { perSecond: 5, burst: 50 };
   const lookups = createCoalescer<{ etag: string; json: string }>();
 
+  // The links' base is taken first: a Host it refuses (400) must leave the settings and the key as they were.
   router.get("/api/player", async (ctx) => {
-    const res = await player.getPlayer({}, bearer(ctx));
-    ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
+    const call = bearer(ctx);
+    const base = baseOf(ctx, opts.publicBaseUrl);
+    const res = await player.getPlayer({}, call);
+    ctx.body = playerJson(base, res.player);
   });
 
   router.put("/api/player", async (ctx) => {
     const call = bearer(ctx);
+    const base = baseOf(ctx, opts.publicBaseUrl);
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES * 4);
     validateListener.playerSettings(body);
     const res = await player.updatePlayer({ settingsJson: JSON.stringify(body) }, call);
-    ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
+    ctx.body = playerJson(base, res.player);
   });
 
   router.post("/api/player/verify", async (ctx) => {
-    const res = await player.verifyOembedHosts({}, bearer(ctx));
-    ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
+    const call = bearer(ctx);
+    const base = baseOf(ctx, opts.publicBaseUrl);
+    const res = await player.verifyOembedHosts({}, call);
+    ctx.body = playerJson(base, res.player);
   });
 
   router.post("/api/player/rotate", async (ctx) => {
-    const res = await player.rotatePlayerKey({}, bearer(ctx));
-    ctx.body = playerJson(baseOf(ctx, opts.publicBaseUrl), res.player);
+    const call = bearer(ctx);
+    const base = baseOf(ctx, opts.publicBaseUrl);
+    const res = await player.rotatePlayerKey({}, call);
+    ctx.body = playerJson(base, res.player);
   });
 
   router.options(/^\/player\/v1\//, (ctx) => {

@@ -114,10 +114,18 @@ describe("deploy: Kubernetes manifests", function () {
         ];
         for (const [a, b, port] of yes) expect(allowed(objs, namespace, a, b, port), `${a["app.kubernetes.io/name"]} → ${b["app.kubernetes.io/name"]}:${port}`).to.equal(true);
         for (const [a, b, port] of no) expect(allowed(objs, namespace, a, b, port), `${a["app.kubernetes.io/name"] ?? "any pod"} → ${b["app.kubernetes.io/name"]}:${port}`).to.equal(false);
-        // Public HTTPS for the TTS providers is the audio service's alone.
-        const internet = (name: string) =>
-          objs.some((p) => p.kind === "NetworkPolicy" && p.spec.podSelector?.matchLabels?.["app.kubernetes.io/name"] === name && (p.spec.egress ?? []).some((r: any) => r.to?.some((t: any) => t.ipBlock?.cidr === "0.0.0.0/0")));
-        expect(["auth", "articles", "audio", "gateway"].filter(internet)).to.deep.equal(["audio"]);
+        // The internet, public addresses only, for the services that call out: audio (TTS providers,
+        // https), auth (oEmbed host verification, https), articles (recrawls and webhooks, http(s)).
+        const internetRules = (name: string) =>
+          objs
+            .filter((p) => p.kind === "NetworkPolicy" && p.spec.podSelector?.matchLabels?.["app.kubernetes.io/name"] === name)
+            .flatMap((p) => (p.spec.egress ?? []).filter((r: any) => r.to?.some((t: any) => t.ipBlock)));
+        const ports = (name: string) => internetRules(name).flatMap((r: any) => r.ports.map((p: any) => `${p.protocol}/${p.port}`)).sort();
+        expect(["auth", "articles", "audio", "gateway"].map(ports)).to.deep.equal([["TCP/443"], ["TCP/443", "TCP/80"], ["TCP/443"], []]);
+        const PRIVATE = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "100.64.0.0/10"];
+        for (const name of ["auth", "articles", "audio"]) {
+          for (const rule of internetRules(name)) expect(rule.to, name).to.deep.equal([{ ipBlock: { cidr: "0.0.0.0/0", except: PRIVATE } }]);
+        }
       });
 
       it("scales audio on the job backlog with KEDA and the gateway on CPU", () => {

@@ -19,6 +19,7 @@ import { createFsBlobStore } from "../../lib/blob/fs.js";
 import { ConfigError } from "../../lib/config.js";
 import { logger } from "../../lib/log.js";
 import type { RunningService } from "../../lib/service.js";
+import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenarios.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
@@ -26,7 +27,8 @@ import { startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const PUBLIC = "https://listen.example.org";
 const ATTACKER = "attacker.example";
-const PAGE = "https://news.example/links/1";
+/** oEmbed answers only for a verified host: the systems may reach the article's site, a loopback server. */
+const SITE_ENV = { FETCH_ALLOW_PRIVATE: "127.0.0.1" };
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 interface Answer {
@@ -37,16 +39,22 @@ interface Answer {
 
 /** A GET with headers fetch() would not send as given (Host). */
 function get(base: string, p: string, headers: Record<string, string> = {}): Promise<Answer> {
+  return send(base, "GET", p, headers);
+}
+
+function send(base: string, method: string, p: string, headers: Record<string, string> = {}, body?: unknown): Promise<Answer> {
   const u = new URL(base);
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const sent = payload === undefined ? headers : { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) };
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: p, method: "GET", headers, agent: false }, (res) => {
+    const req = http.request({ host: u.hostname, port: u.port, path: p, method, headers: sent, agent: false }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (text += c));
       res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, text }));
     });
     req.on("error", reject);
-    req.end();
+    req.end(payload);
   });
 }
 
@@ -57,19 +65,23 @@ interface Fixture {
   token: string;
   key: string;
   id: string;
+  /** The article's page, on the site verified for oEmbed. */
+  page: string;
+  site: OwnerSite;
 }
 
-/** A ready article with a URL on a host claimed for oEmbed, and the project's player key. */
+/** A ready article with a URL on a host verified for oEmbed, and the project's player key. */
 async function prepare(url: string, token: string): Promise<Fixture> {
   const A = api(url, token);
-  const created = await A("POST", "/api/articles", { title: "Links", text: "Where do the links point? Here.", url: PAGE });
+  const site = new OwnerSite();
+  await site.start();
+  const page = `http://${site.host}/links/1`;
+  const created = await A("POST", "/api/articles", { title: "Links", text: "Where do the links point? Here.", url: page });
   expect(created.status, created.text).to.equal(200);
   const id = created.body.id as string;
   await waitFor(`article ${id} ready`, async () => ((await A("GET", `/api/articles/${id}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
-  // oEmbed answers only for a claimed host (if claims must be verified, verify it here: the oEmbed tests need it).
-  const p = await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } });
-  expect(p.status, p.text).to.equal(200);
-  return { url, token, key: p.body.publicKey, id };
+  const p = await claimVerifiedHost(A, site);
+  return { url, token, key: p.body.publicKey, id, page, site };
 }
 
 /** Every answer that carries absolute links (oEmbed apart: oembed()), as a client with the given headers gets it. */
@@ -87,13 +99,14 @@ async function answers(f: Fixture, headers: Record<string, string>): Promise<Rec
   return out;
 }
 
-/** The absolute http(s) links in an answer, whatever its format. */
-const links = (a: Answer) => [...a.text.replace(/\\\//g, "/").matchAll(/https?:\/\/[^\s"'<>&]+/g)].map((m) => m[0]).filter((l) => !/^https?:\/\/(news\.example|www\.w3\.org|www\.itunes\.com|podcastindex\.org)\b/.test(l));
+/** The absolute http(s) links in an answer, whatever its format, but for the publisher's site (the page, its oEmbed verification file). */
+const links = (a: Answer, f: Fixture) =>
+  [...a.text.replace(/\\\//g, "/").matchAll(/https?:\/\/[^\s"'<>&]+/g)].map((m) => m[0]).filter((l) => new URL(l).host !== f.site.host && !/^https?:\/\/(www\.w3\.org|www\.itunes\.com|podcastindex\.org)\b/.test(l));
 
 /** Every link of every answer starts with `base`, the audio URLs included. */
-function expectLinksUnder(all: Record<string, Answer>, base: string): void {
+function expectLinksUnder(f: Fixture, all: Record<string, Answer>, base: string): void {
   for (const [what, a] of Object.entries(all)) {
-    const found = links(a);
+    const found = links(a, f);
     expect(found.length, `${what} has links`).to.be.greaterThan(0);
     for (const l of found) expect(l.startsWith(`${base}/`) || l === base, `${what}: ${l}`).to.equal(true);
   }
@@ -107,7 +120,7 @@ function expectLinksUnder(all: Record<string, Answer>, base: string): void {
 
 /** The oEmbed answer for the fixture's page and the iframe URL in it. */
 async function oembed(f: Fixture, headers: Record<string, string>): Promise<{ answer: Answer; src: string }> {
-  const answer = await get(f.url, `/oembed?url=${encodeURIComponent(PAGE)}&format=json`, headers);
+  const answer = await get(f.url, `/oembed?url=${encodeURIComponent(f.page)}&format=json`, headers);
   expect(answer.status, answer.text).to.equal(200);
   return { answer, src: /src="([^"]+)"/.exec(JSON.parse(answer.text).html)![1] };
 }
@@ -116,7 +129,7 @@ function configuredScenario(target: () => Fixture) {
   it("never hands out links to the Host or X-Forwarded-Host a request names", async () => {
     const all = await answers(target(), { Host: ATTACKER, "X-Forwarded-Host": "forwarded.example", "X-Forwarded-Proto": "http" });
     for (const [what, a] of Object.entries(all)) expect(a.text, what).to.not.include(ATTACKER).and.not.include("forwarded.example");
-    expectLinksUnder(all, PUBLIC);
+    expectLinksUnder(target(), all, PUBLIC);
   });
 
   it("answers the same links to every Host, so they need no Vary: Host", async () => {
@@ -146,13 +159,14 @@ describe("public links from PUBLIC_BASE_URL (embedded default)", function () {
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "links-config-"));
     sys = await startEmbedded(
-      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "linked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE, PUBLIC_BASE_URL: `${PUBLIC}/` },
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "linked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE, PUBLIC_BASE_URL: `${PUBLIC}/`, ...SITE_ENV },
       sink(),
     );
     f = await prepare(sys.url, token);
   });
   after(async () => {
     await sys?.close();
+    await f?.site.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -185,7 +199,7 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "links-request-"));
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "unlinked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE }, sink());
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: JSON.stringify([{ token, project: "unlinked", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...SITE_ENV }, sink());
     f = await prepare(sys.url, token);
     // A second gateway in front of the same services, as TRUST_PROXY=true configures it.
     const [auth, articles] = sys.services;
@@ -194,12 +208,13 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
   after(async () => {
     await proxied?.close();
     await sys?.close();
+    await f?.site.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
   it("builds every link, audio URLs included, on the request's origin and answers with Vary: Host", async () => {
     const all = await answers(f, { Host: ATTACKER });
-    expectLinksUnder(all, `http://${ATTACKER}`);
+    expectLinksUnder(f, all, `http://${ATTACKER}`);
     for (const [what, a] of Object.entries(all)) expect(varies(a), what).to.include("host");
     // The embed page is cacheable by shared caches: only together with Vary.
     expect(all["embed page"].headers["cache-control"]).to.match(/public/);
@@ -217,14 +232,14 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
 
   it("ignores X-Forwarded-Proto and X-Forwarded-Host without TRUST_PROXY", async () => {
     const all = await answers(f, { Host: "direct.example:8080", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "forwarded.example" });
-    expectLinksUnder(all, "http://direct.example:8080");
+    expectLinksUnder(f, all, "http://direct.example:8080");
     for (const a of Object.values(all)) expect(a.text).to.not.include("forwarded.example");
   });
 
   it("honours X-Forwarded-Proto and X-Forwarded-Host with TRUST_PROXY, and varies by them", async () => {
     const g: Fixture = { ...f, url: proxied.url };
     const all = await answers(g, { Host: "gateway.internal:8080", "X-Forwarded-Proto": "https", "X-Forwarded-Host": "public.example" });
-    expectLinksUnder(all, "https://public.example");
+    expectLinksUnder(g, all, "https://public.example");
     for (const [what, a] of Object.entries(all)) expect(varies(a), what).to.include.members(["host", "x-forwarded-host", "x-forwarded-proto"]);
     const bad = await get(g.url, `/player/v1/embed/${g.key}/${g.id}`, { "X-Forwarded-Proto": "javascript" });
     expect(bad.status).to.equal(400);
@@ -238,6 +253,36 @@ describe("public links without PUBLIC_BASE_URL (embedded default)", function () 
       expect(r.text, host).to.not.include("<script>");
     }
   });
+
+  it("refuses it with 400 on every operation whose answer carries links, changing nothing, as the OpenAPI document says", async () => {
+    const doc = JSON.parse((await get(f.url, "/api/openapi.json")).text);
+    const before = JSON.parse((await get(f.url, "/api/player", { authorization: `Bearer ${f.token}` })).text);
+    const auth = { authorization: `Bearer ${f.token}`, Host: "evil.example/path" };
+    const anon = { Host: "evil.example/path" };
+    const ops: Array<[string, string, string, Record<string, string>, unknown?]> = [
+      ["get", "/api/articles", "/api/articles", auth],
+      ["get", "/api/articles/{articleId}", `/api/articles/${f.id}`, auth],
+      ["get", "/api/articles_external_id/{externalId}", "/api/articles_external_id/none", auth],
+      ["get", "/api/articles_external_url/{externalUrl}", `/api/articles_external_url/${encodeURIComponent(f.page)}`, auth],
+      ["get", "/api/player", "/api/player", auth],
+      ["put", "/api/player", "/api/player", auth, { oembed: { enabled: false, hosts: [] } }],
+      ["post", "/api/player/verify", "/api/player/verify", auth],
+      ["post", "/api/player/rotate", "/api/player/rotate", auth],
+      ["get", "/player/v1/article", `/player/v1/article?key=${f.key}&id=${f.id}`, anon],
+      ["get", "/player/v1/embed/{key}/{articleId}", `/player/v1/embed/${f.key}/${f.id}`, anon],
+      ["get", "/feeds/{publicKey}.xml", `/feeds/${f.key}.xml`, anon],
+      ["get", "/oembed", `/oembed?url=${encodeURIComponent(f.page)}&format=json`, anon],
+    ];
+    for (const [method, template, p, headers, body] of ops) {
+      const r = await send(f.url, method.toUpperCase(), p, headers, body);
+      expect(r.status, `${method} ${p}: ${r.text}`).to.equal(400);
+      expect(JSON.parse(r.text).message, `${method} ${p}`).to.match(/^Host: /);
+      expect(doc.paths[template]?.[method]?.responses, `${method} ${template} documents 400`).to.have.property("400");
+    }
+    const after = JSON.parse((await get(f.url, "/api/player", { authorization: `Bearer ${f.token}` })).text);
+    expect(after.publicKey).to.equal(before.publicKey);
+    expect(after.settings).to.deep.equal(before.settings);
+  });
 });
 
 describe("public links on the full stack", function () {
@@ -248,7 +293,7 @@ describe("public links on the full stack", function () {
   before(async function () {
     const mongoUrl = await requireMongo(this);
     const natsUrl = await requireNats(this);
-    t = await startTestStack({ mongoUrl, natsUrl, env: { PUBLIC_BASE_URL: PUBLIC, NODE_ENV: "production" } });
+    t = await startTestStack({ mongoUrl, natsUrl, env: { PUBLIC_BASE_URL: PUBLIC, NODE_ENV: "production", ...SITE_ENV } });
     f = await prepare(t.stack.url, TOKENS.aFull);
   });
   afterEach(function () {
@@ -256,6 +301,7 @@ describe("public links on the full stack", function () {
   });
   after(async () => {
     await t?.cleanup();
+    await f?.site.stop();
   });
 
   configuredScenario(() => f);

@@ -16,6 +16,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { openNedbCollection } from "../../lib/store/nedb-collection.js";
 import { buildSsml } from "../../services/audio/providers/azure.js";
+import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenarios.js";
 import { api, waitFor } from "../support/http.js";
 import { strictXmlProblems } from "../support/strict-xml.js";
 
@@ -39,6 +40,8 @@ describe("XML-forbidden characters: refused at the API, dropped from every XML a
   let anon: ReturnType<typeof api>;
   const ids: Record<string, string> = {};
   let key: string;
+  // The site of the Plain article, verified for oEmbed.
+  const site = new OwnerSite();
 
   const start = async () => {
     sys = await startEmbedded(
@@ -49,6 +52,7 @@ describe("XML-forbidden characters: refused at the API, dropped from every XML a
         AUDIO_ENGINE: process.env.AUDIO_ENGINE,
         // Hundreds of refused writes in a row; the limits are not what is tested here.
         RATE_LIMIT_ENABLED: "false",
+        FETCH_ALLOW_PRIVATE: "127.0.0.1",
         SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "xml", scope: "full" }]),
       },
       sink(),
@@ -61,26 +65,26 @@ describe("XML-forbidden characters: refused at the API, dropped from every XML a
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "e2e-xml-chars-"));
+    await site.start();
     await start();
     const make = async (name: string, body: Record<string, unknown>) => {
       const r = await A("POST", "/api/articles", { title: name, text: `The story of ${name}. It is short.`, ...body });
       expect(r.status, r.text).to.equal(200);
       ids[name] = r.body.id;
     };
-    await make("Plain", { url: "https://news.example/plain", externalId: "xml-plain", labels: ["news"] });
+    await make("Plain", { url: `http://${site.host}/plain`, externalId: "xml-plain", labels: ["news"] });
     await make("Second", { url: "https://news.example/second", labels: ["news"] });
     for (const id of Object.values(ids)) await ready(id);
-    const put = await A("PUT", "/api/player", {
+    const put = await claimVerifiedHost(A, site, site.host, {
       feed: { title: "Show", description: "About the show", author: "Newsroom", ownerEmail: "pod@news.example", imageUrl: "https://news.example/art.png" },
-      oembed: { enabled: true, hosts: ["news.example"] },
     });
-    expect(put.status, put.text).to.equal(200);
     await A("PUT", "/api/pronunciations", [{ match: "story", say: "storee" }]);
     key = put.body.publicKey;
   });
 
   after(async () => {
     await sys?.close();
+    await site.stop();
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -194,7 +198,7 @@ describe("XML-forbidden characters: refused at the API, dropped from every XML a
     expect(embed).to.include("<title>Plain title</title>");
     expect(XML_FORBIDDEN.test(embed)).to.equal(false);
 
-    const oembed = await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/plain")}&format=json`);
+    const oembed = await anon("GET", `/oembed?url=${encodeURIComponent(`http://${site.host}/plain`)}&format=json`);
     expect(oembed.status, oembed.text).to.equal(200);
     expect(strictXmlProblems([oembed.body.html])).to.deep.equal([null]);
     expect(oembed.body.html).to.include('title="Listen: Plain title"');

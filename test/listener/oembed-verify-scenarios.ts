@@ -6,7 +6,7 @@
 // periodic re-check is seen within the test.
 import { expect } from "chai";
 import http from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
 import { api, waitFor } from "../support/http.js";
 
 export const OEMBED_TEST_ENV = { FETCH_ALLOW_PRIVATE: "127.0.0.1", OEMBED_RECHECK_HOURS: "0.0005", OEMBED_GRACE_HOURS: "0" };
@@ -16,9 +16,11 @@ export class OwnerSite {
   file: string | null = null;
   fileRequests = 0;
   host = "";
+  port = 0;
   private server?: http.Server;
 
-  async start(): Promise<void> {
+  /** `address`: where to listen (a host name's first address, to reach the site by that name). */
+  async start(address = "127.0.0.1"): Promise<void> {
     this.server = http.createServer((req, res) => {
       if (req.url === "/.well-known/article-audio.txt") {
         this.fileRequests++;
@@ -26,8 +28,9 @@ export class OwnerSite {
       }
       res.writeHead(404).end("not found");
     });
-    await new Promise<void>((r) => this.server!.listen(0, "127.0.0.1", r));
-    this.host = `127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((r) => this.server!.listen(0, address, r));
+    this.port = (this.server.address() as AddressInfo).port;
+    this.host = `${isIP(address) === 6 ? `[${address}]` : address}:${this.port}`;
   }
 
   async stop(): Promise<void> {
@@ -36,6 +39,25 @@ export class OwnerSite {
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
   }
+}
+
+/**
+ * Sets the project's player to answer oEmbed for `host` (with `settings`
+ * besides, PUT replacing them all) and has `site` list the project's key, as a
+ * publisher would; resolves with the PUT's answer once the host is verified.
+ * The system must allow the site's address in FETCH_ALLOW_PRIVATE.
+ */
+export async function claimVerifiedHost(call: ReturnType<typeof api>, site: OwnerSite, host = site.host, settings: Record<string, unknown> = {}) {
+  site.file = `# article-audio\n${(await call("GET", "/api/player")).body.publicKey}\n`;
+  const put = await call("PUT", "/api/player", { ...settings, oembed: { enabled: true, hosts: [host] } });
+  expect(put.status, put.text).to.equal(200);
+  // A check slower than the save's answer budget (a busy machine) ends in the background.
+  const state = await waitFor(`oEmbed host ${host} checked`, async () => {
+    const s = (await call("GET", "/api/player")).body.oembedHosts?.find((h: { host: string }) => h.host === host);
+    return s && s.status !== "pending" ? (s as { status: string; reason: string | null }) : undefined;
+  }, 30_000, 100);
+  expect(state, `oEmbed host ${host}`).to.include({ status: "verified" });
+  return put;
 }
 
 export interface OembedTarget {
