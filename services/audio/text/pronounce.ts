@@ -13,18 +13,55 @@ export type { PronunciationRule } from "../../../lib/pronunciations.js";
 const BASE = 0xe000;
 const MARKS = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}]`, "gu");
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const normal = (s: string) => s.replace(/\s+/g, " ").trim();
 
-interface Matcher {
-  re: RegExp;
-  /** Rule indexes, longest match first. */
-  order: number[];
-}
-const matchers = new WeakMap<readonly PronunciationRule[], Map<string, Matcher | null>>();
+const matchers = new WeakMap<readonly PronunciationRule[], Map<string, Node | null>>();
 
-/** The rules of `lang` as one pattern; their indexes stay those of the whole list, which the providers get. */
-function matcher(rules: readonly PronunciationRule[], lang: string): Matcher | null {
+// Whole words: no letter, mark, digit or underscore on either side of a match.
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
+// The trie's key for a run of whitespace (no code point is negative).
+const SPACE_KEY = -1;
+
+// Per code point, with ASCII answered by arithmetic: matching walks every character of the
+// text, and most of it is ASCII.
+const wordChars = new Map<number, boolean>();
+function isWordCode(cp: number): boolean {
+  if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 65 && cp <= 90) || (cp >= 48 && cp <= 57) || cp === 95;
+  let w = wordChars.get(cp);
+  if (w === undefined) wordChars.set(cp, (w = WORD_CHAR.test(String.fromCodePoint(cp))));
+  return w;
+}
+const isSpaceCode = (cp: number) => (cp < 128 ? cp === 32 || (cp >= 9 && cp <= 13) : /\s/.test(String.fromCharCode(cp)));
+
+/** A code point as case-insensitive matching compares it; one whose lower case is more than one code point (İ) stays as written. */
+const folds = new Map<number, number>();
+function fold(cp: number): number {
+  if (cp < 128) return cp >= 65 && cp <= 90 ? cp + 32 : cp;
+  let f = folds.get(cp);
+  if (f === undefined) {
+    const lower = [...String.fromCodePoint(cp).toLowerCase()];
+    folds.set(cp, (f = lower.length === 1 ? lower[0].codePointAt(0)! : cp));
+  }
+  return f;
+}
+
+interface Node {
+  /** Next node by folded code point, or SPACE_KEY for any run of whitespace. */
+  next: Map<number, Node>;
+  /** Rules whose whole match ends here, best first: longest match, then lowest index. */
+  rules: number[];
+}
+
+const node = (): Node => ({ next: new Map(), rules: [] });
+
+/**
+ * The rules of `lang` in a trie of folded code points; their indexes stay those of the whole
+ * list, which the providers get. Matches are found by walking the trie from each word start, so
+ * the work per word start is at most the longest rule (100 characters) whatever the rules are:
+ * linear in the text. (One regular expression of all the rules backtracked for minutes on rules
+ * sharing long prefixes.)
+ */
+function matcher(rules: readonly PronunciationRule[], lang: string): Node | null {
   let byLang = matchers.get(rules);
   if (!byLang) matchers.set(rules, (byLang = new Map()));
   let m = byLang.get(lang);
@@ -32,32 +69,76 @@ function matcher(rules: readonly PronunciationRule[], lang: string): Matcher | n
     const applicable = new Set(rulesForLang(rules, lang));
     const order = rules
       .map((_, i) => i)
-      .filter((i) => i < PRONUNCIATION_LIMITS.rules && applicable.has(rules[i]))
-      .sort((a, b) => rules[b].match.length - rules[a].match.length);
-    const alternatives = order.map((i) => escape(normal(rules[i].match)).replace(/ /g, "\\s+"));
-    // Whole words: no letter, mark or digit on either side.
-    m = order.length ? { re: new RegExp(`(?<![\\p{L}\\p{M}\\p{N}_])(?:${alternatives.join("|")})(?![\\p{L}\\p{M}\\p{N}_])`, "giu"), order } : null;
+      .filter((i) => i < PRONUNCIATION_LIMITS.rules && applicable.has(rules[i]) && normal(rules[i].match) !== "")
+      .sort((a, b) => rules[b].match.length - rules[a].match.length || a - b);
+    const root = node();
+    for (const i of order) {
+      let at = root;
+      for (const c of normal(rules[i].match)) {
+        const key = c === " " ? SPACE_KEY : fold(c.codePointAt(0)!);
+        let next = at.next.get(key);
+        if (!next) at.next.set(key, (next = node()));
+        at = next;
+      }
+      at.rules.push(i);
+    }
+    m = order.length ? root : null;
     byLang.set(lang, m);
   }
   return m;
 }
 
-/** Replaces each whole-word match of a rule of `lang` by its mark. */
+/** The best rule matching whole words from `from` on (longest first, then the lowest index), and where its match ends. */
+function matchAt(text: string, from: number, root: Node, rules: readonly PronunciationRule[]): { rule: number; end: number } | undefined {
+  let at: Node | undefined = root;
+  let j = from;
+  let best: { rule: number; end: number } | undefined;
+  while (j < text.length) {
+    const cp = text.codePointAt(j)!;
+    let step = cp > 0xffff ? 2 : 1;
+    let key: number;
+    if (isSpaceCode(cp)) {
+      key = SPACE_KEY;
+      while (j + step < text.length && isSpaceCode(text.charCodeAt(j + step))) step++;
+    } else key = fold(cp);
+    at = at.next.get(key);
+    if (!at) break;
+    j += step;
+    if (at.rules.length === 0 || (j < text.length && isWordCode(text.codePointAt(j)!))) continue;
+    for (const i of at.rules) {
+      const r = rules[i];
+      if (best && (rules[best.rule].match.length > r.match.length || (rules[best.rule].match.length === r.match.length && best.rule < i))) break;
+      if (r.caseSensitive && normal(text.slice(from, j)) !== normal(r.match)) continue;
+      best = { rule: i, end: j };
+      break;
+    }
+  }
+  return best;
+}
+
+/** Replaces each whole-word match of a rule of `lang` by its mark, in one pass over the text. */
 export function markPronunciations(text: string, rules: readonly PronunciationRule[] | undefined, lang: string): string {
   if (!rules?.length) return text;
-  const found = matcher(rules, lang);
-  if (!found) return text;
-  const { re, order } = found;
-  return text.replace(re, (m) => {
-    const written = normal(m);
-    for (const i of order) {
-      const r = rules[i];
-      const want = normal(r.match);
-      if (r.caseSensitive ? written === want : written.toLowerCase() === want.toLowerCase()) return String.fromCodePoint(BASE + i);
+  const root = matcher(rules, lang);
+  if (!root) return text;
+  let out = "";
+  let copied = 0;
+  // Whether the code point before `i` is a word character: a match starts only after one that is not.
+  let afterWord = false;
+  let i = 0;
+  while (i < text.length) {
+    const cp = text.codePointAt(i)!;
+    const found = afterWord || isSpaceCode(cp) ? undefined : matchAt(text, i, root, rules);
+    if (found) {
+      out += text.slice(copied, i) + String.fromCodePoint(BASE + found.rule);
+      i = copied = found.end;
+      afterWord = isWordCode(text.codePointAt(text.charCodeAt(i - 1) >= 0xdc00 && text.charCodeAt(i - 1) <= 0xdfff && i >= 2 ? i - 2 : i - 1)!);
+    } else {
+      afterWord = isWordCode(cp);
+      i += cp > 0xffff ? 2 : 1;
     }
-    // Only a case-sensitive rule matched, and only when case is ignored.
-    return m;
-  });
+  }
+  return copied === 0 ? text : out + text.slice(copied);
 }
 
 /** True when the text holds at least one mark. */
