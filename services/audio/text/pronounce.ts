@@ -15,6 +15,28 @@ const MARKS = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION
 
 const normal = (s: string) => s.replace(/\s+/g, " ").trim();
 
+// Every character the pipeline gives a meaning of its own: the rule marks and the local engine's
+// phoneme delimiters (PHONEMES_OPEN, PHONEMES_CLOSE below). Written by a publisher they would
+// name a rule or switch eSpeak to phoneme input, so they are dropped from every text the
+// pipeline reads, before anything else is done with it.
+const RESERVED = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}\\uF8F0\\uF8F1]`, "gu");
+
+/** The text without any character the pipeline reserves for its marks. */
+export const withoutReserved = (text: string) => text.replace(RESERVED, "");
+
+/** The rules with those characters dropped from every text field; the same list when none holds one (the matcher is cached per list). */
+export function rulesWithoutReserved(rules: readonly PronunciationRule[]): readonly PronunciationRule[] {
+  const holds = (v: string | undefined) => v !== undefined && withoutReserved(v) !== v;
+  if (!rules.some((r) => holds(r.match) || holds(r.say) || holds(r.ipa) || holds(r.lang))) return rules;
+  return rules.map((r) => {
+    const out: PronunciationRule = { ...r, match: withoutReserved(r.match) };
+    if (r.say !== undefined) out.say = withoutReserved(r.say);
+    if (r.ipa !== undefined) out.ipa = withoutReserved(r.ipa);
+    if (r.lang !== undefined) out.lang = withoutReserved(r.lang);
+    return out;
+  });
+}
+
 const matchers = new WeakMap<readonly PronunciationRule[], Map<string, Node | null>>();
 
 // Whole words: no letter, mark, digit or underscore on either side of a match.
