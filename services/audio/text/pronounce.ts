@@ -72,16 +72,21 @@ interface Node {
   next: Map<number, Node>;
   /** Rules whose whole match ends here, best first: longest match, then lowest index. */
   rules: number[];
+  /** Keys from the root: the length of a match ending here. */
+  depth: number;
+  /** The longest proper suffix of this node's path that is also a path from the root (Aho–Corasick). */
+  fail: Node | null;
+  /** The nearest node along the fail links that ends a rule. */
+  out: Node | null;
 }
 
-const node = (): Node => ({ next: new Map(), rules: [] });
+const node = (depth: number): Node => ({ next: new Map(), rules: [], depth, fail: null, out: null });
 
 /**
- * The rules of `lang` in a trie of folded code points; their indexes stay those of the whole
- * list, which the providers get. Matches are found by walking the trie from each word start, so
- * the work per word start is at most the longest rule (100 characters) whatever the rules are:
- * linear in the text. (One regular expression of all the rules backtracked for minutes on rules
- * sharing long prefixes.)
+ * The rules of `lang` as an Aho–Corasick automaton over folded code points; their indexes stay
+ * those of the whole list, which the providers get. The text is read once, one step per
+ * character (plus the rules ending there), whatever the rules are: linear in the text. (One
+ * regular expression of all the rules backtracked for minutes on rules sharing long prefixes.)
  */
 function matcher(rules: readonly PronunciationRule[], lang: string): Node | null {
   let byLang = matchers.get(rules);
@@ -93,16 +98,32 @@ function matcher(rules: readonly PronunciationRule[], lang: string): Node | null
       .map((_, i) => i)
       .filter((i) => i < PRONUNCIATION_LIMITS.rules && applicable.has(rules[i]) && normal(rules[i].match) !== "")
       .sort((a, b) => rules[b].match.length - rules[a].match.length || a - b);
-    const root = node();
+    const root = node(0);
     for (const i of order) {
       let at = root;
       for (const c of normal(rules[i].match)) {
         const key = c === " " ? SPACE_KEY : fold(c.codePointAt(0)!);
         let next = at.next.get(key);
-        if (!next) at.next.set(key, (next = node()));
+        if (!next) at.next.set(key, (next = node(at.depth + 1)));
         at = next;
       }
       at.rules.push(i);
+    }
+    // Fail links breadth first: a node's fail link is found from its parent's.
+    const queue: Node[] = [];
+    for (const child of root.next.values()) {
+      child.fail = root;
+      queue.push(child);
+    }
+    for (let q = 0; q < queue.length; q++) {
+      const parent = queue[q];
+      for (const [key, child] of parent.next) {
+        let f = parent.fail!;
+        while (f !== root && !f.next.has(key)) f = f.fail!;
+        child.fail = f.next.get(key) ?? root;
+        child.out = child.fail.rules.length ? child.fail : child.fail.out;
+        queue.push(child);
+      }
     }
     m = order.length ? root : null;
     byLang.set(lang, m);
@@ -110,12 +131,33 @@ function matcher(rules: readonly PronunciationRule[], lang: string): Node | null
   return m;
 }
 
-/** The best rule matching whole words from `from` on (longest first, then the lowest index), and where its match ends. */
-function matchAt(text: string, from: number, root: Node, rules: readonly PronunciationRule[]): { rule: number; end: number } | undefined {
-  let at: Node | undefined = root;
-  let j = from;
-  let best: { rule: number; end: number } | undefined;
-  while (j < text.length) {
+/** The code point that ends just before `at`. */
+const codePointBefore = (text: string, at: number) => {
+  const low = text.charCodeAt(at - 1);
+  return low >= 0xdc00 && low <= 0xdfff && at >= 2 ? text.codePointAt(at - 2)! : low;
+};
+
+/** Which rule `a` or `b` wins where both match at the same place: the longer, then the first. */
+const better = (rules: readonly PronunciationRule[], a: number, b: number) =>
+  rules[a].match.length > rules[b].match.length || (rules[a].match.length === rules[b].match.length && a < b);
+
+/**
+ * Replaces each whole-word match of a rule of `lang` by its mark. As a regular expression of the
+ * rules would: scanning from the left, the first place where a rule matches whole words wins,
+ * with its longest rule; whitespace runs match any whitespace; case counts only for rules that
+ * say so. One pass finds every match; choosing among them is linear too.
+ */
+export function markPronunciations(text: string, rules: readonly PronunciationRule[] | undefined, lang: string): string {
+  if (!rules?.length) return text;
+  const root = matcher(rules, lang);
+  if (!root) return text;
+  // Where each key of the text starts, by key index (a whitespace run is one key).
+  const keyStarts = new Int32Array(text.length + 1);
+  // The best match starting at a text offset: rule and end.
+  const found = new Map<number, { rule: number; end: number }>();
+  let keys = 0;
+  let state = root;
+  for (let j = 0; j < text.length; ) {
     const cp = text.codePointAt(j)!;
     let step = cp > 0xffff ? 2 : 1;
     let key: number;
@@ -123,44 +165,35 @@ function matchAt(text: string, from: number, root: Node, rules: readonly Pronunc
       key = SPACE_KEY;
       while (j + step < text.length && isSpaceCode(text.charCodeAt(j + step))) step++;
     } else key = fold(cp);
-    at = at.next.get(key);
-    if (!at) break;
+    keyStarts[keys++] = j;
+    while (state !== root && !state.next.has(key)) state = state.fail!;
+    state = state.next.get(key) ?? root;
     j += step;
-    if (at.rules.length === 0 || (j < text.length && isWordCode(text.codePointAt(j)!))) continue;
-    for (const i of at.rules) {
-      const r = rules[i];
-      if (best && (rules[best.rule].match.length > r.match.length || (rules[best.rule].match.length === r.match.length && best.rule < i))) break;
-      if (r.caseSensitive && normal(text.slice(from, j)) !== normal(r.match)) continue;
-      best = { rule: i, end: j };
-      break;
+    const ending = state.rules.length ? state : state.out;
+    // Whole words: nothing that ends here may be followed by a word character.
+    if (!ending || (j < text.length && isWordCode(text.codePointAt(j)!))) continue;
+    for (let at: Node | null = ending; at; at = at.out) {
+      const start = keyStarts[keys - at.depth];
+      if (start > 0 && isWordCode(codePointBefore(text, start))) continue;
+      const have = found.get(start);
+      for (const i of at.rules) {
+        if (have && !better(rules, i, have.rule)) break;
+        if (rules[i].caseSensitive && normal(text.slice(start, j)) !== normal(rules[i].match)) continue;
+        found.set(start, { rule: i, end: j });
+        break;
+      }
     }
   }
-  return best;
-}
-
-/** Replaces each whole-word match of a rule of `lang` by its mark, in one pass over the text. */
-export function markPronunciations(text: string, rules: readonly PronunciationRule[] | undefined, lang: string): string {
-  if (!rules?.length) return text;
-  const root = matcher(rules, lang);
-  if (!root) return text;
+  if (found.size === 0) return text;
   let out = "";
   let copied = 0;
-  // Whether the code point before `i` is a word character: a match starts only after one that is not.
-  let afterWord = false;
-  let i = 0;
-  while (i < text.length) {
-    const cp = text.codePointAt(i)!;
-    const found = afterWord || isSpaceCode(cp) ? undefined : matchAt(text, i, root, rules);
-    if (found) {
-      out += text.slice(copied, i) + String.fromCodePoint(BASE + found.rule);
-      i = copied = found.end;
-      afterWord = isWordCode(text.codePointAt(text.charCodeAt(i - 1) >= 0xdc00 && text.charCodeAt(i - 1) <= 0xdfff && i >= 2 ? i - 2 : i - 1)!);
-    } else {
-      afterWord = isWordCode(cp);
-      i += cp > 0xffff ? 2 : 1;
-    }
+  for (const start of [...found.keys()].sort((a, b) => a - b)) {
+    if (start < copied) continue;
+    const { rule, end } = found.get(start)!;
+    out += text.slice(copied, start) + String.fromCodePoint(BASE + rule);
+    copied = end;
   }
-  return copied === 0 ? text : out + text.slice(copied);
+  return out + text.slice(copied);
 }
 
 /** True when the text holds at least one mark. */
