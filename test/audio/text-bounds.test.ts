@@ -10,11 +10,8 @@ import { createLocalEngine, type SpeechEngine } from "../../services/audio/engin
 import { prepareText } from "../../services/audio/text/index.js";
 import { markPronunciations, respellMarks } from "../../services/audio/text/pronounce.js";
 import { createTextPool, TextRejectedError, type TextWork } from "../../services/audio/text/work.js";
+import { ADVERSARIAL_RULES, repeated } from "../support/adversarial-text.js";
 
-/** The rules of the report: 47 × "a", then z0 … z499. */
-export const ADVERSARIAL_RULES: PronunciationRule[] = Array.from({ length: 500 }, (_, i) => ({ match: `${"a ".repeat(47)}z${i}`, say: "zed" }));
-/** A paragraph of `chars` characters of "a a a …". */
-export const repeated = (chars: number) => "a ".repeat(Math.ceil(chars / 2)).slice(0, chars).trim();
 const ORDINARY_RULES: PronunciationRule[] = Array.from({ length: 500 }, (_, i) => ({ match: `Name${i} Surname${i}`, say: `Nay-mee ${i}` }));
 const ARTICLE = "The council of Name7 Surname7 met on Monday. Name420 Surname420 and Name3 Surname3 voted for the budget, which was approved. ";
 
