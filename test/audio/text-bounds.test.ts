@@ -7,7 +7,8 @@ import { expect } from "chai";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { RenderInputError, renderArticle } from "../../services/audio/pipeline.js";
 import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
-import { prepareText } from "../../services/audio/text/index.js";
+import { planChunks } from "../../services/audio/text/chunks.js";
+import { prepareText, splitSentences } from "../../services/audio/text/index.js";
 import { markPronunciations, respellMarks } from "../../services/audio/text/pronounce.js";
 import { createTextPool, TextRejectedError, type TextWork } from "../../services/audio/text/work.js";
 import { ADVERSARIAL_RULES, repeated } from "../support/adversarial-text.js";
@@ -76,6 +77,32 @@ describe("text work: pronunciation matching is linear", function () {
     expect(say("New  York City, New\nYork, new york, renew, C++ and C++x")).to.equal("the city, Noo Yawk, nyoo york, renew, C plus plus and C++x");
     expect(say("Köln und Köln-Porz", "de-DE")).to.equal("Kölle und Kölle-Porz");
     expect(say("Köln", "en-US")).to.equal("Köln");
+  });
+});
+
+describe("text work: sentence splitting is linear", function () {
+  this.timeout(120_000);
+
+  it("splits a long paragraph of short sentences in time proportional to it", () => {
+    const small = "Dr. ".repeat(25_000);
+    const large = "Dr. ".repeat(200_000);
+    let tSmall = Infinity;
+    let tLarge = Infinity;
+    for (let i = 0; i < 3; i++) {
+      tSmall = Math.min(tSmall, fastest(1, () => splitSentences(small, "en-US")));
+      tLarge = Math.min(tLarge, fastest(1, () => splitSentences(large, "en-US")));
+    }
+    console.log(`      "Dr. " repeated: 100 KB split in ${tSmall.toFixed(0)} ms, 800 KB in ${tLarge.toFixed(0)} ms (${(tLarge / tSmall).toFixed(1)}×)`);
+    // Before: 1.5 s for 100 KB, growing with the square of the length.
+    expect(tLarge / tSmall).to.be.below(24);
+  });
+
+  it("plans a 300,000-character article sent as one paragraph well inside the deadline", () => {
+    const sentence = "Am 22. November 2026 um 14.30 Uhr zahlte Dr. med. Müller 3,50 € für 1.250 Artikel, z. B. unter www.beispiel.de. Der 2. Platz ging an die 3. Liga. ";
+    const paragraphs = prepareText({ title: "T", text: sentence.repeat(Math.ceil(300_000 / sentence.length)), lang: "de-DE" });
+    const ms = fastest(1, () => planChunks(paragraphs, "de-DE", 300, { openingChars: 150, hardMax: 1500 }));
+    console.log(`      300,000 characters in one German paragraph planned in ${ms.toFixed(0)} ms of CPU`);
+    expect(ms).to.be.below(1_000);
   });
 });
 
