@@ -44,26 +44,25 @@ const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
 // The trie's key for a run of whitespace (no code point is negative).
 const SPACE_KEY = -1;
 
-// Per code point, with ASCII answered by arithmetic: matching walks every character of the
-// text, and most of it is ASCII.
-const wordChars = new Map<number, boolean>();
+// Per code point, with ASCII answered by arithmetic (matching reads every character of the
+// text, and most of it is ASCII) and the rest of the BMP remembered in fixed tables: 0 unknown.
+const wordChars = new Uint8Array(0x10000);
 function isWordCode(cp: number): boolean {
   if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 65 && cp <= 90) || (cp >= 48 && cp <= 57) || cp === 95;
-  let w = wordChars.get(cp);
-  if (w === undefined) wordChars.set(cp, (w = WORD_CHAR.test(String.fromCodePoint(cp))));
-  return w;
+  if (cp > 0xffff) return WORD_CHAR.test(String.fromCodePoint(cp));
+  if (wordChars[cp] === 0) wordChars[cp] = WORD_CHAR.test(String.fromCharCode(cp)) ? 2 : 1;
+  return wordChars[cp] === 2;
 }
 const isSpaceCode = (cp: number) => (cp < 128 ? cp === 32 || (cp >= 9 && cp <= 13) : /\s/.test(String.fromCharCode(cp)));
 
 /** A code point as case-insensitive matching compares it; one whose lower case is more than one code point (İ) stays as written. */
-const folds = new Map<number, number>();
+const folds = new Int32Array(0x10000);
 function fold(cp: number): number {
   if (cp < 128) return cp >= 65 && cp <= 90 ? cp + 32 : cp;
-  let f = folds.get(cp);
-  if (f === undefined) {
-    const lower = [...String.fromCodePoint(cp).toLowerCase()];
-    folds.set(cp, (f = lower.length === 1 ? lower[0].codePointAt(0)! : cp));
-  }
+  if (cp <= 0xffff && folds[cp] !== 0) return folds[cp] - 1;
+  const lower = [...String.fromCodePoint(cp).toLowerCase()];
+  const f = lower.length === 1 ? lower[0].codePointAt(0)! : cp;
+  if (cp <= 0xffff) folds[cp] = f + 1;
   return f;
 }
 
