@@ -104,7 +104,7 @@ describe("bounded text work (embedded default)", function () {
     expect(r.p99).to.be.below(1_000);
   });
 
-  it("a 1 MB article of repetitive words with the adversarial rules ends within 10 s, its text work off the event loop", async () => {
+  it("a 1 MB article of repetitive words with the adversarial rules renders, its text work off the event loop", async () => {
     const { A, B } = await start();
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
@@ -125,10 +125,12 @@ describe("bounded text work (embedded default)", function () {
     }, 60_000, 200);
     const aEnded = (performance.now() - t) / 1000;
     const r = await reads.stop();
-    console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${ended.duration ?? "-"} s of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
-    // Its text work takes a few seconds on its thread, well inside the 5 s deadline: it is spoken.
+    console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${((ended.audio_duration ?? 0) / 3600).toFixed(1)} h of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
+    // Its text work takes one or two seconds on its thread, well inside the 5 s deadline: it is
+    // spoken, six and a half hours of "a a a" that the native eSpeak makes in 4-13 s here; the
+    // bound leaves room for a busy machine's share of that synthesis.
     expect(ended.status).to.equal("ready");
-    expect(aEnded).to.be.below(10);
+    expect(aEnded).to.be.below(30);
     expect(bReady).to.be.below(10);
     expect(r.p99).to.be.below(1_000);
   });
