@@ -27,6 +27,7 @@ import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
 import { speechRouterFromEnv } from "../services/audio/providers/config.js";
+import { TEXT_VARS } from "../services/audio/text/work.js";
 import { startAuthService } from "../services/auth/app.js";
 import { OEMBED_VARS, oembedVerifierConfig } from "../services/auth/oembed-hosts.js";
 import { provisionTokens } from "../services/auth/provision.js";
@@ -57,6 +58,7 @@ export const EMBEDDED_VARS = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: CPU count)" },
   AUDIO_ENGINE: { type: "string", enum: ["auto", "wasm", "native"], default: "auto", description: "local synthesizer: native espeak-ng+lame when installed (auto), or always WASM" },
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
+  ...TEXT_VARS,
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls, webhooks and oEmbed host checks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   ...RATE_LIMIT_VARS,
   ...PLAYER_VARS,
@@ -178,6 +180,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       inProcess: cfg.RPC_IN_PROCESS,
       concurrency: cfg.AUDIO_CONCURRENCY,
       adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
+      textTimeoutMs: cfg.AUDIO_TEXT_TIMEOUT_MS,
       worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
     });
     closers.push(() => audio.close());

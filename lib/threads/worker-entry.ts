@@ -34,7 +34,17 @@ interface Esbuild {
   stop(): Promise<void> | void;
 }
 
-async function bundle(entry: string): Promise<URL> {
+// One bundle at a time: each ends by stopping esbuild's service, which would leave another
+// build in flight waiting forever (two pools starting together hung their threads' start).
+let previous: Promise<unknown> = Promise.resolve();
+
+function bundle(entry: string): Promise<URL> {
+  const mine = previous.then(() => bundleNow(entry));
+  previous = mine.catch(() => undefined);
+  return mine;
+}
+
+async function bundleNow(entry: string): Promise<URL> {
   // Resolved from tsx's own package: esbuild is its dependency, not ours.
   const tsxPackage = createRequire(import.meta.url).resolve("tsx/package.json");
   const esbuild = createRequire(tsxPackage)("esbuild") as Esbuild;

@@ -16,6 +16,7 @@ import { speechRouterFromEnv } from "./providers/config.js";
 import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
 import { audioServiceImpl, type SynthesisQuota } from "./service.js";
+import { createTextPool, type TextWork } from "./text/work.js";
 import { errorMessage, startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
 export interface AudioServiceOptions {
@@ -40,6 +41,10 @@ export interface AudioServiceOptions {
   concurrency?: number;
   /** Lifetime of ad-hoc (Synthesize) audio; default 24 h (adhoc.ts). */
   adhocTtlMs?: number;
+  /** Deadline of one article's text preparation or chunk plan (AUDIO_TEXT_TIMEOUT_MS; default 5 s, text/work.ts). */
+  textTimeoutMs?: number;
+  /** Where text work runs; default a thread pool of its own, closed with the service. */
+  text?: TextWork;
   /** Overrides for the worker (retries, lease), mainly for tests. */
   worker?: Partial<Pick<AudioWorkerOptions, "maxAttempts" | "ackWaitMs" | "backoffMs" | "keepAliveMs" | "chunkConcurrency" | "drainTimeoutMs">>;
 }
@@ -74,6 +79,9 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
       return deployment;
     }
   };
+  // Per-article text work runs off this event loop, with a deadline.
+  const text = opts.text ?? createTextPool(opts.textTimeoutMs ? { timeoutMs: opts.textTimeoutMs } : {});
+  const closeText = () => (opts.text ? Promise.resolve() : text.close());
   const sweeper = startAdhocSweeper({ blobs: opts.blobs, ttlMs: opts.adhocTtlMs, log: opts.log });
   const server = await startRpcServer({
     name: "audio",
@@ -85,16 +93,17 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     routes(router) {
       router.service(
         AudioService,
-        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, quota, loudnessFor, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
+        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, text, quota, loudnessFor, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
       );
     },
   });
   let worker;
   try {
-    worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, log: opts.log, concurrency: opts.concurrency });
+    worker = await startAudioWorker({ ...opts.worker, speech, bus: opts.bus, articles: opts.articles, blobs: opts.blobs, engine: opts.engine, text, log: opts.log, concurrency: opts.concurrency });
   } catch (e) {
     sweeper.stop();
     await server.close();
+    await closeText();
     throw e;
   }
   let closing: Promise<void> | undefined;
@@ -110,6 +119,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
         // Jobs in hand finish (and report) before the listener goes away.
         await worker.stop();
         await server.close();
+        await closeText();
       })();
       return closing;
     },

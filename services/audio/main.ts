@@ -11,6 +11,7 @@ import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { startAudioService } from "./app.js";
 import { createLocalEngine } from "./engine/index.js";
 import { speechRouterFromEnv } from "./providers/config.js";
+import { TEXT_VARS } from "./text/work.js";
 
 const schema = {
   RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the RPC listener" },
@@ -26,6 +27,7 @@ const schema = {
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: by CPU count)" },
   AUDIO_ACK_WAIT_MS: { type: "integer", minimum: 1000, description: "job lease: a job whose worker died is redelivered after this (default 30 s)" },
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
+  ...TEXT_VARS,
 } as const;
 
 const log = logger("audio");
@@ -54,6 +56,7 @@ async function main() {
     port: cfg.AUDIO_PORT,
     concurrency: cfg.AUDIO_CONCURRENCY,
     adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
+    textTimeoutMs: cfg.AUDIO_TEXT_TIMEOUT_MS,
     worker: {
       // What is still rendering when this runs out is aborted and handed back, within the grace period.
       drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000),

@@ -10,8 +10,9 @@ import { ProviderError } from "./providers/errors.js";
 import { engineText, takesPhonemes } from "./providers/local.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
 import type { SpeechRouter } from "./providers/router.js";
-import { planChunks, type TextChunk } from "./text/chunks.js";
-import { prepareText } from "./text/index.js";
+import type { PlanOptions, TextChunk } from "./text/chunks.js";
+import { rulesWithoutReserved } from "./text/pronounce.js";
+import { inlineTextWork, TextRejectedError, type TextWork } from "./text/work.js";
 
 export { PARAGRAPH_BREAK, planChunks, type PlanOptions } from "./text/chunks.js";
 
@@ -44,6 +45,11 @@ export interface RenderOptions {
   loudness?: LoudnessTarget | null;
   /** Called after each synthesized chunk, e.g. to keep a job lease alive. */
   onProgress?(done: number, total: number): void;
+  /**
+   * Where text preparation and chunk planning run: a services' thread pool with a deadline
+   * (text/work.ts), else on the calling thread. `project` takes its turn in the pool.
+   */
+  text?: { work: TextWork; project: string };
 }
 
 export interface RenderResult {
@@ -116,10 +122,10 @@ function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: num
 }
 
 export async function renderArticle(article: ArticleContent, engine: SpeechEngine, opts: RenderOptions = {}): Promise<RenderResult> {
-  const { lang, paragraphs } = prepareArticle(article);
+  const { lang, paragraphs, rules, plan } = await prepareArticle(article, opts.text);
   const maxChars = opts.maxChunkChars ?? 300;
   // Sentences stay whole (a cut gives them a sentence-final fall), up to what a request may hold.
-  const chunks = planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) });
+  const chunks = await plan(maxChars, { openingChars: Math.min(LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) });
   if (chunks.length === 0) throw new RenderInputError("The article has no readable text");
   const level = opts.loudness === undefined ? DEFAULT_LOUDNESS : opts.loudness;
   const problem = level && checkTarget(level);
@@ -135,7 +141,7 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
     const pauses = await pauseParts((ms) => engine.silence(ms), opts);
     const audio = await mapBounded(chunks, opts.concurrency ?? 2, inner.signal, async (chunk) => {
       try {
-        const text = engineText(chunk.text, article.pronunciations, lang, takesPhonemes(engine));
+        const text = engineText(chunk.text, rules, lang, takesPhonemes(engine));
         const mp3 = await engine.synthesize({ text, voice: article.voice, lang, level }, inner.signal);
         opts.onProgress?.(++done, chunks.length);
         return mp3;
@@ -172,10 +178,34 @@ async function pauseParts(silence: (ms: number) => Promise<Buffer> | Buffer, opt
   return { leadIn, title, paragraph, tail };
 }
 
-function prepareArticle(article: ArticleContent): { lang: Lang; paragraphs: string[] } {
+interface PreparedArticle {
+  lang: Lang;
+  paragraphs: string[];
+  /** The article's rules as its chunks' marks name them (text/pronounce.ts): what providers render. */
+  rules?: readonly PronunciationRule[];
+  /** Chunks of the paragraphs, where the text work runs. */
+  plan(maxChars: number, opts: PlanOptions): Promise<TextChunk[]>;
+}
+
+async function prepareArticle(article: ArticleContent, where?: RenderOptions["text"]): Promise<PreparedArticle> {
   if (!(LANGS as readonly string[]).includes(article.lang)) throw new RenderInputError(`Unsupported language '${article.lang}'; one of: ${LANGS.join(", ")}`);
   const lang = article.lang as Lang;
-  return { lang, paragraphs: prepareText({ title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw, pronunciations: article.pronunciations }) };
+  const work = where?.work ?? inlineTextWork;
+  const project = where?.project ?? "";
+  const rules = article.pronunciations && rulesWithoutReserved(article.pronunciations);
+  const input = { title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw, pronunciations: rules };
+  const paragraphs = await final(work.prepare(project, input));
+  return { lang, paragraphs, rules, plan: (maxChars, opts) => final(work.plan(project, paragraphs, lang, maxChars, opts)) };
+}
+
+/** Text work past its deadline (or failing on this text) fails the render for good: another attempt would do the same. */
+async function final<T>(p: Promise<T>): Promise<T> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof TextRejectedError) throw new RenderInputError(`${e.reason[0].toUpperCase()}${e.reason.slice(1)} (the article's text and its pronunciation rules are more than the audio service prepares for speech)`);
+    throw e;
+  }
 }
 
 interface Assembled extends RenderResult {
@@ -284,7 +314,7 @@ async function synthesizeMissing(
 }
 
 export async function renderWithProviders(article: ProviderArticle, router: SpeechRouter, opts: ProviderRenderOptions = {}): Promise<ProviderRenderResult> {
-  const { lang, paragraphs } = prepareArticle(article);
+  const { lang, paragraphs, rules, plan: planFor } = await prepareArticle(article, opts.text);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
   const level = opts.loudness === null ? undefined : (opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS);
@@ -311,8 +341,8 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           const local = step.provider.name === "local";
           const maxChars = Math.min(router.chunkChars(step.provider), opts.maxChunkChars ?? Number.MAX_SAFE_INTEGER);
           const chunks = local
-            ? planChunks(paragraphs, lang, maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
-            : planChunks(paragraphs, lang, maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
+            ? await planFor(maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
+            : await planFor(maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
           plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), local };
           made.set(id, plan);
         }
@@ -324,7 +354,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           // and needs no measurement.
           const stream = local || !level ? undefined : new Mp3Meter();
           try {
-            audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: article.pronunciations, level }, s, stream?.push);
+            audio[i] = await router.synthesize(step, { text: chunks[i].text, lang, prompt: article.prompt, pronunciations: rules, level }, s, stream?.push);
           } catch (e) {
             stream?.abort();
             throw e;

@@ -12,7 +12,7 @@ import { adhocBase, adhocExpiry, DEFAULT_ADHOC_TTL_MS } from "./adhoc.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { DEFAULT_LOUDNESS, type LoudnessTarget } from "./loudness/index.js";
 import { RenderInputError, renderArticle } from "./pipeline.js";
-import { prepareText } from "./text/index.js";
+import { inlineTextWork, TextRejectedError, type TextWork } from "./text/work.js";
 import { errorMessage } from "./worker.js";
 
 export type QuotaOutcome = { outcome: "reserved"; debited: boolean } | { outcome: "limit_reached" | "no_money" };
@@ -29,6 +29,8 @@ export interface AudioServiceDeps {
   engine: SpeechEngine;
   log: Logger;
   chunkConcurrency?: number;
+  /** Where text preparation runs (a thread pool with a deadline, text/work.ts); default: this thread. */
+  text?: TextWork;
   /** Longest accepted title + text, in characters. */
   maxTextChars?: number;
   /** Charges publishers' ad-hoc synthesis. Absent: publishers may not call Synthesize at all. */
@@ -49,6 +51,9 @@ function checkLang(lang: string): string {
   return l;
 }
 
+/** Whose turn a caller's text work takes in the text pool. */
+const projectOf = (who: Caller) => (who.kind === "internal" ? "" : who.projectId);
+
 export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof AudioService> {
   const maxChars = deps.maxTextChars ?? 200_000;
   const caller = (ctx: HandlerContext): Promise<Caller> => deps.resolveCaller(ctx.requestHeader);
@@ -64,10 +69,15 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
     },
 
     async prepareText(req, ctx) {
-      await caller(ctx);
+      const who = await caller(ctx);
       const lang = checkLang(req.lang);
       checkSize(req.title, req.text);
-      return { paragraphs: prepareText({ title: req.title, text: req.text, lang, parse: req.parse, isRaw: req.isRaw }) };
+      try {
+        return { paragraphs: await (deps.text ?? inlineTextWork).prepare(projectOf(who), { title: req.title, text: req.text, lang, parse: req.parse, isRaw: req.isRaw }) };
+      } catch (e) {
+        if (e instanceof TextRejectedError) throw new ConnectError(e.reason, Code.InvalidArgument);
+        throw e;
+      }
     },
 
     async synthesize(req, ctx) {
@@ -101,6 +111,7 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
           concurrency: deps.chunkConcurrency ?? 2,
           signal: ctx.signal,
           loudness,
+          text: deps.text && { work: deps.text, project: projectOf(who) },
         });
       } catch (e) {
         await refund();

@@ -12,6 +12,7 @@ import { DEFAULT_LOUDNESS, preloadLoudness, projectTarget } from "./loudness/ind
 import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline.js";
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
+import type { TextWork } from "./text/work.js";
 
 export interface AudioWorkerOptions {
   bus: JobBus;
@@ -24,6 +25,8 @@ export interface AudioWorkerOptions {
    * engine renders directly and failures are retried by the bus.
    */
   speech?: SpeechRouter;
+  /** Where each article's text work runs (a thread pool with a deadline, text/work.ts); default: this thread. */
+  text?: TextWork;
   log: Logger;
   /** Articles rendered at once. */
   concurrency?: number;
@@ -99,11 +102,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       // ID3 tags on both files. The articles service knows the project by id only (its name
       // would need a call to auth); added/updated are Unix seconds.
       const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
+      const text = opts.text && { work: opts.text, project: a.projectId };
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,
             tags,
             loudness,
+            text,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -111,7 +116,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
               return report(ArticleStatus.FALLBACK, errorMessage(error));
             },
           })
-        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags, loudness })), provider: engine.name };
+        : { ...(await renderArticle(content, engine, { concurrency: opts.chunkConcurrency ?? 2, signal: shutdown.signal, tags, loudness, text })), provider: engine.name };
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, lufs: loudness.lufs, truePeak: loudness.truePeak, ms: renderedMs }, "audio rendered");
 

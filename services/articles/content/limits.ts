@@ -39,6 +39,4 @@ export class ContentBusyError extends Error {
 }
 
 export const depthReason = (max: number) => `HTML nested deeper than ${max} levels`;
-export const timeoutReason = (ms: number) => `content extraction took longer than ${ms >= 1000 && ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`}`;
-export const memoryReason = (mb: number) => `content extraction needed more than ${mb} MB of memory`;
 export const outputReason = (max: number) => `extracted text is longer than ${max} characters`;

@@ -1,10 +1,6 @@
-// Messages between the content pool and its worker threads.
+// Messages between the content pool and its worker threads (lib/threads/pool.ts adds the job id).
 import type { AnalyseInput, Analysis } from "./analyse.js";
 
-export type ContentJob = { id: number; kind: "analyse"; input: AnalyseInput } | { id: number; kind: "extract"; html: string; url?: string };
+export type ContentJob = { kind: "analyse"; input: AnalyseInput } | { kind: "extract"; html: string; url?: string };
 
-export type ContentReply =
-  | { ready: true }
-  | { id: number; ok: true; analysis: Analysis }
-  | { id: number; ok: true; text: string }
-  | { id: number; ok: false; reason: string };
+export type ContentResult = { analysis: Analysis } | { text: string };

@@ -4,7 +4,7 @@ import { expandAbbreviations } from "./abbreviations.js";
 import { htmlToParagraphs, splitParagraphs } from "./html.js";
 import { spellEnglishInitialisms, spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
-import { markPronunciations, type PronunciationRule } from "./pronounce.js";
+import { markPronunciations, rulesWithoutReserved, withoutReserved, type PronunciationRule } from "./pronounce.js";
 import { readNumbers } from "./numbers.js";
 import { readRomanNumerals } from "./roman.js";
 import { readUrls } from "./urls.js";
@@ -47,9 +47,12 @@ export function normalizeParagraph(text: string, lang: string): string {
 }
 
 export function prepareText(input: TextInput): string[] {
-  const body = input.parse ? htmlToParagraphs(input.text) : splitParagraphs(input.text);
-  const title = input.parse ? htmlToParagraphs(input.title).join(" ") : input.title.trim();
-  const rules = input.pronunciations;
+  // The characters the pipeline marks with can only come from the pipeline (pronounce.ts): they
+  // go before anything else, and again after HTML, whose character references can spell them.
+  const html = (s: string) => htmlToParagraphs(withoutReserved(s)).map(withoutReserved);
+  const body = input.parse ? html(input.text) : splitParagraphs(withoutReserved(input.text));
+  const title = input.parse ? html(input.title).join(" ") : withoutReserved(input.title).trim();
+  const rules = input.pronunciations && rulesWithoutReserved(input.pronunciations);
   // Rules apply before normalisation, to the words as the publisher wrote them.
   const paragraphs = [title, ...body].filter((p) => p.trim().length > 0).map((p) => (rules?.length ? markPronunciations(cleanWhitespace(p), rules, input.lang) : p));
   if (input.isRaw) return paragraphs.map(cleanWhitespace).filter((p) => p.length > 0);

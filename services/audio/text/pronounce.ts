@@ -13,18 +13,81 @@ export type { PronunciationRule } from "../../../lib/pronunciations.js";
 const BASE = 0xe000;
 const MARKS = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}]`, "gu");
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const normal = (s: string) => s.replace(/\s+/g, " ").trim();
 
-interface Matcher {
-  re: RegExp;
-  /** Rule indexes, longest match first. */
-  order: number[];
-}
-const matchers = new WeakMap<readonly PronunciationRule[], Map<string, Matcher | null>>();
+// Every character the pipeline gives a meaning of its own: the rule marks and the local engine's
+// phoneme delimiters (PHONEMES_OPEN, PHONEMES_CLOSE below). Written by a publisher they would
+// name a rule or switch eSpeak to phoneme input, so they are dropped from every text the
+// pipeline reads, before anything else is done with it.
+const RESERVED = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}\\uF8F0\\uF8F1]`, "gu");
 
-/** The rules of `lang` as one pattern; their indexes stay those of the whole list, which the providers get. */
-function matcher(rules: readonly PronunciationRule[], lang: string): Matcher | null {
+/** The text without any character the pipeline reserves for its marks. */
+export const withoutReserved = (text: string) => text.replace(RESERVED, "");
+
+/** The rules with those characters dropped from every text field; the same list when none holds one (the matcher is cached per list). */
+export function rulesWithoutReserved(rules: readonly PronunciationRule[]): readonly PronunciationRule[] {
+  const holds = (v: string | undefined) => v !== undefined && withoutReserved(v) !== v;
+  if (!rules.some((r) => holds(r.match) || holds(r.say) || holds(r.ipa) || holds(r.lang))) return rules;
+  return rules.map((r) => {
+    const out: PronunciationRule = { ...r, match: withoutReserved(r.match) };
+    if (r.say !== undefined) out.say = withoutReserved(r.say);
+    if (r.ipa !== undefined) out.ipa = withoutReserved(r.ipa);
+    if (r.lang !== undefined) out.lang = withoutReserved(r.lang);
+    return out;
+  });
+}
+
+const matchers = new WeakMap<readonly PronunciationRule[], Map<string, Node | null>>();
+
+// Whole words: no letter, mark, digit or underscore on either side of a match.
+const WORD_CHAR = /[\p{L}\p{M}\p{N}_]/u;
+// The trie's key for a run of whitespace (no code point is negative).
+const SPACE_KEY = -1;
+
+// Per code point, with ASCII answered by arithmetic (matching reads every character of the
+// text, and most of it is ASCII) and the rest of the BMP remembered in fixed tables: 0 unknown.
+const wordChars = new Uint8Array(0x10000);
+function isWordCode(cp: number): boolean {
+  if (cp < 128) return (cp >= 97 && cp <= 122) || (cp >= 65 && cp <= 90) || (cp >= 48 && cp <= 57) || cp === 95;
+  if (cp > 0xffff) return WORD_CHAR.test(String.fromCodePoint(cp));
+  if (wordChars[cp] === 0) wordChars[cp] = WORD_CHAR.test(String.fromCharCode(cp)) ? 2 : 1;
+  return wordChars[cp] === 2;
+}
+const isSpaceCode = (cp: number) => (cp < 128 ? cp === 32 || (cp >= 9 && cp <= 13) : /\s/.test(String.fromCharCode(cp)));
+
+/** A code point as case-insensitive matching compares it; one whose lower case is more than one code point (İ) stays as written. */
+const folds = new Int32Array(0x10000);
+function fold(cp: number): number {
+  if (cp < 128) return cp >= 65 && cp <= 90 ? cp + 32 : cp;
+  if (cp <= 0xffff && folds[cp] !== 0) return folds[cp] - 1;
+  const lower = [...String.fromCodePoint(cp).toLowerCase()];
+  const f = lower.length === 1 ? lower[0].codePointAt(0)! : cp;
+  if (cp <= 0xffff) folds[cp] = f + 1;
+  return f;
+}
+
+interface Node {
+  /** Next node by folded code point, or SPACE_KEY for any run of whitespace. */
+  next: Map<number, Node>;
+  /** Rules whose whole match ends here, best first: longest match, then lowest index. */
+  rules: number[];
+  /** Keys from the root: the length of a match ending here. */
+  depth: number;
+  /** The longest proper suffix of this node's path that is also a path from the root (Aho–Corasick). */
+  fail: Node | null;
+  /** The nearest node along the fail links that ends a rule. */
+  out: Node | null;
+}
+
+const node = (depth: number): Node => ({ next: new Map(), rules: [], depth, fail: null, out: null });
+
+/**
+ * The rules of `lang` as an Aho–Corasick automaton over folded code points; their indexes stay
+ * those of the whole list, which the providers get. The text is read once, one step per
+ * character (plus the rules ending there), whatever the rules are: linear in the text. (One
+ * regular expression of all the rules backtracked for minutes on rules sharing long prefixes.)
+ */
+function matcher(rules: readonly PronunciationRule[], lang: string): Node | null {
   let byLang = matchers.get(rules);
   if (!byLang) matchers.set(rules, (byLang = new Map()));
   let m = byLang.get(lang);
@@ -32,32 +95,104 @@ function matcher(rules: readonly PronunciationRule[], lang: string): Matcher | n
     const applicable = new Set(rulesForLang(rules, lang));
     const order = rules
       .map((_, i) => i)
-      .filter((i) => i < PRONUNCIATION_LIMITS.rules && applicable.has(rules[i]))
-      .sort((a, b) => rules[b].match.length - rules[a].match.length);
-    const alternatives = order.map((i) => escape(normal(rules[i].match)).replace(/ /g, "\\s+"));
-    // Whole words: no letter, mark or digit on either side.
-    m = order.length ? { re: new RegExp(`(?<![\\p{L}\\p{M}\\p{N}_])(?:${alternatives.join("|")})(?![\\p{L}\\p{M}\\p{N}_])`, "giu"), order } : null;
+      .filter((i) => i < PRONUNCIATION_LIMITS.rules && applicable.has(rules[i]) && normal(rules[i].match) !== "")
+      .sort((a, b) => rules[b].match.length - rules[a].match.length || a - b);
+    const root = node(0);
+    for (const i of order) {
+      let at = root;
+      for (const c of normal(rules[i].match)) {
+        const key = c === " " ? SPACE_KEY : fold(c.codePointAt(0)!);
+        let next = at.next.get(key);
+        if (!next) at.next.set(key, (next = node(at.depth + 1)));
+        at = next;
+      }
+      at.rules.push(i);
+    }
+    // Fail links breadth first: a node's fail link is found from its parent's.
+    const queue: Node[] = [];
+    for (const child of root.next.values()) {
+      child.fail = root;
+      queue.push(child);
+    }
+    for (let q = 0; q < queue.length; q++) {
+      const parent = queue[q];
+      for (const [key, child] of parent.next) {
+        let f = parent.fail!;
+        while (f !== root && !f.next.has(key)) f = f.fail!;
+        child.fail = f.next.get(key) ?? root;
+        child.out = child.fail.rules.length ? child.fail : child.fail.out;
+        queue.push(child);
+      }
+    }
+    m = order.length ? root : null;
     byLang.set(lang, m);
   }
   return m;
 }
 
-/** Replaces each whole-word match of a rule of `lang` by its mark. */
+/** The code point that ends just before `at`. */
+const codePointBefore = (text: string, at: number) => {
+  const low = text.charCodeAt(at - 1);
+  return low >= 0xdc00 && low <= 0xdfff && at >= 2 ? text.codePointAt(at - 2)! : low;
+};
+
+/** Which rule `a` or `b` wins where both match at the same place: the longer, then the first. */
+const better = (rules: readonly PronunciationRule[], a: number, b: number) =>
+  rules[a].match.length > rules[b].match.length || (rules[a].match.length === rules[b].match.length && a < b);
+
+/**
+ * Replaces each whole-word match of a rule of `lang` by its mark. As a regular expression of the
+ * rules would: scanning from the left, the first place where a rule matches whole words wins,
+ * with its longest rule; whitespace runs match any whitespace; case counts only for rules that
+ * say so. One pass finds every match; choosing among them is linear too.
+ */
 export function markPronunciations(text: string, rules: readonly PronunciationRule[] | undefined, lang: string): string {
   if (!rules?.length) return text;
-  const found = matcher(rules, lang);
-  if (!found) return text;
-  const { re, order } = found;
-  return text.replace(re, (m) => {
-    const written = normal(m);
-    for (const i of order) {
-      const r = rules[i];
-      const want = normal(r.match);
-      if (r.caseSensitive ? written === want : written.toLowerCase() === want.toLowerCase()) return String.fromCodePoint(BASE + i);
+  const root = matcher(rules, lang);
+  if (!root) return text;
+  // Where each key of the text starts, by key index (a whitespace run is one key).
+  const keyStarts = new Int32Array(text.length + 1);
+  // The best match starting at a text offset: rule and end.
+  const found = new Map<number, { rule: number; end: number }>();
+  let keys = 0;
+  let state = root;
+  for (let j = 0; j < text.length; ) {
+    const cp = text.codePointAt(j)!;
+    let step = cp > 0xffff ? 2 : 1;
+    let key: number;
+    if (isSpaceCode(cp)) {
+      key = SPACE_KEY;
+      while (j + step < text.length && isSpaceCode(text.charCodeAt(j + step))) step++;
+    } else key = fold(cp);
+    keyStarts[keys++] = j;
+    while (state !== root && !state.next.has(key)) state = state.fail!;
+    state = state.next.get(key) ?? root;
+    j += step;
+    const ending = state.rules.length ? state : state.out;
+    // Whole words: nothing that ends here may be followed by a word character.
+    if (!ending || (j < text.length && isWordCode(text.codePointAt(j)!))) continue;
+    for (let at: Node | null = ending; at; at = at.out) {
+      const start = keyStarts[keys - at.depth];
+      if (start > 0 && isWordCode(codePointBefore(text, start))) continue;
+      const have = found.get(start);
+      for (const i of at.rules) {
+        if (have && !better(rules, i, have.rule)) break;
+        if (rules[i].caseSensitive && normal(text.slice(start, j)) !== normal(rules[i].match)) continue;
+        found.set(start, { rule: i, end: j });
+        break;
+      }
     }
-    // Only a case-sensitive rule matched, and only when case is ignored.
-    return m;
-  });
+  }
+  if (found.size === 0) return text;
+  let out = "";
+  let copied = 0;
+  for (const start of [...found.keys()].sort((a, b) => a - b)) {
+    if (start < copied) continue;
+    const { rule, end } = found.get(start)!;
+    out += text.slice(copied, start) + String.fromCodePoint(BASE + rule);
+    copied = end;
+  }
+  return out + text.slice(copied);
 }
 
 /** True when the text holds at least one mark. */
