@@ -58,6 +58,8 @@ describe("observability across processes (NATS)", function () {
   it("carries one request id from the gateway through articles and the bus to the audio worker and back", async () => {
     // The worker's CompleteAudioJob call is logged by articles after it returns; give the line a moment.
     await waitFor("articles to log the completion", async () => (linesOf(stack, "articles").some((l) => l.msg === "audio ready" && l.reqId === requestId) ? true : undefined), 10_000);
+    // The worker logs its own line once CompleteAudioJob has answered it, which may be after articles logged.
+    await waitFor("the worker to log the completion", async () => (linesOf(stack, "audio").some((l) => l.msg === "audio job completed" && l.reqId === requestId) ? true : undefined), 10_000);
     const withId = (role: "gateway" | "articles" | "audio") => linesOf(stack, role).filter((l) => l.reqId === requestId).map((l) => l.msg);
 
     expect(withId("gateway")).to.include("request");
