@@ -148,4 +148,22 @@ describe("process lifetime: npm start ends with its parent", function () {
     });
   }
 
+  it("SIGTERM to the npm process during start-up stops the platform gracefully", async () => {
+    const script = runScript("start", {
+      ...process.env,
+      ...ROOMY_RATE_LIMITS,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      AUDIO_THREADS: "1",
+      LOG_LEVEL: "info",
+    });
+    // Its first log line: started, not ready yet.
+    await script.line(/^\{/, 120_000);
+    const procs = script.tree();
+    const ms = await endAndCount(script, procs, () => process.kill(script.pid, "SIGTERM"));
+    figures.push(`npm start, SIGTERM to npm during start-up: ${ms} ms`);
+    expect(script.lines.join("\n"), script.tail()).to.match(/received, shutting down/);
+  });
+
 });
