@@ -236,16 +236,24 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/embedded.ts");
 if (isMain) {
   const log = logger("embedded");
-  startEmbedded().then(
-    // Under npm, npm is what a supervisor signals, and it may exit without passing the signal on.
-    (sys) => onShutdown(log, () => sys.close(), loadConfig(SHUTDOWN_VARS).SHUTDOWN_GRACE_MS, { exitWithParent: startedByNpm() }),
-    (err: unknown) => {
-      if (err instanceof ConfigError) {
-        process.stderr.write(`${err.message}\n`);
-      } else {
-        log.fatal({ err }, "start-up failed");
-      }
-      process.exit(1);
-    },
-  );
+  const started = startEmbedded();
+  // Listening from the start: without a listener SIGTERM's default action
+  // kills the process on the spot, also in the moment after "ready" is logged.
+  // A stop during start-up closes the platform once it is up.
+  let graceMs: number = SHUTDOWN_VARS.SHUTDOWN_GRACE_MS.default;
+  try {
+    graceMs = loadConfig(SHUTDOWN_VARS).SHUTDOWN_GRACE_MS;
+  } catch {
+    // startEmbedded reports the invalid value and exits.
+  }
+  // Under npm, npm is what a supervisor signals, and it may exit without passing the signal on.
+  onShutdown(log, async () => (await started).close(), graceMs, { exitWithParent: startedByNpm() });
+  started.catch((err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+    } else {
+      log.fatal({ err }, "start-up failed");
+    }
+    process.exit(1);
+  });
 }

@@ -59,6 +59,8 @@ export interface StackOptions {
   startTimeoutMs?: number;
   /** SIGTERM to SIGKILL during stop; default 30 s (the services themselves give up after 25 s). */
   stopGraceMs?: number;
+  /** Cancels start-up: whatever has started is stopped again and startStack rejects. */
+  signal?: AbortSignal;
 }
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -109,7 +111,7 @@ export async function startStack(env: StackEnv = process.env, opts: StackOptions
 
   const report = (line: string) => onLine("stack", line);
   const make = (name: string, entry: string, port: number, health: "rpc" | "http", extra: StackEnv = {}) =>
-    new ManagedProcess(name, entry, health === "rpc" ? rpcUrl(port) : url, health, { ...common, ...extra }, onLine, report, startTimeoutMs, stopGraceMs);
+    new ManagedProcess(name, entry, health === "rpc" ? rpcUrl(port) : url, health, { ...common, ...extra }, onLine, report, startTimeoutMs, stopGraceMs, opts.signal);
 
   const auth = make("auth", ENTRIES.auth, ports.auth, "rpc");
   const articles = make("articles", ENTRIES.articles, ports.articles, "rpc");
@@ -137,6 +139,7 @@ export async function startStack(env: StackEnv = process.env, opts: StackOptions
     // the gateway's readiness needs all of them.
     await Promise.all([auth, articles, ...audio].map((p) => p.start()));
     await gateway.start();
+    opts.signal?.throwIfAborted();
   } catch (err) {
     await stop();
     throw err;
@@ -171,6 +174,7 @@ class ManagedProcess implements StackProcess {
     private report: (line: string) => void,
     private startTimeoutMs: number,
     private stopGraceMs: number,
+    private cancel?: AbortSignal,
   ) {}
 
   get pid() {
@@ -277,6 +281,7 @@ class ManagedProcess implements StackProcess {
   private async waitHealthy(child: ChildProcess): Promise<void> {
     const deadline = Date.now() + this.startTimeoutMs;
     while (Date.now() < deadline) {
+      if (this.cancel?.aborted) throw new Error(`${this.name}: start-up cancelled`);
       if (child.exitCode !== null || child.signalCode !== null) {
         throw new Error(`${this.name} exited (${child.signalCode ?? `code ${child.exitCode}`}) during start-up: ${this.lastLines()}`);
       }
@@ -374,29 +379,42 @@ function defaultPrinter(): (name: string, line: string) => void {
 const isMain = import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("launch/stack.ts");
 if (isMain) {
   const say = (line: string) => process.stdout.write(`${"stack".padEnd(10)}| ${line}\n`);
-  startStack().then(
-    (stack) => {
-      // A terminal's Ctrl-C reaches the launcher directly and again relayed by
-      // npm: a repeat that close is the same request (onStopSignals); only a
-      // deliberate second signal later means "kill everything now".
-      const trigger = onStopSignals(
-        (reason) => {
-          say(`${reason}: stopping gateway, audio workers, articles, auth`);
-          stack.stop().then(
-            () => process.exit(0),
-            () => process.exit(1),
-          );
-        },
-        (reason) => {
-          say(`${reason} again: killing every process now`);
-          for (const p of stack.processes) p.kill("SIGKILL");
-          process.exit(1);
-        },
-      );
-      // Supervisors signal npm; when npm is killed outright it passes nothing on.
-      if (startedByNpm()) watchParent(() => trigger("npm (the parent process) exited"));
+  const cancelStart = new AbortController();
+  let stack: Stack | undefined;
+  const stopAndExit = (s: Stack) =>
+    s.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  // Listening before anything starts: without a listener SIGTERM's default
+  // action kills the launcher on the spot, and a supervisor may well signal
+  // the moment "ready" appears. A stop during start-up cancels it.
+  // A terminal's Ctrl-C reaches the launcher directly and again relayed by
+  // npm: a repeat that close is the same request (onStopSignals); only a
+  // deliberate second signal later means "kill everything now".
+  const trigger = onStopSignals(
+    (reason) => {
+      say(`${reason}: stopping gateway, audio workers, articles, auth`);
+      if (stack) void stopAndExit(stack);
+      else cancelStart.abort();
+    },
+    (reason) => {
+      say(`${reason} again: killing every process now`);
+      for (const p of stack?.processes ?? []) p.kill("SIGKILL");
+      // During start-up the exit handler of startStack kills what has started.
+      process.exit(1);
+    },
+  );
+  // Supervisors signal npm; when npm is killed outright it passes nothing on.
+  if (startedByNpm()) watchParent(() => trigger("npm (the parent process) exited"));
+  startStack(process.env, { signal: cancelStart.signal }).then(
+    (s) => {
+      stack = s;
+      if (cancelStart.signal.aborted) void stopAndExit(s);
     },
     (err: unknown) => {
+      // Asked to stop during start-up: what had started is stopped again.
+      if (cancelStart.signal.aborted) process.exit(0);
       process.stderr.write(`stack: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(1);
     },

@@ -9,6 +9,7 @@ import path from "node:path";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { runScript, waitGone, type ProcInfo, type Script } from "../support/process-tree.js";
 import { requireMongo, requireNats } from "../support/servers.js";
+import { sleep } from "../support/wait.js";
 import { prepareTestStack, type TestStackRun } from "./stack-harness.js";
 
 // The launcher gives each service 30 s after SIGTERM (the services give up after 25 s).
@@ -16,13 +17,15 @@ const GRACE_MS = 30_000;
 
 const describeProc = (ps: ProcInfo[]) => ps.map((p) => `${p.pid} (parent ${p.ppid}) ${p.cmd.slice(0, 120)}`).join("\n");
 
-/** Sends the signal, then waits for every process the script had started to be gone. */
+/** Sends the signal, then waits for every process the script had started to be gone and for all it printed. */
 async function endAndCount(script: Script, procs: ProcInfo[], send: () => void): Promise<number> {
   const started = Date.now();
   send();
   const { survivors } = await waitGone(procs.map((p) => p.pid), GRACE_MS);
   const ms = Date.now() - started;
   expect(survivors, `still running ${GRACE_MS} ms after the signal:\n${describeProc(survivors)}\n${script.tail()}`).to.deep.equal([]);
+  // What they printed last may still be in the pipe.
+  await script.outputDone();
   return ms;
 }
 
@@ -75,8 +78,27 @@ describe("process lifetime: npm run stack ends with its parent", function () {
     const ms = await endAndCount(script, procs, () => process.kill(-script.pid, "SIGTERM"));
     figures.push(`stack, SIGTERM to the group: ${ms} ms`);
     const out = script.lines.join("\n");
-    expect(out).to.match(/auth stopped \(code 0\)/);
-    expect(out, "the echo of the signal is not taken as a second one").not.to.match(/killing every process now/);
+    expect(out, `launcher output:\n${script.tail(60)}\n`).to.match(/auth stopped \(code 0\)/);
+    expect(out, `the echo of the signal is not taken as a second one; launcher output:\n${script.tail(60)}\n`).not.to.match(/killing every process now/);
+  });
+
+  it("SIGTERM during start-up stops what has started, gracefully", async () => {
+    run = await prepareTestStack({ mongoUrl, natsUrl, env: { LOG_LEVEL: "warn" } });
+    const script = runScript("stack", run.env);
+    // The services are spawned; they take a while to answer their health checks.
+    let procs: ProcInfo[] = [];
+    for (const until = Date.now() + 60_000; Date.now() < until; await sleep(20)) {
+      procs = script.tree();
+      if (procs.filter((p) => /stack-child\.ts/.test(p.cmd)).length >= 4) break;
+    }
+    expect(procs.filter((p) => /stack-child\.ts/.test(p.cmd)), describeProc(procs)).to.have.length.of.at.least(4);
+    const ms = await endAndCount(script, procs, () => process.kill(-script.pid, "SIGTERM"));
+    figures.push(`stack, SIGTERM to the group during start-up: ${ms} ms`);
+    const out = script.lines.join("\n");
+    expect(out, `launcher output:\n${script.tail(60)}\n`).to.match(/SIGTERM received: stopping/);
+    expect(out, `launcher output:\n${script.tail(60)}\n`).to.match(/auth stopped/);
+    expect(out).not.to.match(/killing every process now|exited unexpectedly/);
+    expect(script.child.exitCode, "npm's exit code").to.equal(0);
   });
 
   it("SIGKILL to the launcher: the services stop by themselves", async () => {
@@ -125,5 +147,23 @@ describe("process lifetime: npm start ends with its parent", function () {
       if (signal !== "SIGKILL") expect(script.lines.join("\n")).to.match(/received, shutting down/);
     });
   }
+
+  it("SIGTERM to the npm process during start-up stops the platform gracefully", async () => {
+    const script = runScript("start", {
+      ...process.env,
+      ...ROOMY_RATE_LIMITS,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      AUDIO_THREADS: "1",
+      LOG_LEVEL: "info",
+    });
+    // Its first log line: started, not ready yet.
+    await script.line(/^\{/, 120_000);
+    const procs = script.tree();
+    const ms = await endAndCount(script, procs, () => process.kill(script.pid, "SIGTERM"));
+    figures.push(`npm start, SIGTERM to npm during start-up: ${ms} ms`);
+    expect(script.lines.join("\n"), script.tail()).to.match(/received, shutting down/);
+  });
 
 });

@@ -16,6 +16,12 @@ export interface Script {
   pid: number;
   /** Every output line so far, stdout and stderr. */
   lines: string[];
+  /**
+   * Resolves once npm has exited and its output is read to the end. A process
+   * being gone does not mean its last lines have been read: they may still be
+   * in the pipe, so assertions on what was printed at exit wait for this.
+   */
+  outputDone(timeoutMs?: number): Promise<void>;
   /** Resolves with the first line that matches; rejects if npm exits first or time runs out. */
   line(match: RegExp, timeoutMs?: number): Promise<string>;
   tail(n?: number): string;
@@ -40,9 +46,17 @@ export function runScript(name: string, env: Record<string, string | undefined>)
       }
       for (const w of [...waiters]) w();
     });
+    stream.on("end", () => {
+      if (buf) lines.push(buf);
+      buf = "";
+    });
   };
   collect(child.stdout!);
   collect(child.stderr!);
+  // "close": npm has exited and every process holding its stdout or stderr has closed them, all read.
+  let closed = false;
+  const onClose = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  void onClose.then(() => (closed = true));
   child.once("exit", () => {
     for (const w of [...waiters]) w();
   });
@@ -58,6 +72,18 @@ export function runScript(name: string, env: Record<string, string | undefined>)
     pid,
     lines,
     tail,
+    async outputDone(timeoutMs = 10_000) {
+      if (closed) return;
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`output of npm run ${name} still open ${timeoutMs} ms later (a process still holds it):\n${tail()}`)), timeoutMs);
+      });
+      try {
+        await Promise.race([onClose, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     tree() {
       const t = [readProc(pid), ...descendants(pid)].filter((p): p is ProcInfo => !!p && p.state !== "Z");
       for (const p of t) seen.add(p.pid);
