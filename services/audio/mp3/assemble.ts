@@ -131,6 +131,7 @@ function* assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer):
   for (const p of parts) {
     count += p.lengths.length;
     for (const n of p.lengths) audioBytes += n;
+    yield;
   }
   const lengths = new Int32Array(count);
   let vbr = false;
@@ -143,6 +144,7 @@ function* assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer):
       if (b !== firstBitrate) vbr = true;
     }
     at += p.lengths.length;
+    yield;
   }
   const first = parts.find((p) => p.lengths.length > 0);
   const modeByte = first ? first.buf[first.offsets[0] + 3] : template.channels === 1 ? 0xc0 : 0;
