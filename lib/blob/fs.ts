@@ -8,7 +8,7 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/p
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
-import { checkRange, contentEtag } from "./etag-and-range.js";
+import { checkRange, contentEtagInSlices } from "./etag-and-range.js";
 
 interface Meta {
   etag: string;
@@ -65,7 +65,7 @@ export function createFsBlobStore(dir: string): BlobStore {
     const ext = key.slice(key.lastIndexOf(".") + 1).toLowerCase();
     return {
       size: st.size,
-      etag: contentEtag(await readFile(dataPath(key))),
+      etag: await contentEtagInSlices(await readFile(dataPath(key))),
       contentType: meta?.contentType ?? TYPES[ext] ?? "application/octet-stream",
       modified: st.mtime,
     };
@@ -74,7 +74,7 @@ export function createFsBlobStore(dir: string): BlobStore {
   return {
     async put(key, data, contentType) {
       assertSafeKey(key);
-      const etag = contentEtag(data);
+      const etag = await contentEtagInSlices(data);
       await writeAtomic(dataPath(key), data);
       const st = await stat(dataPath(key));
       const meta: Meta = { etag, contentType, size: st.size, mtimeMs: st.mtimeMs };

@@ -6,7 +6,7 @@
 import { GridFSBucket, type Db, type GridFSFile, type ObjectId } from "mongodb";
 import type { Readable } from "node:stream";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
-import { checkRange, contentEtag } from "./etag-and-range.js";
+import { checkRange, contentEtagInSlices } from "./etag-and-range.js";
 
 interface Metadata {
   etag: string;
@@ -46,7 +46,7 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
   return {
     async put(key, data, contentType) {
       assertSafeKey(key);
-      const metadata: Metadata = { etag: contentEtag(data), contentType };
+      const metadata: Metadata = { etag: await contentEtagInSlices(data), contentType };
       const upload = bucket.openUploadStream(key, { metadata });
       await new Promise<void>((resolve, reject) => {
         upload.once("finish", () => resolve());

@@ -5,7 +5,8 @@ import type { PronunciationRule } from "../../lib/pronunciations.js";
 import { LANGS, type Lang } from "../../lib/voices.js";
 import type { SpeechEngine } from "./engine/index.js";
 import { DEFAULT_LOUDNESS, Mp3Meter, checkTarget, combine, finishMeter, meterMp3, normalizeMp3, type LoudnessMeter, type LoudnessTarget } from "./loudness/index.js";
-import { id3Tag, joinMp3, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
+import { durationSteps, id3Tag, joinMp3InSlices, mp3Duration, silenceFrames, tagMp3, type Mp3Tags } from "./mp3/index.js";
+import { finishInSlices, timeSlicer } from "../../lib/slices.js";
 import { ProviderError } from "./providers/errors.js";
 import { engineText, takesPhonemes } from "./providers/local.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
@@ -150,7 +151,7 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
         throw e;
       }
     });
-    return assemble(chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+    return await assemble(chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
@@ -213,15 +214,17 @@ interface Assembled extends RenderResult {
   previewChunks: number;
 }
 
-function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Assembled {
+/** Works in slices of a few milliseconds: hours of audio are hundreds of megabytes to scan and copy beside other projects' requests. */
+async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Promise<Assembled> {
   const parts: Buffer[] = [pauses.leadIn];
   const endTimes: number[] = [];
   const partsThrough: number[] = [];
   const joins: Join[] = [];
+  const seconds = await finishInSlices(durationSteps(audio));
   let t = mp3Duration(pauses.leadIn);
   chunks.forEach((chunk, i) => {
     parts.push(audio[i]);
-    t += mp3Duration(audio[i]);
+    t += seconds[i];
     endTimes.push(t);
     partsThrough.push(parts.length);
     if (i === chunks.length - 1) return;
@@ -236,10 +239,10 @@ function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, prev
   });
   const tail = mp3Duration(pauses.tail);
   const tag = tags && id3Tag(tags);
-  const full = joinMp3([...parts, pauses.tail], tag);
+  const full = await joinMp3InSlices([...parts, pauses.tail], tag);
   const last = previewEnd(chunks, endTimes, previewSeconds);
   const whole = last === chunks.length - 1;
-  const preview = whole ? full : joinMp3([...parts.slice(0, partsThrough[last]), pauses.tail], tag);
+  const preview = whole ? full : await joinMp3InSlices([...parts.slice(0, partsThrough[last]), pauses.tail], tag);
   // Frame durations summed part by part: the joined file holds exactly these frames, and a
   // second scan of an hour of audio would only cost memory.
   return { full, fullDuration: t + tail, preview, previewDuration: (whole ? t : endTimes[last]) + tail, chunks: chunks.length, joins, previewChunks: last + 1 };
@@ -375,21 +378,30 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     const target = streamFormat(result.audio[0]);
     if (!target) throw new Error("The first chunk has no MPEG audio frames");
     let reencoded = 0;
-    const audio = await Promise.all(
-      result.audio.map(async (mp3, i) => {
-        const f = streamFormat(mp3);
-        if (f && sameStreamFormat(f, target)) return mp3;
-        reencoded++;
+    // Checked one chunk after another with turns of the event loop between (each check scans the chunk).
+    const audio = [...result.audio];
+    const reencoding: Promise<void>[] = [];
+    const turn = timeSlicer();
+    for (const [i, mp3] of result.audio.entries()) {
+      await turn();
+      const f = streamFormat(mp3);
+      if (f && sameStreamFormat(f, target)) continue;
+      reencoded++;
+      const done = (async () => {
         const same = await reencode(mp3, target);
         if (!result.local && level) {
           void result.loudness[i]?.then((m) => m?.release());
           result.loudness[i] = meterMp3(same).catch(() => undefined);
         }
-        return same;
-      }),
-    );
+        audio[i] = same;
+      })();
+      // Awaited below; handled now, as the loop may still yield before a failure is awaited.
+      done.catch(() => undefined);
+      reencoding.push(done);
+    }
+    await Promise.all(reencoding);
     const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
-    const r = assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+    const r = await assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
     let loudnessMethod: ProviderRenderResult["loudness"] = level ? "engine" : "none";
     const loudnessStarted = performance.now();
     if (!result.local && level) {

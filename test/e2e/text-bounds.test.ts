@@ -2,8 +2,9 @@
 // pronunciation rules built to make a regular expression backtrack (500 rules
 // "a a … a zN") and articles of "a a a …" once blocked every other project's
 // reads for 6–13 s per article. Now they render in seconds while the other
-// project's reads stay fast, a 1 MB article's text work stays off the event
-// loop, and text work past its deadline ends the article `errored`, once.
+// project's reads stay fast (p99 under 100 ms), a 1 MB article renders within
+// 10 s with its text work off the event loop and its 6.5 hours of audio joined
+// in slices, and text work past its deadline ends the article `errored`, once.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,23 +39,33 @@ describe("bounded text work (embedded default)", function () {
   };
   const status = async (call: ReturnType<typeof api>, id: string) => (await call("GET", `/api/articles/${id}`)).body.article;
 
-  /** B lists its articles as fast as they answer until `stop` is called; the latencies, ms. */
+  /**
+   * B lists its articles 20 times a second until `stop` is called. Each read's latency counts from
+   * when it was due, not from when it was sent: this client shares the event loop it measures, so
+   * a read held back by a stall waits as long as a reader elsewhere would have. Latencies in ms.
+   */
+  const READ_WINDOW_MS = 10_000;
   function readWhile(B: ReturnType<typeof api>) {
+    const EVERY_MS = 50;
     const latencies: number[] = [];
-    let reading = true;
-    const done = (async () => {
-      while (reading) {
-        const t = performance.now();
-        const r = await B("GET", "/api/articles");
-        latencies.push(performance.now() - t);
-        expect(r.status).to.equal(200);
-        await new Promise((res) => setImmediate(res));
-      }
-    })();
+    const inFlight: Promise<void>[] = [];
+    const started = performance.now();
+    let due = 0;
+    const read = async (at: number) => {
+      const r = await B("GET", "/api/articles");
+      latencies.push(performance.now() - at);
+      expect(r.status).to.equal(200);
+    };
+    const timer = setInterval(() => {
+      for (let at = started + due * EVERY_MS; at <= performance.now(); at = started + ++due * EVERY_MS) inFlight.push(read(at));
+    }, 5);
     return {
-      async stop() {
-        reading = false;
-        await done;
+      /** Reads go on for `windowMs` from the start at least: 200 reads or more, so that a p99 is not simply the slowest one. */
+      async stop(windowMs = READ_WINDOW_MS) {
+        const left = started + windowMs - performance.now();
+        if (left > 0) await new Promise((res) => setTimeout(res, left));
+        clearInterval(timer);
+        await Promise.all(inFlight);
         const p99 = percentile(latencies, 99);
         return { p99, p50: percentile(latencies, 50), max: Math.max(...latencies), n: latencies.length };
       },
@@ -99,12 +110,11 @@ describe("bounded text work (embedded default)", function () {
     }
     const r = await reads.stop();
     console.log(`      ready after: ${took.join(", ")}; B's GET /api/articles meanwhile: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
-    // Before: one read waited 6.1 s, 9.9 s and 12.9 s. The target is 100 ms; the margin is for a
-    // CPU-starved test machine, as in content-limits.test.ts (load 13-27 on 2 cores here).
-    expect(r.p99).to.be.below(1_000);
+    // Before: one read waited 6.1 s, 9.9 s and 12.9 s.
+    expect(r.p99).to.be.below(100);
   });
 
-  it("a 1 MB article of repetitive words with the adversarial rules renders, its text work off the event loop", async () => {
+  it("a 1 MB article of repetitive words with the adversarial rules renders within 10 s while another project's reads stay fast", async () => {
     const { A, B } = await start();
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
@@ -119,20 +129,21 @@ describe("bounded text work (embedded default)", function () {
     const second = await B("POST", "/api/articles", { title: "Opening hours", text: BYSTANDER_TEXT });
     await waitFor("B's second article ready", async () => ((await status(B, second.body.id)).status === "ready" ? true : undefined), 60_000);
     const bReady = (performance.now() - t) / 1000;
+    // Polled twice a second: each answer is the article with its megabyte of text.
     const ended = await waitFor("the 1 MB article ended", async () => {
       const a = await status(A, big.body.id);
       return ["ready", "errored", "rejected"].includes(a.status) ? a : undefined;
-    }, 60_000, 200);
+    }, 60_000, 500);
     const aEnded = (performance.now() - t) / 1000;
     const r = await reads.stop();
     console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${((ended.audio_duration ?? 0) / 3600).toFixed(1)} h of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
     // Its text work takes one or two seconds on its thread, well inside the 5 s deadline: it is
-    // spoken, six and a half hours of "a a a" that the native eSpeak makes in 4-13 s here; the
-    // bound leaves room for a busy machine's share of that synthesis.
+    // spoken, six and a half hours of "a a a" (140 MB of MP3), then joined, measured and hashed in
+    // slices between other requests. Before those were sliced, reads waited 1.4-3.7 s at once.
     expect(ended.status).to.equal("ready");
-    expect(aEnded).to.be.below(30);
+    expect(aEnded).to.be.below(10);
     expect(bReady).to.be.below(10);
-    expect(r.p99).to.be.below(1_000);
+    expect(r.p99).to.be.below(100);
   });
 
   it("text work past the deadline ends the article errored once, naming the deadline", async () => {

@@ -1,6 +1,7 @@
 import { describe, sameStream, type FrameHeader } from "./header.js";
 import { mainDataBegin, mainDataSize, scanFrames, type Mp3Frame } from "./frames.js";
 import { buildInfoFrame } from "./info.js";
+import { finish, finishInSlices, type Steps } from "../../../lib/slices.js";
 
 export function mp3Duration(buf: Buffer): number {
   return duration(scanFrames(buf).frames);
@@ -21,15 +22,34 @@ export function mp3Duration(buf: Buffer): number {
  * as a decoder would otherwise read the previous part's bytes as their audio data.
  */
 export function joinMp3(parts: Buffer[], prefix?: Buffer): Buffer {
+  return finish(joinSteps(parts, prefix));
+}
+
+/** joinMp3 in slices of a few milliseconds: hours of audio are joined without holding up the event loop. */
+export function joinMp3InSlices(parts: Buffer[], prefix?: Buffer): Promise<Buffer> {
+  return finishInSlices(joinSteps(parts, prefix));
+}
+
+/** mp3Duration, a step per part: the parts of a long article are measured between other work. */
+export function* durationSteps(parts: readonly Buffer[]): Steps<number[]> {
+  const seconds: number[] = [];
+  for (const part of parts) {
+    seconds.push(mp3Duration(part));
+    yield;
+  }
+  return seconds;
+}
+
+function* joinSteps(parts: Buffer[], prefix?: Buffer): Steps<Buffer> {
   const picked: PartFrames[] = [];
   let reference: FrameHeader | undefined;
   let referenceIndex = 0;
-  parts.forEach((part, index) => {
+  for (const [index, part] of parts.entries()) {
     if (!((part as unknown) instanceof Uint8Array)) throw new TypeError(`joinMp3: part ${index} is not a Buffer`);
     const scan = scanFrames(part);
     if (scan.frames.length === 0) {
       // Empty input or an Info-only file (a zero-length slice) is a legitimately empty part.
-      if (part.length === 0 || scan.infoFrames > 0) return;
+      if (part.length === 0 || scan.infoFrames > 0) continue;
       throw new Error(`joinMp3: part ${index} contains no MPEG audio frames`);
     }
     const head = scan.headers[0];
@@ -42,9 +62,10 @@ export function joinMp3(parts: Buffer[], prefix?: Buffer): Buffer {
     // Only offsets, lengths and the mute flags are kept: a long article has hundreds of
     // thousands of frames, and an object per frame for all of them cost more than the audio.
     picked.push(decodableFrames(part, scan.frames, scan.headers));
-  });
+    yield;
+  }
   if (!reference) throw new Error("joinMp3: no MPEG audio frames in any part");
-  return assemble(picked, reference, prefix);
+  return yield* assemble(picked, reference, prefix);
 }
 
 /** The opening of `buf` up to `maxSeconds`, cut at a frame boundary, with its own Info header. */
@@ -62,7 +83,7 @@ export function sliceMp3(buf: Buffer, maxSeconds: number): Buffer {
     count++;
   }
   const frames = scan.frames.slice(0, count);
-  return assemble([partFrames(buf, frames, scan.headers[0], new Uint8Array(count))], scan.headers[0]);
+  return finish(assemble([partFrames(buf, frames, scan.headers[0], new Uint8Array(count))], scan.headers[0]));
 }
 
 /** The frames taken from one part, in compact form. */
@@ -100,13 +121,17 @@ function decodableFrames(buf: Uint8Array, frames: Mp3Frame[], headers: FrameHead
   return partFrames(buf, frames, headers[0], mute);
 }
 
+// Frames copied between two yields when one part is long (a part is usually a sentence or two).
+const COPY_STEP_FRAMES = 2048;
+
 /** `prefix` (an ID3 tag) is written into the same allocation: an hour of audio is not copied again to tag it. */
-function assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer): Buffer {
+function* assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer): Steps<Buffer> {
   let count = 0;
   let audioBytes = 0;
   for (const p of parts) {
     count += p.lengths.length;
     for (const n of p.lengths) audioBytes += n;
+    yield;
   }
   const lengths = new Int32Array(count);
   let vbr = false;
@@ -119,6 +144,7 @@ function assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer): 
       if (b !== firstBitrate) vbr = true;
     }
     at += p.lengths.length;
+    yield;
   }
   const first = parts.find((p) => p.lengths.length > 0);
   const modeByte = first ? first.buf[first.offsets[0] + 3] : template.channels === 1 ? 0xc0 : 0;
@@ -137,7 +163,9 @@ function assemble(parts: PartFrames[], template: FrameHeader, prefix?: Buffer): 
       // stream for the reservoir of the frames that follow.
       if (p.mute[i]) out.fill(0, pos + sideInfo, pos + sideInfo + p.header.sideInfoSize);
       pos += p.lengths[i];
+      if (i % COPY_STEP_FRAMES === COPY_STEP_FRAMES - 1) yield;
     }
+    yield;
   }
   return out;
 }
