@@ -1,15 +1,14 @@
 // The interactive API reference in a real browser (Debian's Chromium driven by
 // playwright-core): a reader authorizes once, reloads, and is still signed in.
 import { expect } from "chai";
-import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { chromium, type Browser } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { CHROMIUM, requireChromium } from "../support/chromium.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TOKEN = "docs-reader-0123456789";
 
 describe("API docs page in a real browser (Chromium)", function () {
@@ -19,12 +18,7 @@ describe("API docs page in a real browser (Chromium)", function () {
   let browser: Browser;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const msg = `browser tier did not run: no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-      if (process.env.CI === "true") throw new Error(msg);
-      console.warn(`      ⚠ ${msg}`);
-      this.skip();
-    }
+    requireChromium(this);
     dataDir = await mkdtemp(path.join(tmpdir(), "docs-browser-"));
     const sink = new Writable({ write: (_c, _e, cb) => cb() });
     sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "docs", scope: "read" }]) }, sink);

@@ -13,8 +13,7 @@ import { logger } from "../../lib/log.js";
 import { httpDrain, stopListening } from "../../lib/net/http-drain.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
 import { keepAliveTraffic, type TrafficResult } from "../support/keepalive-traffic.js";
-import { runScript, waitGone, type Script } from "../support/process-tree.js";
-import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { runEmbeddedScript, runScript, waitGone, type Script } from "../support/process-tree.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { sleep } from "../support/wait.js";
 import { prepareTestStack, TOKENS, type TestStackRun } from "./stack-harness.js";
@@ -135,16 +134,7 @@ describe("graceful shutdown under keep-alive traffic", function () {
   it("embedded default (npm start): Ctrl-C cuts no request", async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), "keepalive-embedded-"));
     try {
-      const script = runScript("start", {
-        ...process.env,
-        ...ROOMY_RATE_LIMITS,
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        AUDIO_THREADS: "1",
-        LOG_LEVEL: "info",
-        SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "alpha", scope: "full" }]),
-      });
+      const script = runEmbeddedScript(dataDir, { SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "alpha", scope: "full" }]) });
       const ready = await script.line(/article audio platform ready/, 120_000);
       const { result } = await ctrlCUnderTraffic(script, (JSON.parse(ready) as { url: string }).url, TOKEN);
       expect(result.cut, "requests sent and never answered").to.deep.equal([]);

@@ -6,8 +6,7 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
-import { runScript, waitGone, type ProcInfo, type Script } from "../support/process-tree.js";
+import { runEmbeddedScript, runScript, waitGone, type ProcInfo, type Script } from "../support/process-tree.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { sleep } from "../support/wait.js";
 import { prepareTestStack, type TestStackRun } from "./stack-harness.js";
@@ -126,15 +125,7 @@ describe("process lifetime: npm start ends with its parent", function () {
   });
 
   async function startEmbeddedScript(): Promise<{ script: Script; procs: ProcInfo[] }> {
-    const script = runScript("start", {
-      ...process.env,
-      ...ROOMY_RATE_LIMITS,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      AUDIO_THREADS: "1",
-      LOG_LEVEL: "info",
-    });
+    const script = runEmbeddedScript(dataDir);
     await script.line(/article audio platform ready/, 120_000);
     return { script, procs: script.tree() };
   }
@@ -149,15 +140,7 @@ describe("process lifetime: npm start ends with its parent", function () {
   }
 
   it("SIGTERM to the npm process during start-up stops the platform gracefully", async () => {
-    const script = runScript("start", {
-      ...process.env,
-      ...ROOMY_RATE_LIMITS,
-      PORT: "0",
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      AUDIO_THREADS: "1",
-      LOG_LEVEL: "info",
-    });
+    const script = runEmbeddedScript(dataDir);
     // Its first log line: started, not ready yet.
     await script.line(/^\{/, 120_000);
     const procs = script.tree();

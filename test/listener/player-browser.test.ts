@@ -3,7 +3,6 @@
 // the snippet from GET /api/player pasted in, as a publisher would do it.
 import { expect } from "chai";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -13,8 +12,8 @@ import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
+import { CHROMIUM, requireChromium } from "../support/chromium.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const TOKEN = "browser-full-0123456789";
 /** Screenshots are kept here for people to look at (CI prints the paths). */
 export const ARTIFACTS = path.resolve("test-artifacts");
@@ -56,12 +55,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
   let articleId: string;
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const msg = `browser tier did not run: no Chromium at ${CHROMIUM} (apt-get install chromium)`;
-      if (process.env.CI === "true") throw new Error(msg);
-      console.warn(`      ⚠ ${msg}`);
-      this.skip();
-    }
+    requireChromium(this);
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-player-"));
     sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "browser", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE }, sink());
     A = api(sys.url, TOKEN);

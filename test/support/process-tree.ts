@@ -7,6 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { atExit } from "./child-servers.js";
 import { sleep } from "./wait.js";
+import { ROOMY_RATE_LIMITS } from "./rate-limits.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -167,4 +168,9 @@ export async function waitGone(pids: number[], timeoutMs: number): Promise<{ ms:
     if (Date.now() - start > timeoutMs) return { ms: Date.now() - start, survivors: left.map((p) => readProc(p) ?? { pid: p, ppid: 0, state: "?", cmd: "?" }) };
     await sleep(50);
   }
+}
+
+/** `npm start` for real on a free loopback port, with roomy rate limits and one synthesizer thread. */
+export function runEmbeddedScript(dataDir: string, env: Record<string, string | undefined> = {}): Script {
+  return runScript("start", { ...process.env, ...ROOMY_RATE_LIMITS, PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, AUDIO_THREADS: "1", LOG_LEVEL: "info", ...env });
 }
