@@ -10,10 +10,8 @@ import { createLocalEngine, type SpeechEngine } from "../../services/audio/engin
 import { renderArticle, renderWithProviders } from "../../services/audio/pipeline.js";
 import { createAzureProvider, createOpenAiProvider, createSpeechRouter, localProvider } from "../../services/audio/providers/index.js";
 import { prepareText } from "../../services/audio/text/index.js";
-import { startFakeProviders, type FakeName, type FakeProviders } from "../support/fake-providers.js";
+import { FAKE_AZURE_KEY, FAKE_OPENAI_KEY, startFakeProvidersOnEngine, type FakeName, type FakeProviders } from "../support/fake-providers.js";
 
-const OPENAI_KEY = "sk-test-openai-key-0123456789";
-const AZURE_KEY = "azure-test-key-0123456789";
 
 /** Every character the audio pipeline reserves: the rule marks and the phoneme delimiters. */
 const RESERVED = [...Array.from({ length: PRONUNCIATION_LIMITS.rules }, (_, i) => String.fromCodePoint(0xe000 + i)), "\uF8F0", "\uF8F1"];
@@ -49,11 +47,7 @@ describe("no injectable markers", function () {
 
   before(async () => {
     engine = await createLocalEngine({ threads: 2 });
-    fake = await startFakeProviders({
-      openaiKey: OPENAI_KEY,
-      azureKey: AZURE_KEY,
-      audio: (text, voice, provider) => engine.synthesize({ text: text.slice(0, 200), voice: provider === "azure" ? "de-DE-KatjaNeural" : voice, lang: provider === "azure" ? "de-DE" : "en-US" }),
-    });
+    fake = await startFakeProvidersOnEngine(engine);
   });
   after(async () => {
     await fake?.close();
@@ -91,7 +85,7 @@ describe("no injectable markers", function () {
       const r = await renderArticle({ title, text, lang: "en-US", voice: "alloy", pronunciations }, recording, { concurrency: 1 });
       return { sent: [...sent], audio: r.full };
     }
-    const provider = kind === "openai" ? createOpenAiProvider({ apiKey: OPENAI_KEY, baseUrl: fake.openaiBaseUrl }) : createAzureProvider({ key: AZURE_KEY, endpoint: fake.azureEndpoint });
+    const provider = kind === "openai" ? createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl }) : createAzureProvider({ key: FAKE_AZURE_KEY, endpoint: fake.azureEndpoint });
     const router = createSpeechRouter({ providers: { [kind]: provider, local: localProvider(engine) } });
     const before = fake.callsTo(kind).length;
     const r = await renderWithProviders({ title, text, lang: kind === "azure" ? "de-DE" : "en-US", voice: kind === "azure" ? "de-DE-KatjaNeural" : "alloy", pronunciations }, router, { loudness: null });

@@ -14,10 +14,8 @@ import { createAzureProvider, createOpenAiProvider, createSpeechRouter, localPro
 import { engineText } from "../../services/audio/providers/local.js";
 import { prepareText } from "../../services/audio/text/index.js";
 import { ipaToEspeak, markPronunciations, respellMarks } from "../../services/audio/text/pronounce.js";
-import { startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
+import { FAKE_AZURE_KEY, FAKE_OPENAI_KEY, startFakeProvidersOnEngine, type FakeProviders } from "../support/fake-providers.js";
 
-const OPENAI_KEY = "sk-test-openai-key-0123456789";
-const AZURE_KEY = "azure-test-key-0123456789";
 const signal = () => new AbortController().signal;
 
 const RULES: PronunciationRule[] = [
@@ -93,11 +91,7 @@ describe("pronunciation rules: what each provider is sent", function () {
 
   before(async () => {
     engine = await createLocalEngine({ threads: 2 });
-    fake = await startFakeProviders({
-      openaiKey: OPENAI_KEY,
-      azureKey: AZURE_KEY,
-      audio: (text, voice, provider) => engine.synthesize({ text: text.slice(0, 200), voice: provider === "azure" ? "de-DE-KatjaNeural" : voice, lang: provider === "azure" ? "de-DE" : "en-US" }),
-    });
+    fake = await startFakeProvidersOnEngine(engine);
   });
   after(async () => {
     await fake?.close();
@@ -107,7 +101,7 @@ describe("pronunciation rules: what each provider is sent", function () {
   const text = () => spoken("Nguyen of BASF met Saoirse Ronan & friends.");
 
   it("Azure gets SSML phoneme, say-as and sub elements around the words as written", async () => {
-    const azure = createAzureProvider({ key: AZURE_KEY, endpoint: fake.azureEndpoint });
+    const azure = createAzureProvider({ key: FAKE_AZURE_KEY, endpoint: fake.azureEndpoint });
     await azure.synthesize({ text: text(), voice: "en-US-JennyNeural", lang: "en-US", pronunciations: RULES }, signal());
     const call = fake.callsTo("azure").at(-1)!;
     expect(call.violation).to.equal(undefined);
@@ -120,13 +114,13 @@ describe("pronunciation rules: what each provider is sent", function () {
   });
 
   it("OpenAI gets the respelling; an IPA rule falls back to its say", async () => {
-    const openai = createOpenAiProvider({ apiKey: OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
+    const openai = createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
     await openai.synthesize({ text: text(), voice: "alloy", lang: "en-US", pronunciations: RULES }, signal());
     expect(fake.callsTo("openai").at(-1)!.json?.input).to.equal("Win of B A S F met Sur-sha Ro-nan and friends.");
   });
 
   it("an IPA rule without say reaches OpenAI as the word as written", async () => {
-    const openai = createOpenAiProvider({ apiKey: OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
+    const openai = createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
     const rules: PronunciationRule[] = [{ match: "Nguyen", ipa: "ŋwiən" }];
     const t = prepareText({ title: "T", text: "Nguyen spoke.", lang: "en-US", pronunciations: rules })[1];
     await openai.synthesize({ text: t, voice: "alloy", lang: "en-US", pronunciations: rules }, signal());
@@ -134,7 +128,7 @@ describe("pronunciation rules: what each provider is sent", function () {
   });
 
   it("the whole provider path hands the article's rules to the provider", async () => {
-    const openai = createOpenAiProvider({ apiKey: OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
+    const openai = createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
     const router = createSpeechRouter({ providers: { openai, local: localProvider(engine) } });
     const before = fake.callsTo("openai").length;
     await renderWithProviders({ title: "BASF results", text: "Nguyen spoke for BASF.", lang: "en-US", voice: "alloy", pronunciations: RULES }, router);

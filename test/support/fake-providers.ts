@@ -4,6 +4,7 @@
 // misbehave: throttle, fail, hang, cut bodies short or answer in the wrong format.
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { SpeechEngine } from "../../services/audio/engine/index.js";
 
 export type FakeName = "openai" | "azure";
 
@@ -103,6 +104,15 @@ function wav(): Buffer {
 /** The keys the fakes accept unless told otherwise. */
 export const FAKE_OPENAI_KEY = "sk-test-openai-key-0123456789";
 export const FAKE_AZURE_KEY = "azure-test-key-0123456789";
+
+/** Fake OpenAI and Azure that speak (the first 200 characters) with our local engine: for tests that compare what each provider kind is sent and says. */
+export function startFakeProvidersOnEngine(engine: SpeechEngine): Promise<FakeProviders> {
+  return startFakeProviders({
+    openaiKey: FAKE_OPENAI_KEY,
+    azureKey: FAKE_AZURE_KEY,
+    audio: (text, voice, provider) => engine.synthesize({ text: text.slice(0, 200), voice: provider === "azure" ? "de-DE-KatjaNeural" : voice, lang: provider === "azure" ? "de-DE" : "en-US" }),
+  });
+}
 
 export async function startFakeProviders(opts: FakeProviderOptions): Promise<FakeProviders> {
   const openaiKey = opts.openaiKey ?? FAKE_OPENAI_KEY;
