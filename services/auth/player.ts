@@ -117,7 +117,8 @@ export function createPlayerServiceImpl(opts: PlayerServiceOptions): ServiceImpl
       if (bearer) {
         const r = PUBLIC_KEY_PATTERN.test(bearer) ? await store.findPlayerByPublicKey(bearer) : null;
         if (!r) throw new ConnectError("unknown player key", Code.Unauthenticated);
-        return { player: await fullMessage(r, bearer) };
+        // What a key holder may see: the feed's language, not the publisher's oEmbed host checks.
+        return { player: message(r, bearer, { feedLanguage: await feedLanguageOf(r) }) };
       }
       const t = await requirePublisherToken(ctx, "read");
       return answer(t.projectId);
