@@ -6,6 +6,7 @@ import type { CallOptions, Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import {
+  AudioTiming,
   PromptChangeSchema,
   LabelListSchema,
   type ArticlesService,
@@ -137,6 +138,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
       isRaw: b.isRaw ?? false,
       prompt: b.prompt,
       labels: b.labels ?? [],
+      audio: AudioTiming.UNSPECIFIED,
     });
     ctx.body = { result: "ok", id };
   });

@@ -45,6 +45,18 @@ export class DuplicateKeyError extends Error {
   }
 }
 
+/**
+ * A count of documents per group, kept by the collection with every write so
+ * that reading it costs the same at ten documents or ten million (list
+ * totals, status metrics). `groups` must depend on the document alone.
+ */
+export interface TallySpec {
+  /** Stable: the counts are stored under it. */
+  name: string;
+  /** The groups a document counts in; [] when it counts in none. */
+  groups(doc: Record<string, unknown>): string[];
+}
+
 /** `D` is the stored document; every document has a string `_id`. */
 export interface DocumentCollection<D extends { _id: string }> {
   /** Throws DuplicateKeyError when a unique index refuses the document. */
@@ -75,6 +87,16 @@ export interface DocumentCollection<D extends { _id: string }> {
    */
   upsertOne(key: Record<string, string | number>, update: Update, opts?: { durable?: boolean }): Promise<void>;
   deleteMany(filter: Filter): Promise<number>;
+  /**
+   * Idempotent. Declares a tally before the store's first write; when the
+   * collection has none under this name yet (an upgraded install), the counts
+   * are built once from the documents.
+   */
+  ensureTally?(spec: TallySpec): Promise<void>;
+  /** Documents counting in `group` now; 0 for a group never seen. */
+  tally?(name: string, group: string): Promise<number>;
+  /** Every non-empty group of the tally with its count. */
+  tallies?(name: string): Promise<Map<string, number>>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/articles.proto.
  */
 export const file_articles_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIoACChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCUIGCgRfdXJsQg4KDF9leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCQoHX3Byb21wdCIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiRwoVQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0Ei4KBWl0ZW1zGAEgAygLMh8uYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNJdGVtIlwKEkNyZWF0ZUFydGljbGVzSXRlbRIyCgdhcnRpY2xlGAEgASgLMiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgCIAEoCSJMChZDcmVhdGVBcnRpY2xlc1Jlc3BvbnNlEjIKB3Jlc3VsdHMYASADKAsyIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1Jlc3VsdCJYChRDcmVhdGVBcnRpY2xlc1Jlc3VsdBIMCgJpZBgBIAEoCUgAEicKBWVycm9yGAIgASgLMhYuYXJ0aWNsZXMudjEuSXRlbUVycm9ySABCCQoHb3V0Y29tZSJDCglJdGVtRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEhcKD3N0b3JhZ2VfZmFpbHVyZRgDIAEoCSIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI7ChJHZXRBcnRpY2xlUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiNAodR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiRwoeR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIiUKFkdldEFydGljbGVCeVVybFJlcXVlc3QSCwoDdXJsGAEgASgJIkAKF0dldEFydGljbGVCeVVybFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKE0xpc3RBcnRpY2xlc1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGb2Zmc2V0GAIgASgFIk0KFExpc3RBcnRpY2xlc1Jlc3BvbnNlEg0KBWNvdW50GAEgASgDEiYKCGFydGljbGVzGAIgAygLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIbCglMYWJlbExpc3QSDgoGdmFsdWVzGAEgAygJIiwKDFByb21wdENoYW5nZRINCgV2YWx1ZRgBIAEoCRINCgVjbGVhchgCIAEoCCL5AgoUVXBkYXRlQXJ0aWNsZVJlcXVlc3QSDAoCaWQYASABKAlIABIVCgtleHRlcm5hbF9pZBgCIAEoCUgAEg0KBXRpdGxlGAMgASgJEgwKBHRleHQYBCABKAkSEAoDdXJsGAUgASgJSAGIAQESHAoPbmV3X2V4dGVybmFsX2lkGAYgASgJSAKIAQESEgoFdm9pY2UYByABKAlIA4gBARIRCgRsYW5nGAggASgJSASIAQESEgoFcGFyc2UYCSABKAhIBYgBARITCgZpc19yYXcYCiABKAhIBogBARIpCgZwcm9tcHQYCyABKAsyGS5hcnRpY2xlcy52MS5Qcm9tcHRDaGFuZ2USJgoGbGFiZWxzGAwgASgLMhYuYXJ0aWNsZXMudjEuTGFiZWxMaXN0QggKBnRhcmdldEIGCgRfdXJsQhIKEF9uZXdfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQggKBl9wYXJzZUIJCgdfaXNfcmF3IiMKFVVwZGF0ZUFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCSIiChREZWxldGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVBcnRpY2xlUmVzcG9uc2UiPAoUQ2xhaW1BdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAyK0AQoVQ2xhaW1BdWRpb0pvYlJlc3BvbnNlEg0KBXN0YWxlGAEgASgIEiUKB2FydGljbGUYAiABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlEjYKDnByb251bmNpYXRpb25zGAMgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUSLQoIbG91ZG5lc3MYBCABKAsyGy5hcnRpY2xlcy52MS5Mb3VkbmVzc1RhcmdldCJcCg5Mb3VkbmVzc1RhcmdldBIRCgRsdWZzGAEgASgBSACIAQESGwoOdHJ1ZV9wZWFrX2RidHAYAiABKAFIAYgBAUIHCgVfbHVmc0IRCg9fdHJ1ZV9wZWFrX2RidHAiewoYUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxINCgVlcnJvchgEIAEoCSIsChlSZXBvcnRBdWRpb1N0YXR1c1Jlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgipwEKF0NvbXBsZXRlQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSJQoFYXVkaW8YAyABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSLQoNYXVkaW9fcHJldmlldxgEIAEoCzIWLmFydGljbGVzLnYxLkF1ZGlvRmlsZRIQCghwcm92aWRlchgFIAEoCSIrChhDb21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCJKChNGYWlsQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSDQoFZXJyb3IYAyABKAkiJwoURmFpbEF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCI/ChVSZWNyYXdsQXJ0aWNsZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJImcKFlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2USDwoHY2hhbmdlZBgBIAEoCBIQCghyZXZpc2lvbhgCIAEoAxIqCgZzdGF0dXMYAyABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzIkMKGUdldEFydGljbGVEZWNpc2lvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJIqQBChpHZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZRIqCgZzdGF0dXMYASABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzEhAKCHJldmlzaW9uGAIgASgDEgwKBHJ1bGUYAyABKAkSDgoGZGV0YWlsGAQgASgJEhIKCmRlY2lkZWRfYXQYBSABKAkSFgoOcmVzZXJ2ZWRfY2hhcnMYBiABKAMiLAoWUmVhZG1pdERlZmVycmVkUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIisKF1JlYWRtaXREZWZlcnJlZFJlc3BvbnNlEhAKCGFkbWl0dGVkGAEgASgFIpkBChFQcm9udW5jaWF0aW9uUnVsZRINCgVtYXRjaBgBIAEoCRIWCg5jYXNlX3NlbnNpdGl2ZRgCIAEoCBIRCgRsYW5nGAMgASgJSACIAQESEAoDc2F5GAQgASgJSAGIAQESDQoFc3BlbGwYBSABKAgSEAoDaXBhGAYgASgJSAKIAQFCBwoFX2xhbmdCBgoEX3NheUIGCgRfaXBhIhoKGEdldFByb251bmNpYXRpb25zUmVxdWVzdCJTChlHZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUgoYU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0EjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUwoZU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlKokDCg1BcnRpY2xlU3RhdHVzEh4KGkFSVElDTEVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWQVJUSUNMRV9TVEFUVVNfV0FJVElORxABEh0KGUFSVElDTEVfU1RBVFVTX1BST0NFU1NJTkcQAhIYChRBUlRJQ0xFX1NUQVRVU19SRUFEWRADEhoKFkFSVElDTEVfU1RBVFVTX0VSUk9SRUQQBBIaChZBUlRJQ0xFX1NUQVRVU19ERUxFVEVEEAUSGAoUQVJUSUNMRV9TVEFUVVNfUkVUUlkQBhIbChdBUlRJQ0xFX1NUQVRVU19GQUxMQkFDSxAHEhsKF0FSVElDTEVfU1RBVFVTX05PX01PTkVZEAgSIAocQVJUSUNMRV9TVEFUVVNfTElNSVRfUkVBQ0hFRBAJEhsKF0FSVElDTEVfU1RBVFVTX1JFSkVDVEVEEAoSGQoVQVJUSUNMRV9TVEFUVVNfUEFSU0VEEAsSHQoZQVJUSUNMRV9TVEFUVVNfUkVDUkFXTElORxAMMuUMCg9BcnRpY2xlc1NlcnZpY2USWAoNQ3JlYXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlIgASWwoOQ3JlYXRlQXJ0aWNsZXMSIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1JlcXVlc3QaIy5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1Jlc3BvbnNlIgASTwoKR2V0QXJ0aWNsZRIeLmFydGljbGVzLnYxLkdldEFydGljbGVSZXF1ZXN0Gh8uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlc3BvbnNlIgAScwoWR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZBIqLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0GisuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlc3BvbnNlIgASXgoPR2V0QXJ0aWNsZUJ5VXJsEiMuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVxdWVzdBokLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlc3BvbnNlIgASVQoMTGlzdEFydGljbGVzEiAuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVxdWVzdBohLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1Jlc3BvbnNlIgASWAoNVXBkYXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlc3BvbnNlIgASWAoNRGVsZXRlQXJ0aWNsZRIhLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIgASWAoNQ2xhaW1BdWRpb0pvYhIhLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXF1ZXN0GiIuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlc3BvbnNlIgASZAoRUmVwb3J0QXVkaW9TdGF0dXMSJS5hcnRpY2xlcy52MS5SZXBvcnRBdWRpb1N0YXR1c1JlcXVlc3QaJi5hcnRpY2xlcy52MS5SZXBvcnRBdWRpb1N0YXR1c1Jlc3BvbnNlIgASYQoQQ29tcGxldGVBdWRpb0pvYhIkLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXF1ZXN0GiUuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlIgASVQoMRmFpbEF1ZGlvSm9iEiAuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVxdWVzdBohLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlc3BvbnNlIgASWwoOUmVjcmF3bEFydGljbGUSIi5hcnRpY2xlcy52MS5SZWNyYXdsQXJ0aWNsZVJlcXVlc3QaIy5hcnRpY2xlcy52MS5SZWNyYXdsQXJ0aWNsZVJlc3BvbnNlIgASZwoSR2V0QXJ0aWNsZURlY2lzaW9uEiYuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZURlY2lzaW9uUmVxdWVzdBonLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlc3BvbnNlIgASXgoPUmVhZG1pdERlZmVycmVkEiMuYXJ0aWNsZXMudjEuUmVhZG1pdERlZmVycmVkUmVxdWVzdBokLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlc3BvbnNlIgASZAoRR2V0UHJvbnVuY2lhdGlvbnMSJS5hcnRpY2xlcy52MS5HZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QaJi5hcnRpY2xlcy52MS5HZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlIgASZAoRU2V0UHJvbnVuY2lhdGlvbnMSJS5hcnRpY2xlcy52MS5TZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QaJi5hcnRpY2xlcy52MS5TZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlIgBiBnByb3RvMw");
+  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIqkCChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCRInCgVhdWRpbxgLIAEoDjIYLmFydGljbGVzLnYxLkF1ZGlvVGltaW5nQgYKBF91cmxCDgoMX2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IJCgdfcHJvbXB0IigKGlJlcXVlc3RBcnRpY2xlQXVkaW9SZXF1ZXN0EgoKAmlkGAEgASgJIkQKG1JlcXVlc3RBcnRpY2xlQXVkaW9SZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiRwoVQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0Ei4KBWl0ZW1zGAEgAygLMh8uYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNJdGVtIlwKEkNyZWF0ZUFydGljbGVzSXRlbRIyCgdhcnRpY2xlGAEgASgLMiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QSEgoKcmVxdWVzdF9pZBgCIAEoCSJMChZDcmVhdGVBcnRpY2xlc1Jlc3BvbnNlEjIKB3Jlc3VsdHMYASADKAsyIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc1Jlc3VsdCJYChRDcmVhdGVBcnRpY2xlc1Jlc3VsdBIMCgJpZBgBIAEoCUgAEicKBWVycm9yGAIgASgLMhYuYXJ0aWNsZXMudjEuSXRlbUVycm9ySABCCQoHb3V0Y29tZSJDCglJdGVtRXJyb3ISDAoEY29kZRgBIAEoBRIPCgdtZXNzYWdlGAIgASgJEhcKD3N0b3JhZ2VfZmFpbHVyZRgDIAEoCSIfChFHZXRBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSI7ChJHZXRBcnRpY2xlUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiNAodR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QSEwoLZXh0ZXJuYWxfaWQYASABKAkiRwoeR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIiUKFkdldEFydGljbGVCeVVybFJlcXVlc3QSCwoDdXJsGAEgASgJIkAKF0dldEFydGljbGVCeVVybFJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKE0xpc3RBcnRpY2xlc1JlcXVlc3QSDQoFbGltaXQYASABKAUSDgoGb2Zmc2V0GAIgASgFIk0KFExpc3RBcnRpY2xlc1Jlc3BvbnNlEg0KBWNvdW50GAEgASgDEiYKCGFydGljbGVzGAIgAygLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIbCglMYWJlbExpc3QSDgoGdmFsdWVzGAEgAygJIiwKDFByb21wdENoYW5nZRINCgV2YWx1ZRgBIAEoCRINCgVjbGVhchgCIAEoCCL5AgoUVXBkYXRlQXJ0aWNsZVJlcXVlc3QSDAoCaWQYASABKAlIABIVCgtleHRlcm5hbF9pZBgCIAEoCUgAEg0KBXRpdGxlGAMgASgJEgwKBHRleHQYBCABKAkSEAoDdXJsGAUgASgJSAGIAQESHAoPbmV3X2V4dGVybmFsX2lkGAYgASgJSAKIAQESEgoFdm9pY2UYByABKAlIA4gBARIRCgRsYW5nGAggASgJSASIAQESEgoFcGFyc2UYCSABKAhIBYgBARITCgZpc19yYXcYCiABKAhIBogBARIpCgZwcm9tcHQYCyABKAsyGS5hcnRpY2xlcy52MS5Qcm9tcHRDaGFuZ2USJgoGbGFiZWxzGAwgASgLMhYuYXJ0aWNsZXMudjEuTGFiZWxMaXN0QggKBnRhcmdldEIGCgRfdXJsQhIKEF9uZXdfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQggKBl9wYXJzZUIJCgdfaXNfcmF3IiMKFVVwZGF0ZUFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCSIiChREZWxldGVBcnRpY2xlUmVxdWVzdBIKCgJpZBgBIAEoCSIXChVEZWxldGVBcnRpY2xlUmVzcG9uc2UiPAoUQ2xhaW1BdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAyK0AQoVQ2xhaW1BdWRpb0pvYlJlc3BvbnNlEg0KBXN0YWxlGAEgASgIEiUKB2FydGljbGUYAiABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlEjYKDnByb251bmNpYXRpb25zGAMgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUSLQoIbG91ZG5lc3MYBCABKAsyGy5hcnRpY2xlcy52MS5Mb3VkbmVzc1RhcmdldCJcCg5Mb3VkbmVzc1RhcmdldBIRCgRsdWZzGAEgASgBSACIAQESGwoOdHJ1ZV9wZWFrX2RidHAYAiABKAFIAYgBAUIHCgVfbHVmc0IRCg9fdHJ1ZV9wZWFrX2RidHAiewoYUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxINCgVlcnJvchgEIAEoCSIsChlSZXBvcnRBdWRpb1N0YXR1c1Jlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgipwEKF0NvbXBsZXRlQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSJQoFYXVkaW8YAyABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSLQoNYXVkaW9fcHJldmlldxgEIAEoCzIWLmFydGljbGVzLnYxLkF1ZGlvRmlsZRIQCghwcm92aWRlchgFIAEoCSIrChhDb21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCJKChNGYWlsQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSDQoFZXJyb3IYAyABKAkiJwoURmFpbEF1ZGlvSm9iUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCI/ChVSZWNyYXdsQXJ0aWNsZVJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJImcKFlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2USDwoHY2hhbmdlZBgBIAEoCBIQCghyZXZpc2lvbhgCIAEoAxIqCgZzdGF0dXMYAyABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzIkMKGUdldEFydGljbGVEZWNpc2lvblJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCRISCgphcnRpY2xlX2lkGAIgASgJIqQBChpHZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZRIqCgZzdGF0dXMYASABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzEhAKCHJldmlzaW9uGAIgASgDEgwKBHJ1bGUYAyABKAkSDgoGZGV0YWlsGAQgASgJEhIKCmRlY2lkZWRfYXQYBSABKAkSFgoOcmVzZXJ2ZWRfY2hhcnMYBiABKAMiLAoWUmVhZG1pdERlZmVycmVkUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJIisKF1JlYWRtaXREZWZlcnJlZFJlc3BvbnNlEhAKCGFkbWl0dGVkGAEgASgFIpkBChFQcm9udW5jaWF0aW9uUnVsZRINCgVtYXRjaBgBIAEoCRIWCg5jYXNlX3NlbnNpdGl2ZRgCIAEoCBIRCgRsYW5nGAMgASgJSACIAQESEAoDc2F5GAQgASgJSAGIAQESDQoFc3BlbGwYBSABKAgSEAoDaXBhGAYgASgJSAKIAQFCBwoFX2xhbmdCBgoEX3NheUIGCgRfaXBhIhoKGEdldFByb251bmNpYXRpb25zUmVxdWVzdCJTChlHZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUgoYU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0EjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUwoZU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlKokDCg1BcnRpY2xlU3RhdHVzEh4KGkFSVElDTEVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWQVJUSUNMRV9TVEFUVVNfV0FJVElORxABEh0KGUFSVElDTEVfU1RBVFVTX1BST0NFU1NJTkcQAhIYChRBUlRJQ0xFX1NUQVRVU19SRUFEWRADEhoKFkFSVElDTEVfU1RBVFVTX0VSUk9SRUQQBBIaChZBUlRJQ0xFX1NUQVRVU19ERUxFVEVEEAUSGAoUQVJUSUNMRV9TVEFUVVNfUkVUUlkQBhIbChdBUlRJQ0xFX1NUQVRVU19GQUxMQkFDSxAHEhsKF0FSVElDTEVfU1RBVFVTX05PX01PTkVZEAgSIAocQVJUSUNMRV9TVEFUVVNfTElNSVRfUkVBQ0hFRBAJEhsKF0FSVElDTEVfU1RBVFVTX1JFSkVDVEVEEAoSGQoVQVJUSUNMRV9TVEFUVVNfUEFSU0VEEAsSHQoZQVJUSUNMRV9TVEFUVVNfUkVDUkFXTElORxAMKmMKC0F1ZGlvVGltaW5nEhwKGEFVRElPX1RJTUlOR19VTlNQRUNJRklFRBAAEhoKFkFVRElPX1RJTUlOR19JTU1FRElBVEUQARIaChZBVURJT19USU1JTkdfT05fREVNQU5EEAIy0Q0KD0FydGljbGVzU2VydmljZRJYCg1DcmVhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2UiABJbCg5DcmVhdGVBcnRpY2xlcxIiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVxdWVzdBojLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVzcG9uc2UiABJPCgpHZXRBcnRpY2xlEh4uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlcXVlc3QaHy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVzcG9uc2UiABJzChZHZXRBcnRpY2xlQnlFeHRlcm5hbElkEiouYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QaKy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVzcG9uc2UiABJeCg9HZXRBcnRpY2xlQnlVcmwSIy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVzcG9uc2UiABJVCgxMaXN0QXJ0aWNsZXMSIC5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVzcG9uc2UiABJYCg1VcGRhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UiABJYCg1EZWxldGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2UiABJqChNSZXF1ZXN0QXJ0aWNsZUF1ZGlvEicuYXJ0aWNsZXMudjEuUmVxdWVzdEFydGljbGVBdWRpb1JlcXVlc3QaKC5hcnRpY2xlcy52MS5SZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVzcG9uc2UiABJYCg1DbGFpbUF1ZGlvSm9iEiEuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlcXVlc3QaIi5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVzcG9uc2UiABJkChFSZXBvcnRBdWRpb1N0YXR1cxIlLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBomLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2UiABJhChBDb21wbGV0ZUF1ZGlvSm9iEiQuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QaJS5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2UiABJVCgxGYWlsQXVkaW9Kb2ISIC5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVzcG9uc2UiABJbCg5SZWNyYXdsQXJ0aWNsZRIiLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2UiABJnChJHZXRBcnRpY2xlRGVjaXNpb24SJi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0GicuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2UiABJeCg9SZWFkbWl0RGVmZXJyZWQSIy5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVhZG1pdERlZmVycmVkUmVzcG9uc2UiABJkChFHZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVzcG9uc2UiABJkChFTZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVzcG9uc2UiAGIGcHJvdG8z");
 
 /**
  * @generated from message articles.v1.ContentType
@@ -263,6 +263,13 @@ export type CreateArticleRequest = Message<"articles.v1.CreateArticleRequest"> &
    * @generated from field: repeated string labels = 10;
    */
   labels: string[];
+
+  /**
+   * When audio is generated; unspecified: the project's setting (audio).
+   *
+   * @generated from field: articles.v1.AudioTiming audio = 11;
+   */
+  audio: AudioTiming;
 };
 
 /**
@@ -271,6 +278,40 @@ export type CreateArticleRequest = Message<"articles.v1.CreateArticleRequest"> &
  */
 export const CreateArticleRequestSchema: GenMessage<CreateArticleRequest> = /*@__PURE__*/
   messageDesc(file_articles_v1_articles, 4);
+
+/**
+ * @generated from message articles.v1.RequestArticleAudioRequest
+ */
+export type RequestArticleAudioRequest = Message<"articles.v1.RequestArticleAudioRequest"> & {
+  /**
+   * @generated from field: string id = 1;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message articles.v1.RequestArticleAudioRequest.
+ * Use `create(RequestArticleAudioRequestSchema)` to create a new message.
+ */
+export const RequestArticleAudioRequestSchema: GenMessage<RequestArticleAudioRequest> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 5);
+
+/**
+ * @generated from message articles.v1.RequestArticleAudioResponse
+ */
+export type RequestArticleAudioResponse = Message<"articles.v1.RequestArticleAudioResponse"> & {
+  /**
+   * @generated from field: articles.v1.Article article = 1;
+   */
+  article?: Article | undefined;
+};
+
+/**
+ * Describes the message articles.v1.RequestArticleAudioResponse.
+ * Use `create(RequestArticleAudioResponseSchema)` to create a new message.
+ */
+export const RequestArticleAudioResponseSchema: GenMessage<RequestArticleAudioResponse> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 6);
 
 /**
  * @generated from message articles.v1.CreateArticleResponse
@@ -287,7 +328,7 @@ export type CreateArticleResponse = Message<"articles.v1.CreateArticleResponse">
  * Use `create(CreateArticleResponseSchema)` to create a new message.
  */
 export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 5);
+  messageDesc(file_articles_v1_articles, 7);
 
 /**
  * @generated from message articles.v1.CreateArticlesRequest
@@ -306,7 +347,7 @@ export type CreateArticlesRequest = Message<"articles.v1.CreateArticlesRequest">
  * Use `create(CreateArticlesRequestSchema)` to create a new message.
  */
 export const CreateArticlesRequestSchema: GenMessage<CreateArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 6);
+  messageDesc(file_articles_v1_articles, 8);
 
 /**
  * @generated from message articles.v1.CreateArticlesItem
@@ -330,7 +371,7 @@ export type CreateArticlesItem = Message<"articles.v1.CreateArticlesItem"> & {
  * Use `create(CreateArticlesItemSchema)` to create a new message.
  */
 export const CreateArticlesItemSchema: GenMessage<CreateArticlesItem> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 7);
+  messageDesc(file_articles_v1_articles, 9);
 
 /**
  * @generated from message articles.v1.CreateArticlesResponse
@@ -349,7 +390,7 @@ export type CreateArticlesResponse = Message<"articles.v1.CreateArticlesResponse
  * Use `create(CreateArticlesResponseSchema)` to create a new message.
  */
 export const CreateArticlesResponseSchema: GenMessage<CreateArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 8);
+  messageDesc(file_articles_v1_articles, 10);
 
 /**
  * @generated from message articles.v1.CreateArticlesResult
@@ -378,7 +419,7 @@ export type CreateArticlesResult = Message<"articles.v1.CreateArticlesResult"> &
  * Use `create(CreateArticlesResultSchema)` to create a new message.
  */
 export const CreateArticlesResultSchema: GenMessage<CreateArticlesResult> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 9);
+  messageDesc(file_articles_v1_articles, 11);
 
 /**
  * What CreateArticle would have failed with for this item.
@@ -411,7 +452,7 @@ export type ItemError = Message<"articles.v1.ItemError"> & {
  * Use `create(ItemErrorSchema)` to create a new message.
  */
 export const ItemErrorSchema: GenMessage<ItemError> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 10);
+  messageDesc(file_articles_v1_articles, 12);
 
 /**
  * @generated from message articles.v1.GetArticleRequest
@@ -428,7 +469,7 @@ export type GetArticleRequest = Message<"articles.v1.GetArticleRequest"> & {
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 11);
+  messageDesc(file_articles_v1_articles, 13);
 
 /**
  * @generated from message articles.v1.GetArticleResponse
@@ -445,7 +486,7 @@ export type GetArticleResponse = Message<"articles.v1.GetArticleResponse"> & {
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 12);
+  messageDesc(file_articles_v1_articles, 14);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdRequest
@@ -462,7 +503,7 @@ export type GetArticleByExternalIdRequest = Message<"articles.v1.GetArticleByExt
  * Use `create(GetArticleByExternalIdRequestSchema)` to create a new message.
  */
 export const GetArticleByExternalIdRequestSchema: GenMessage<GetArticleByExternalIdRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 13);
+  messageDesc(file_articles_v1_articles, 15);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdResponse
@@ -479,7 +520,7 @@ export type GetArticleByExternalIdResponse = Message<"articles.v1.GetArticleByEx
  * Use `create(GetArticleByExternalIdResponseSchema)` to create a new message.
  */
 export const GetArticleByExternalIdResponseSchema: GenMessage<GetArticleByExternalIdResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 14);
+  messageDesc(file_articles_v1_articles, 16);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlRequest
@@ -496,7 +537,7 @@ export type GetArticleByUrlRequest = Message<"articles.v1.GetArticleByUrlRequest
  * Use `create(GetArticleByUrlRequestSchema)` to create a new message.
  */
 export const GetArticleByUrlRequestSchema: GenMessage<GetArticleByUrlRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 15);
+  messageDesc(file_articles_v1_articles, 17);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlResponse
@@ -513,7 +554,7 @@ export type GetArticleByUrlResponse = Message<"articles.v1.GetArticleByUrlRespon
  * Use `create(GetArticleByUrlResponseSchema)` to create a new message.
  */
 export const GetArticleByUrlResponseSchema: GenMessage<GetArticleByUrlResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 16);
+  messageDesc(file_articles_v1_articles, 18);
 
 /**
  * @generated from message articles.v1.ListArticlesRequest
@@ -537,7 +578,7 @@ export type ListArticlesRequest = Message<"articles.v1.ListArticlesRequest"> & {
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 17);
+  messageDesc(file_articles_v1_articles, 19);
 
 /**
  * @generated from message articles.v1.ListArticlesResponse
@@ -561,7 +602,7 @@ export type ListArticlesResponse = Message<"articles.v1.ListArticlesResponse"> &
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 18);
+  messageDesc(file_articles_v1_articles, 20);
 
 /**
  * Wrapper so that an absent list ("keep") differs from an empty one ("clear").
@@ -580,7 +621,7 @@ export type LabelList = Message<"articles.v1.LabelList"> & {
  * Use `create(LabelListSchema)` to create a new message.
  */
 export const LabelListSchema: GenMessage<LabelList> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 19);
+  messageDesc(file_articles_v1_articles, 21);
 
 /**
  * Absent: keep the prompt. clear = true: remove it. Otherwise set value.
@@ -604,7 +645,7 @@ export type PromptChange = Message<"articles.v1.PromptChange"> & {
  * Use `create(PromptChangeSchema)` to create a new message.
  */
 export const PromptChangeSchema: GenMessage<PromptChange> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 20);
+  messageDesc(file_articles_v1_articles, 22);
 
 /**
  * @generated from message articles.v1.UpdateArticleRequest
@@ -683,7 +724,7 @@ export type UpdateArticleRequest = Message<"articles.v1.UpdateArticleRequest"> &
  * Use `create(UpdateArticleRequestSchema)` to create a new message.
  */
 export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 21);
+  messageDesc(file_articles_v1_articles, 23);
 
 /**
  * @generated from message articles.v1.UpdateArticleResponse
@@ -700,7 +741,7 @@ export type UpdateArticleResponse = Message<"articles.v1.UpdateArticleResponse">
  * Use `create(UpdateArticleResponseSchema)` to create a new message.
  */
 export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 22);
+  messageDesc(file_articles_v1_articles, 24);
 
 /**
  * @generated from message articles.v1.DeleteArticleRequest
@@ -717,7 +758,7 @@ export type DeleteArticleRequest = Message<"articles.v1.DeleteArticleRequest"> &
  * Use `create(DeleteArticleRequestSchema)` to create a new message.
  */
 export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 23);
+  messageDesc(file_articles_v1_articles, 25);
 
 /**
  * @generated from message articles.v1.DeleteArticleResponse
@@ -730,7 +771,7 @@ export type DeleteArticleResponse = Message<"articles.v1.DeleteArticleResponse">
  * Use `create(DeleteArticleResponseSchema)` to create a new message.
  */
 export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 24);
+  messageDesc(file_articles_v1_articles, 26);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobRequest
@@ -752,7 +793,7 @@ export type ClaimAudioJobRequest = Message<"articles.v1.ClaimAudioJobRequest"> &
  * Use `create(ClaimAudioJobRequestSchema)` to create a new message.
  */
 export const ClaimAudioJobRequestSchema: GenMessage<ClaimAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 25);
+  messageDesc(file_articles_v1_articles, 27);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobResponse
@@ -791,7 +832,7 @@ export type ClaimAudioJobResponse = Message<"articles.v1.ClaimAudioJobResponse">
  * Use `create(ClaimAudioJobResponseSchema)` to create a new message.
  */
 export const ClaimAudioJobResponseSchema: GenMessage<ClaimAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 26);
+  messageDesc(file_articles_v1_articles, 28);
 
 /**
  * Integrated loudness and true-peak ceiling of published files (docs/audio.md).
@@ -819,7 +860,7 @@ export type LoudnessTarget = Message<"articles.v1.LoudnessTarget"> & {
  * Use `create(LoudnessTargetSchema)` to create a new message.
  */
 export const LoudnessTargetSchema: GenMessage<LoudnessTarget> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 27);
+  messageDesc(file_articles_v1_articles, 29);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusRequest
@@ -855,7 +896,7 @@ export type ReportAudioStatusRequest = Message<"articles.v1.ReportAudioStatusReq
  * Use `create(ReportAudioStatusRequestSchema)` to create a new message.
  */
 export const ReportAudioStatusRequestSchema: GenMessage<ReportAudioStatusRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 28);
+  messageDesc(file_articles_v1_articles, 30);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusResponse
@@ -872,7 +913,7 @@ export type ReportAudioStatusResponse = Message<"articles.v1.ReportAudioStatusRe
  * Use `create(ReportAudioStatusResponseSchema)` to create a new message.
  */
 export const ReportAudioStatusResponseSchema: GenMessage<ReportAudioStatusResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 29);
+  messageDesc(file_articles_v1_articles, 31);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobRequest
@@ -909,7 +950,7 @@ export type CompleteAudioJobRequest = Message<"articles.v1.CompleteAudioJobReque
  * Use `create(CompleteAudioJobRequestSchema)` to create a new message.
  */
 export const CompleteAudioJobRequestSchema: GenMessage<CompleteAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 30);
+  messageDesc(file_articles_v1_articles, 32);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobResponse
@@ -928,7 +969,7 @@ export type CompleteAudioJobResponse = Message<"articles.v1.CompleteAudioJobResp
  * Use `create(CompleteAudioJobResponseSchema)` to create a new message.
  */
 export const CompleteAudioJobResponseSchema: GenMessage<CompleteAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 31);
+  messageDesc(file_articles_v1_articles, 33);
 
 /**
  * @generated from message articles.v1.FailAudioJobRequest
@@ -955,7 +996,7 @@ export type FailAudioJobRequest = Message<"articles.v1.FailAudioJobRequest"> & {
  * Use `create(FailAudioJobRequestSchema)` to create a new message.
  */
 export const FailAudioJobRequestSchema: GenMessage<FailAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 32);
+  messageDesc(file_articles_v1_articles, 34);
 
 /**
  * @generated from message articles.v1.FailAudioJobResponse
@@ -972,7 +1013,7 @@ export type FailAudioJobResponse = Message<"articles.v1.FailAudioJobResponse"> &
  * Use `create(FailAudioJobResponseSchema)` to create a new message.
  */
 export const FailAudioJobResponseSchema: GenMessage<FailAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 33);
+  messageDesc(file_articles_v1_articles, 35);
 
 /**
  * @generated from message articles.v1.RecrawlArticleRequest
@@ -994,7 +1035,7 @@ export type RecrawlArticleRequest = Message<"articles.v1.RecrawlArticleRequest">
  * Use `create(RecrawlArticleRequestSchema)` to create a new message.
  */
 export const RecrawlArticleRequestSchema: GenMessage<RecrawlArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 34);
+  messageDesc(file_articles_v1_articles, 36);
 
 /**
  * @generated from message articles.v1.RecrawlArticleResponse
@@ -1023,7 +1064,7 @@ export type RecrawlArticleResponse = Message<"articles.v1.RecrawlArticleResponse
  * Use `create(RecrawlArticleResponseSchema)` to create a new message.
  */
 export const RecrawlArticleResponseSchema: GenMessage<RecrawlArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 35);
+  messageDesc(file_articles_v1_articles, 37);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionRequest
@@ -1045,7 +1086,7 @@ export type GetArticleDecisionRequest = Message<"articles.v1.GetArticleDecisionR
  * Use `create(GetArticleDecisionRequestSchema)` to create a new message.
  */
 export const GetArticleDecisionRequestSchema: GenMessage<GetArticleDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 36);
+  messageDesc(file_articles_v1_articles, 38);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionResponse
@@ -1093,7 +1134,7 @@ export type GetArticleDecisionResponse = Message<"articles.v1.GetArticleDecision
  * Use `create(GetArticleDecisionResponseSchema)` to create a new message.
  */
 export const GetArticleDecisionResponseSchema: GenMessage<GetArticleDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 37);
+  messageDesc(file_articles_v1_articles, 39);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredRequest
@@ -1112,7 +1153,7 @@ export type ReadmitDeferredRequest = Message<"articles.v1.ReadmitDeferredRequest
  * Use `create(ReadmitDeferredRequestSchema)` to create a new message.
  */
 export const ReadmitDeferredRequestSchema: GenMessage<ReadmitDeferredRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 38);
+  messageDesc(file_articles_v1_articles, 40);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredResponse
@@ -1129,7 +1170,7 @@ export type ReadmitDeferredResponse = Message<"articles.v1.ReadmitDeferredRespon
  * Use `create(ReadmitDeferredResponseSchema)` to create a new message.
  */
 export const ReadmitDeferredResponseSchema: GenMessage<ReadmitDeferredResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 39);
+  messageDesc(file_articles_v1_articles, 41);
 
 /**
  * How to say a word or phrase (see docs/pronunciations.md). Exactly one of
@@ -1179,7 +1220,7 @@ export type PronunciationRule = Message<"articles.v1.PronunciationRule"> & {
  * Use `create(PronunciationRuleSchema)` to create a new message.
  */
 export const PronunciationRuleSchema: GenMessage<PronunciationRule> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 40);
+  messageDesc(file_articles_v1_articles, 42);
 
 /**
  * @generated from message articles.v1.GetPronunciationsRequest
@@ -1192,7 +1233,7 @@ export type GetPronunciationsRequest = Message<"articles.v1.GetPronunciationsReq
  * Use `create(GetPronunciationsRequestSchema)` to create a new message.
  */
 export const GetPronunciationsRequestSchema: GenMessage<GetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 41);
+  messageDesc(file_articles_v1_articles, 43);
 
 /**
  * @generated from message articles.v1.GetPronunciationsResponse
@@ -1209,7 +1250,7 @@ export type GetPronunciationsResponse = Message<"articles.v1.GetPronunciationsRe
  * Use `create(GetPronunciationsResponseSchema)` to create a new message.
  */
 export const GetPronunciationsResponseSchema: GenMessage<GetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 42);
+  messageDesc(file_articles_v1_articles, 44);
 
 /**
  * @generated from message articles.v1.SetPronunciationsRequest
@@ -1226,7 +1267,7 @@ export type SetPronunciationsRequest = Message<"articles.v1.SetPronunciationsReq
  * Use `create(SetPronunciationsRequestSchema)` to create a new message.
  */
 export const SetPronunciationsRequestSchema: GenMessage<SetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 43);
+  messageDesc(file_articles_v1_articles, 45);
 
 /**
  * @generated from message articles.v1.SetPronunciationsResponse
@@ -1243,7 +1284,7 @@ export type SetPronunciationsResponse = Message<"articles.v1.SetPronunciationsRe
  * Use `create(SetPronunciationsResponseSchema)` to create a new message.
  */
 export const SetPronunciationsResponseSchema: GenMessage<SetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 44);
+  messageDesc(file_articles_v1_articles, 46);
 
 /**
  * @generated from enum articles.v1.ArticleStatus
@@ -1322,6 +1363,36 @@ export const ArticleStatusSchema: GenEnum<ArticleStatus> = /*@__PURE__*/
   enumDesc(file_articles_v1_articles, 0);
 
 /**
+ * @generated from enum articles.v1.AudioTiming
+ */
+export enum AudioTiming {
+  /**
+   * @generated from enum value: AUDIO_TIMING_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Rendered as soon as the article is stored (the default setting).
+   *
+   * @generated from enum value: AUDIO_TIMING_IMMEDIATE = 1;
+   */
+  IMMEDIATE = 1,
+
+  /**
+   * Stored waiting and rendered when a listener or the publisher asks for it.
+   *
+   * @generated from enum value: AUDIO_TIMING_ON_DEMAND = 2;
+   */
+  ON_DEMAND = 2,
+}
+
+/**
+ * Describes the enum articles.v1.AudioTiming.
+ */
+export const AudioTimingSchema: GenEnum<AudioTiming> = /*@__PURE__*/
+  enumDesc(file_articles_v1_articles, 1);
+
+/**
  * ArticlesService owns articles. Every call carries the caller's bearer
  * token in the "authorization" metadata; publisher calls are scoped to the
  * token's project. The audio-job calls take the internal service token.
@@ -1396,6 +1467,18 @@ export const ArticlesService: GenService<{
     methodKind: "unary";
     input: typeof DeleteArticleRequestSchema;
     output: typeof DeleteArticleResponseSchema;
+  },
+  /**
+   * Asks for the audio of an on-demand article now (publisher, full token):
+   * queues it ahead of the project's other jobs, preview first. A no-op for an
+   * article whose audio is ready or already on its way.
+   *
+   * @generated from rpc articles.v1.ArticlesService.RequestArticleAudio
+   */
+  requestArticleAudio: {
+    methodKind: "unary";
+    input: typeof RequestArticleAudioRequestSchema;
+    output: typeof RequestArticleAudioResponseSchema;
   },
   /**
    * Audio worker calls (internal token only).

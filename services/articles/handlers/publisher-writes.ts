@@ -11,7 +11,7 @@ import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from ".
 import * as v from "../validate.js";
 import { duplicate, notFound, type HandlerShared } from "./context.js";
 
-type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "createArticles" | "updateArticle" | "deleteArticle">;
+type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "createArticles" | "updateArticle" | "deleteArticle" | "requestArticleAudio">;
 
 /** Most creates in one CreateArticles call (the gateway's group commit sends at most this many). */
 export const MAX_BATCH = 64;
@@ -56,6 +56,10 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
   }
 
   return {
+    // Issue 22 (audio on demand) gives this its behaviour; until then callers learn it is not there.
+    async requestArticleAudio() {
+      throw new ConnectError("requesting audio on demand is not available yet", Code.Unimplemented);
+    },
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
       return { id: await createOne(caller.projectId, req, requestIdOf(ctx)) };
