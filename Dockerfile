@@ -5,7 +5,15 @@
 # Node.js 24 LTS; deploy/build-image.sh builds an equivalent base where Docker Hub is out of reach.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-FROM ${NODE_IMAGE} AS build
+# better-sqlite3 (the embedded stores) is a native addon that npm builds from source here:
+# its prebuilt binaries live outside the registries a build can reach. The compilers stay in
+# the build stages; the runtime gets the built node_modules.
+FROM ${NODE_IMAGE} AS toolchain
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+
+FROM toolchain AS build
 # Only for builds behind a TLS-intercepting proxy: its CA bundle, mounted into the build
 # (deploy/build-image.sh). Unset by default; not in the image's environment (its path shows
 # in the build history of the RUN steps, the certificates are in no layer).
@@ -21,6 +29,16 @@ RUN npm ci --no-audit --no-fund \
 COPY . .
 RUN npm run build
 
+FROM toolchain AS deps
+ARG NODE_EXTRA_CA_CERTS
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm ls --all --omit=dev >/dev/null \
+ && node /tmp/check-node-modules.mjs --omit=dev \
+ && npm cache clean --force
+
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_EXTRA_CA_CERTS
 ENV NODE_ENV=production
@@ -34,12 +52,7 @@ RUN apt-get update \
  && groupadd --gid 10001 app \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin app
 COPY package.json package-lock.json ./
-COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
-RUN npm ci --omit=dev --no-audit --no-fund \
- && npm ls --all --omit=dev >/dev/null \
- && node /tmp/check-node-modules.mjs --omit=dev \
- && rm /tmp/check-node-modules.mjs \
- && npm cache clean --force
+COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.
 COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/wasm
