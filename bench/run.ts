@@ -34,7 +34,7 @@ const cfg = {
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener").split(",").filter(Boolean),
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -502,6 +502,15 @@ async function listenerSuite(): Promise<Record<string, unknown>> {
   return JSON.parse(readFileSync(join(HERE, "results", "listener.json"), "utf8")) as Record<string, unknown>;
 }
 
+/** The archive at scale (bench/scale.ts: BENCH_SCALE_N and friends) in a process of its own. */
+async function scaleSuite(): Promise<unknown> {
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "scale.ts")], { cwd: ROOT, env: process.env, stdio: ["ignore", "inherit", "inherit"] });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/scale.ts exited with ${code}`))));
+  });
+  return JSON.parse(readFileSync(join(HERE, "results", "scale.json"), "utf8")) as unknown;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -510,6 +519,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("audio")) report.audio = await audioSuite();
   if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
   if (cfg.suites.includes("listener")) report.listener = await listenerSuite();
+  if (cfg.suites.includes("scale")) report.scale = await scaleSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

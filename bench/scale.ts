@@ -1,0 +1,365 @@
+// The scale suite: what an archive of N articles costs on one machine.
+// For each N it seeds a fresh system through the import endpoint (on demand,
+// so no audio is rendered), then measures what a publisher and an SRE would
+// notice: import rate, data size, memory, restart time, per-request latency
+// at the top and the bottom of the archive, and the slowest read a client
+// sees through minutes of the platform's own background work.
+//
+//   npm run bench:scale                      N = 10,000, 100,000 and 1,000,000
+//   BENCH_SCALE_N=1000,100000 BENCH_SCALE_SYSTEM=stack npm run bench:scale
+//
+// Environment: BENCH_SCALE_N (comma list), BENCH_SCALE_SYSTEM (embedded |
+// stack), BENCH_SCALE_PROBE_S (default 300), BENCH_SCALE_SAMPLES (requests per
+// latency figure, default 2,000), BENCH_SCALE_TEXT (characters per article,
+// default 1,000), BENCH_SCALE_KEEP=1 keeps the data directories.
+import { spawn, type ChildProcess } from "node:child_process";
+import http from "node:http";
+import net from "node:net";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { loadavg, tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+
+const TOKEN = "bench-scale-full-token-0123456789";
+const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "scale", scope: "full" }]);
+const sizes = (process.env.BENCH_SCALE_N ?? "10000,100000,1000000").split(",").map((s) => Number(s.replace(/_/g, "")));
+const system = process.env.BENCH_SCALE_SYSTEM ?? "embedded";
+const probeSeconds = Number(process.env.BENCH_SCALE_PROBE_S ?? 300);
+const samples = Number(process.env.BENCH_SCALE_SAMPLES ?? 2000);
+const textChars = Number(process.env.BENCH_SCALE_TEXT ?? 1000);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+interface Row {
+  n: number;
+  load: string;
+  importPerS: number;
+  rawMB: number;
+  dataMB?: number;
+  rssAfterImportMB?: number;
+  rssAfterStartMB?: number;
+  rssPeakMB?: number;
+  restartS?: number;
+  getP99: number;
+  listFirstP99: number;
+  listDeepP99: number;
+  createP99: number;
+  probeMaxMs: number;
+  probeCount: number;
+}
+
+// ---------------------------------------------------------------- the system
+
+interface System {
+  url: string;
+  pid?: number;
+  dataDir?: string;
+  stop(): Promise<number>;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+
+function systemEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    NODE_ENV: "production",
+    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    PORT: String(port),
+    HOST: "127.0.0.1",
+    DATA_DIR: dataDir,
+    SEED_TOKENS,
+    // The limiter stays in the measured path; the load must not be refused by it.
+    RATE_LIMIT_READS_PER_SECOND: "100000",
+    RATE_LIMIT_READS_BURST: "1000000",
+    RATE_LIMIT_WRITES_PER_SECOND: "100000",
+    RATE_LIMIT_WRITES_BURST: "1000000",
+    RATE_LIMIT_IMPORT_LINES_PER_SECOND: "100000",
+    RATE_LIMIT_IMPORT_LINES_BURST: "1000000",
+    AUDIO_CONCURRENCY: "1",
+    AUDIO_THREADS: "1",
+  };
+}
+
+/** The embedded default as `npm start` runs it, in a process of its own (its RSS is what we report). */
+async function startEmbedded(dataDir: string, port?: number): Promise<System & { startedMs: number }> {
+  port ??= await freePort();
+  const t0 = performance.now();
+  const child = spawn(process.execPath, ["--import", "tsx", "launch/embedded.ts"], { env: systemEnv(dataDir, port), stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
+  const url = `http://127.0.0.1:${port}`;
+  await waitHealthy(url, child, () => stderr);
+  const startedMs = performance.now() - t0;
+  return { url, pid: child.pid, dataDir, startedMs, stop: () => stopChild(child) };
+}
+
+/** The full stack over a local NATS and MongoDB stand-in (bench/sut.ts); per-request figures only. */
+async function startStack(): Promise<System> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/sut.ts", "stack"], { env: systemEnv(mkdtempSync(join(tmpdir(), "scale-stack-")), 0), stdio: ["pipe", "pipe", "inherit"] });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on("line", (l) => {
+      if (l.startsWith("READY ") || l.startsWith("SKIP ")) resolve(l);
+    });
+    child.once("exit", (code) => reject(new Error(`bench/sut.ts stack exited (${code})`)));
+  });
+  if (line.startsWith("SKIP")) throw new Error(`full stack: ${line}`);
+  const { url } = JSON.parse(line.slice(6)) as { url: string };
+  return { url, stop: () => stopChild(child) };
+}
+
+async function waitHealthy(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the system exited (${child.exitCode}):\n${stderr()}`);
+    const status = await request(url, "GET", "/healthz").then((r) => r.status, () => 0);
+    if (status === 200) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** SIGTERM and wait; answers the milliseconds it took to stop. */
+function stopChild(child: ChildProcess): Promise<number> {
+  const t0 = performance.now();
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve(0);
+    child.once("exit", () => resolve(performance.now() - t0));
+    child.kill("SIGTERM");
+  });
+}
+
+/** Resident and peak resident memory of a process, in MB. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    total += e.isDirectory() ? dirBytes(p) : statSync(p).size;
+  }
+  return total;
+}
+
+// ---------------------------------------------------------------- requests
+
+function request(base: string, method: string, path: string, body?: string): Promise<{ status: number; body: string; ms: number }> {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const req = http.request(`${base}${path}`, { method, agent, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString(), ms: performance.now() - t0 }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const quantile = (xs: number[], q: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+};
+
+/** Sequential requests (one client, keep-alive); answers the p99 in ms. Fails on any non-2xx. */
+async function p99(base: string, count: number, next: (i: number) => { method: string; path: string; body?: string }): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = next(i);
+    const res = await request(base, r.method, r.path, r.body);
+    if (res.status >= 300) throw new Error(`${r.method} ${r.path}: ${res.status} ${res.body.slice(0, 200)}`);
+    times.push(res.ms);
+  }
+  return quantile(times, 0.99);
+}
+
+// ---------------------------------------------------------------- the archive
+
+/** A deterministic article of about `textChars` characters. */
+const WORDS = "the council approved a new budget for schools and roads after a long debate on taxes while residents asked about parks trains housing and the harbour which reopened last spring".split(" ");
+function article(i: number): Record<string, unknown> {
+  let x = (i + 1) * 2654435761;
+  const word = () => {
+    x = (x * 1103515245 + 12345) >>> 0;
+    return WORDS[x % WORDS.length];
+  };
+  const sentences: string[] = [];
+  let length = 0;
+  while (length < textChars) {
+    const s = Array.from({ length: 12 }, word).join(" ");
+    const sentence = `${s[0].toUpperCase()}${s.slice(1)}.`;
+    sentences.push(sentence);
+    length += sentence.length + 1;
+  }
+  const a: Record<string, unknown> = { title: `Archive story ${i}: ${word()} ${word()} ${word()}`, text: sentences.join(" "), externalId: `archive-${i}` };
+  if (i % 2 === 0) a.url = `https://news.example/archive/${i}`;
+  return a;
+}
+
+/** Streams N lines to the import endpoint; answers the rate and a sample of the ids. */
+async function importArchive(base: string, n: number): Promise<{ perSecond: number; rawBytes: number; ids: string[] }> {
+  const ids: string[] = [];
+  let rawBytes = 0;
+  let ok = 0;
+  let failed = 0;
+  const t0 = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const req = http.request(`${base}/api/articles/import?audio=onDemand`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson" },
+    });
+    req.on("error", reject);
+    req.on("response", (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        return reject(new Error(`import: HTTP ${res.statusCode}`));
+      }
+      createInterface({ input: res })
+        .on("line", (line) => {
+          const r = JSON.parse(line) as { line?: number; result: string; id?: string; message?: string };
+          if (r.line === undefined) return;
+          if (r.result === "ok") {
+            ok++;
+            // A uniform sample of ids for the reads, whatever N.
+            if (ids.length < 10_000) ids.push(r.id!);
+            else if (Math.random() < 10_000 / ok) ids[Math.floor(Math.random() * 10_000)] = r.id!;
+          } else if (++failed <= 5) process.stderr.write(`import line ${r.line}: ${r.message}\n`);
+        })
+        .on("close", resolve);
+    });
+    let i = 0;
+    const write = () => {
+      while (i < n) {
+        const a = article(i++);
+        rawBytes += Buffer.byteLength(a.title as string) + Buffer.byteLength(a.text as string);
+        if (!req.write(`${JSON.stringify(a)}\n`)) return void req.once("drain", write);
+      }
+      req.end();
+    };
+    write();
+  });
+  if (failed > 0 || ok !== n) throw new Error(`import: ${ok} imported, ${failed} failed of ${n}`);
+  return { perSecond: n / ((performance.now() - t0) / 1000), rawBytes, ids };
+}
+
+/** 20 reads a second for `seconds` (GET by id, first page, deep page), not waiting on each other; the slowest. */
+async function probe(base: string, ids: string[], n: number, seconds: number): Promise<{ max: number; count: number }> {
+  const paths = [() => `/api/articles/${ids[Math.floor(Math.random() * ids.length)]}`, () => "/api/articles?limit=20", () => `/api/articles?limit=20&offset=${Math.max(0, n - 100)}`];
+  const pending: Array<Promise<void>> = [];
+  let max = 0;
+  let count = 0;
+  const end = performance.now() + seconds * 1000;
+  for (let k = 0; performance.now() < end; k++) {
+    const due = k * 50;
+    const wait = due - (performance.now() - (end - seconds * 1000));
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    pending.push(
+      request(base, "GET", paths[k % paths.length]()).then((r) => {
+        if (r.status !== 200) throw new Error(`probe: ${r.status} ${r.body.slice(0, 200)}`);
+        max = Math.max(max, r.ms);
+        count++;
+      }),
+    );
+  }
+  await Promise.all(pending);
+  return { max, count };
+}
+
+// ---------------------------------------------------------------- per N
+
+async function measure(n: number): Promise<Row> {
+  const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
+  const dataDir = mkdtempSync(join(tmpdir(), `scale-${n}-`));
+  let sys: System = system === "stack" ? await startStack() : await startEmbedded(dataDir);
+  try {
+    const port = Number(new URL(sys.url).port);
+    process.stderr.write(`N=${n}: importing…\n`);
+    const imported = await importArchive(sys.url, n);
+    const row: Partial<Row> = { n, importPerS: imported.perSecond, rawMB: imported.rawBytes / 1e6 };
+    if (sys.pid) {
+      row.rssAfterImportMB = memoryOf(sys.pid).rss;
+      row.dataMB = dirBytes(dataDir) / 1e6;
+      await sys.stop();
+      // The restart an operator waits for: the process start to /healthz answering 200.
+      const again = await startEmbedded(dataDir, port);
+      row.restartS = again.startedMs / 1000;
+      row.rssAfterStartMB = memoryOf(again.pid!).rss;
+      sys = again;
+    }
+    const { ids } = imported;
+    const pick = () => ids[Math.floor(Math.random() * ids.length)];
+    process.stderr.write(`N=${n}: per-request figures…\n`);
+    row.getP99 = await p99(sys.url, samples, () => ({ method: "GET", path: `/api/articles/${pick()}` }));
+    row.listFirstP99 = await p99(sys.url, samples, () => ({ method: "GET", path: "/api/articles?limit=100" }));
+    row.listDeepP99 = await p99(sys.url, Math.min(samples, 200), () => ({ method: "GET", path: `/api/articles?limit=100&offset=${Math.max(0, n - 100)}` }));
+    row.createP99 = await p99(sys.url, Math.min(samples, 500), (i) => ({ method: "POST", path: "/api/articles", body: JSON.stringify({ ...article(n + i), externalId: `created-${n}-${i}` }) }));
+    process.stderr.write(`N=${n}: probe for ${probeSeconds} s…\n`);
+    const pr = await probe(sys.url, ids, n, probeSeconds);
+    row.probeMaxMs = pr.max;
+    row.probeCount = pr.count;
+    if (sys.pid) row.rssPeakMB = memoryOf(sys.pid).peak;
+    row.load = load();
+    return row as Row;
+  } finally {
+    await sys.stop();
+    if (!process.env.BENCH_SCALE_KEEP) rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const f = (x: number | undefined, d = 0) => (x === undefined || Number.isNaN(x) ? "–" : x.toLocaleString("en-US", { maximumFractionDigits: d, minimumFractionDigits: d }));
+
+function print(rows: Row[]): void {
+  const head = ["N", "import/s", "raw text MB", "data MB", "data/raw", "RSS import MB", "RSS start MB", "RSS peak MB", "restart s", "GET p99 ms", "list p99 ms", "list N-100 p99 ms", "create p99 ms", "probe max ms (reads)", "load avg"];
+  console.log(`\nscale suite: ${system}, ${textChars}-character articles, probe ${probeSeconds} s at 20 reads/s`);
+  console.log(`| ${head.join(" | ")} |`);
+  console.log(`|${head.map(() => "---").join("|")}|`);
+  for (const r of rows) {
+    console.log(
+      `| ${[
+        f(r.n),
+        f(r.importPerS),
+        f(r.rawMB),
+        f(r.dataMB),
+        r.dataMB === undefined ? "–" : (r.dataMB / r.rawMB).toFixed(2),
+        f(r.rssAfterImportMB),
+        f(r.rssAfterStartMB),
+        f(r.rssPeakMB),
+        f(r.restartS, 2),
+        f(r.getP99, 2),
+        f(r.listFirstP99, 2),
+        f(r.listDeepP99, 1),
+        f(r.createP99, 1),
+        `${f(r.probeMaxMs, 1)} (${r.probeCount})`,
+        r.load,
+      ].join(" | ")} |`,
+    );
+  }
+}
+
+async function main(): Promise<void> {
+  const rows: Row[] = [];
+  for (const n of sizes) {
+    rows.push(await measure(n));
+    print(rows);
+    const dir = join(import.meta.dirname, "results");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "scale.json"), `${JSON.stringify({ system, textChars, probeSeconds, rows }, null, 2)}\n`);
+  }
+  agent.destroy();
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`${(e as Error).stack ?? String(e)}\n`);
+  process.exit(1);
+});
