@@ -111,9 +111,9 @@ const AUDIO_PARAM: Record<string, AudioTiming> = { immediate: AudioTiming.IMMEDI
 /** `?audio=`: absent = the project's setting; 400 naming the parameter otherwise. */
 export function audioTimingOf(value: unknown): AudioTiming {
   if (value === undefined) return AudioTiming.UNSPECIFIED;
-  const timing = typeof value === "string" ? AUDIO_PARAM[value] : undefined;
-  if (timing === undefined) throw new HttpError(400, `audio: must be one of ${Object.keys(AUDIO_PARAM).join(", ")}${Array.isArray(value) ? " and given once" : ""}`);
-  return timing;
+  if (Array.isArray(value)) throw new HttpError(400, "audio: must be given once");
+  validate.importAudio(value);
+  return AUDIO_PARAM[value as string];
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: true });

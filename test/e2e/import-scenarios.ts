@@ -2,6 +2,7 @@
 // the embedded default and on the full stack.
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
+import { compileSchema, ImportLineResult, ImportSummary } from "../../gateway/schemas.js";
 import { api } from "../support/http.js";
 import { ndjson, openImport, postImport } from "../support/import.js";
 
@@ -54,6 +55,10 @@ export function importScenarios(target: () => ImportTarget): void {
     expect(l9).to.include({ line: 9, result: "fail", status: 400, id: earlier.body.id });
     expect(l10).to.deep.equal({ line: 10, result: "ok", id: l10.id });
     expect(summary).to.deep.equal({ result: "ok", imported: 3, failed: 5 });
+    // Every line as the OpenAPI document describes it.
+    const lineSchema = compileSchema(ImportLineResult);
+    for (const l of r.lines.slice(0, -1)) expect(lineSchema(l), JSON.stringify(lineSchema.errors)).to.equal(true);
+    expect(compileSchema(ImportSummary)(summary)).to.equal(true);
 
     // Stored as POST stores it: the URL normalised the same way.
     const viaImport = await A("GET", `/api/articles/${l1.id}`);
