@@ -24,7 +24,7 @@ Commands:
                                      or key=value pairs (dailyLimit=10 rules.maxChars=20000
                                      webhook=null); values are JSON, else strings.
                                      Rate limits: rateLimit.writes.perSecond=2
-                                     rateLimit.writes.burst=10 (reads likewise; null =
+                                     rateLimit.writes.burst=10 (reads, imports likewise; null =
                                      back to the defaults; docs/limits.md)
                                      Loudness: loudness.lufs=-16 loudness.truePeakDbtp=-1.5
                                      (null = the deployment's; docs/audio.md)
