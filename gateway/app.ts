@@ -63,8 +63,6 @@ export interface GatewayOptions {
   metricsOnPublicPort?: boolean;
   /** Per-project rate limits (ratelimit-setup.ts); absent = none. */
   rateLimit?: RateLimitMiddlewareOptions;
-  /** Time to receive a whole request (bulk imports excepted); default 120 s. */
-  requestTimeoutMs?: number;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -126,7 +124,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   server.on("checkContinue", (req, res) => handle(deferContinue(req, res), res));
   server.keepAliveTimeout = 65_000;
   // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
-  server.requestTimeout = opts.requestTimeoutMs ?? 120_000;
+  server.requestTimeout = 120_000;
   const drain = httpDrain(server);
   server.on("clientError", (err: NodeJS.ErrnoException, socket: net.Socket) => {
     // A bulk import reads its body for as long as it takes, under an idle timeout of its own (routes/import.ts).
