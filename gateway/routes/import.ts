@@ -69,6 +69,8 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
     res.setHeader("Content-Type", `${NDJSON}; charset=utf-8`);
     res.setHeader("Cache-Control", "no-store");
     for (const [k, v] of Object.entries(pace?.headers ?? {})) res.setHeader(k, v);
+    // A client that asked "Expect: 100-continue" hears that first: a final status before it would tell it not to send the body.
+    sendContinue(req);
     res.flushHeaders();
     res.once("close", () => {
       if (!res.writableFinished) abort.abort();
@@ -76,7 +78,6 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
     longUploads.add(req.socket);
     // Slow-loris bound for an upload the server's requestTimeout no longer covers (app.ts).
     req.setTimeout(opts.idleMs ?? IMPORT_IDLE_MS, () => req.destroy());
-    sendContinue(req);
 
     const log = ctx.state.log;
     try {
