@@ -13,13 +13,14 @@ import type { Logger } from "../lib/log.js";
 import { httpDrain, stopListening } from "../lib/net/http-drain.js";
 import { rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
-import { DEFAULT_MAX_BODY_BYTES, deferContinue } from "./body.js";
+import { DEFAULT_MAX_BODY_BYTES, deferContinue, longUploads } from "./body.js";
 import { errorMiddleware } from "./errors.js";
-import { limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
+import { importPacer, limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
+import { importRoutes } from "./routes/import.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
@@ -81,6 +82,12 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
     publicBaseUrl: opts.publicBaseUrl,
   });
+  importRoutes(router, {
+    client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
+    maxBodyBytes,
+    checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+    pacer: opts.rateLimit ? importPacer(opts.rateLimit) : undefined,
+  });
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
@@ -119,7 +126,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   // Bounds slow-loris style uploads; large bodies at normal speed fit easily.
   server.requestTimeout = 120_000;
   const drain = httpDrain(server);
-  server.on("clientError", (_err, socket: net.Socket) => {
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: net.Socket) => {
+    // A bulk import reads its body for as long as it takes, under an idle timeout of its own (routes/import.ts).
+    if (err.code === "ERR_HTTP_REQUEST_TIMEOUT" && longUploads.has(socket)) return;
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n{"result":"fail","message":"Malformed HTTP request"}');
     else socket.destroy();
   });

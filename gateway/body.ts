@@ -30,6 +30,21 @@ export function deferContinue(req: IncomingMessage, res: ServerResponse): Incomi
   return req;
 }
 
+/** Sends the "100 Continue" a request may be owed: when its body is about to be read. */
+export function sendContinue(req: IncomingMessage): void {
+  const owed = pendingContinue.get(req);
+  if (owed) {
+    pendingContinue.delete(req);
+    owed.writeContinue();
+  }
+}
+
+/**
+ * Connections whose upload may outlast the server's requestTimeout (a bulk
+ * import reading its body as it goes, with an idle timeout of its own).
+ */
+export const longUploads = new WeakSet<object>();
+
 /** True when the request announced a body (length or chunked). */
 export function hasBody(req: IncomingMessage): boolean {
   const len = req.headers["content-length"];
@@ -163,11 +178,7 @@ export async function readJsonBody(ctx: Context, maxBytes: number, opts: { accep
   if (encoding !== "" && encoding !== "identity") {
     throw new HttpError(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the JSON body uncompressed`, { "Accept-Encoding": "identity" });
   }
-  const owed = pendingContinue.get(ctx.req);
-  if (owed) {
-    pendingContinue.delete(ctx.req);
-    owed.writeContinue();
-  }
+  sendContinue(ctx.req);
   const raw = await readRaw(ctx.req, maxBytes);
   if (raw.length === 0) throw new HttpError(400, "Request body is required: send a JSON object");
   let text: string;

@@ -29,7 +29,7 @@ interface Item {
 }
 
 /** The item's error as the service would have thrown it for a CreateArticle of its own. */
-function errorOf(e: ItemError): ConnectError {
+export function errorOf(e: ItemError): ConnectError {
   const metadata = e.storageFailure ? { [STORAGE_FAILURE_KEY]: e.storageFailure } : undefined;
   const code = e.code in Code ? (e.code as Code) : Code.Unknown;
   return new ConnectError(e.message, code, metadata);

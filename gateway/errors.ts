@@ -63,7 +63,8 @@ interface Mapped {
   headers: Record<string, string>;
 }
 
-function mapError(err: unknown, requestId: string): Mapped {
+/** Status, message and headers of the ErrorResult an error becomes (also for one line of an import). */
+export function mapError(err: unknown, requestId: string): Mapped {
   if (err instanceof HttpError) return { status: err.status, message: err.message, headers: err.headers };
   if (err instanceof ConnectError) {
     // A store that could not write (and changed nothing): 507 for a full volume, 503 otherwise, saying which.

@@ -2,7 +2,7 @@
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
-import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
+import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -156,6 +156,7 @@ export function buildOpenApi(): Json {
           responses: { ...ok("Slug of the new article.", "IdResult"), ...errors(...COMMON, ...WRITE) },
         },
       },
+      ...importPath(),
       "/api/articles/{articleId}": {
         parameters: [articleId],
         get: {
@@ -227,6 +228,42 @@ export function buildOpenApi(): Json {
       schemas: { ...schemas, ...LISTENER_SCHEMAS },
       responses: ERROR_RESPONSES,
       securitySchemes: { bearerAuth: { type: "http", scheme: "bearer", description: "Project API token (full or read-only)." } },
+    },
+  };
+}
+
+/** POST /api/articles/import (docs/import.md). */
+function importPath(): Json {
+  const line = (n: number, b: Json) => JSON.stringify(b) + (n ? "\n" : "");
+  return {
+    "/api/articles/import": {
+      post: {
+        operationId: "importArticles",
+        tags: ["articles"],
+        summary: "Creates many articles from NDJSON, answering line by line as they are stored (full token)",
+        description:
+          "One ArticleCreateRequest per line, each validated and stored exactly as `POST /api/articles` would; blank lines are skipped. The body is read as it arrives " +
+          "and the body limit applies to each line. The answer streams one ImportLineResult per non-blank line, in input order, while the upload goes on, and ends with an " +
+          "ImportSummary. A line's failure is its own; a bad token, a read token, a wrong content type or an unknown `audio` fail the whole request before any line is read. " +
+          "Lines count against the project's `imports` rate bucket: when it is empty the import waits, it does not fail lines. See docs/import.md.",
+        parameters: [param("audio", "query", ImportAudioParam)],
+        requestBody: {
+          required: true,
+          content: {
+            "application/x-ndjson": {
+              schema: { type: "string", description: "Lines of ArticleCreateRequest JSON (#/components/schemas/ArticleCreateRequest), separated by LF or CRLF." },
+              example: line(1, CREATE_EXAMPLE) + line(0, { ...UPDATE_EXAMPLE, externalId: "cms-4711" }),
+            },
+          },
+        },
+        responses: {
+          "200": {
+            description: "One line per non-blank input line, then the summary.",
+            content: { "application/x-ndjson": { schema: { oneOf: [ref("ImportLineResult"), ref("ImportSummary")] } } },
+          },
+          ...errors(...COMMON, 415),
+        },
+      },
     },
   };
 }

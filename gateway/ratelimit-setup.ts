@@ -18,6 +18,8 @@ export const RATE_LIMIT_VARS = {
   RATE_LIMIT_READS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.reads.burst, description: "default read burst per project" },
   RATE_LIMIT_WRITES_PER_SECOND: { type: "number", minimum: 0.001, maximum: 100_000, default: DEFAULT_LIMITS.writes.perSecond, description: "default write (POST/PUT/DELETE) rate per project" },
   RATE_LIMIT_WRITES_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.writes.burst, description: "default write burst per project" },
+  RATE_LIMIT_IMPORTS_PER_SECOND: { type: "number", minimum: 0.001, maximum: 100_000, default: DEFAULT_LIMITS.imports.perSecond, description: "default bulk import rate per project, in lines per second (docs/import.md)" },
+  RATE_LIMIT_IMPORTS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.imports.burst, description: "default bulk import burst per project, in lines" },
   RATE_LIMIT_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ratelimit", description: "NATS KV bucket shared by the gateway replicas" },
 } as const;
 
@@ -27,6 +29,8 @@ export interface RateLimitConfig {
   RATE_LIMIT_READS_BURST: number;
   RATE_LIMIT_WRITES_PER_SECOND: number;
   RATE_LIMIT_WRITES_BURST: number;
+  RATE_LIMIT_IMPORTS_PER_SECOND: number;
+  RATE_LIMIT_IMPORTS_BURST: number;
   RATE_LIMIT_KV_BUCKET: string;
   NATS_URL?: string;
 }
@@ -40,6 +44,7 @@ export function defaultLimitsOf(cfg: RateLimitConfig): ProjectLimits {
   return {
     reads: { perSecond: cfg.RATE_LIMIT_READS_PER_SECOND, burst: cfg.RATE_LIMIT_READS_BURST },
     writes: { perSecond: cfg.RATE_LIMIT_WRITES_PER_SECOND, burst: cfg.RATE_LIMIT_WRITES_BURST },
+    imports: { perSecond: cfg.RATE_LIMIT_IMPORTS_PER_SECOND, burst: cfg.RATE_LIMIT_IMPORTS_BURST },
   };
 }
 

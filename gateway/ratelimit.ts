@@ -20,13 +20,15 @@ import type { RateLimiter } from "../lib/ratelimit/limiter.js";
 import type { BucketPolicy } from "../lib/ratelimit/port.js";
 import { HttpError } from "./errors.js";
 
-export type LimitClass = "reads" | "writes";
+export type LimitClass = "reads" | "writes" | "imports";
 export type ProjectLimits = Record<LimitClass, BucketPolicy>;
 
 /** Defaults: a reader polling a few articles and a CMS publishing in bursts both fit comfortably. */
 export const DEFAULT_LIMITS: ProjectLimits = Object.freeze({
   reads: { perSecond: 50, burst: 100 },
   writes: { perSecond: 10, burst: 20 },
+  // Lines of a bulk import (docs/import.md): an archive loads at full speed, and a project's writes keep their own bucket.
+  imports: { perSecond: 10_000, burst: 10_000 },
 });
 
 export interface RateLimitMiddlewareOptions {
@@ -38,6 +40,9 @@ export interface RateLimitMiddlewareOptions {
 
 /** Routes under /api that are not the publisher API: the docs and the OpenAPI document (route templates, as registered). */
 const EXEMPT_ROUTE = /^\/api(\/docs(\/.*)?|\/openapi\.json)?$/;
+
+/** Routes that count their own work in their own bucket instead of one request (importPacer). */
+export const SELF_PACED_ROUTES: ReadonlySet<string> = new Set(["/api/articles/import"]);
 
 /** Whether a route, by the template it was registered with, is counted: the publisher API. */
 export function isLimitedRoute(template: string | RegExp): boolean {
@@ -51,11 +56,11 @@ export function isLimitedRoute(template: string | RegExp): boolean {
  */
 export function limitRoutes(router: Router, limit: RouterMiddleware): void {
   for (const layer of router.stack) {
-    if (layer.methods.length > 0 && isLimitedRoute(layer.path)) layer.stack.unshift(limit);
+    if (layer.methods.length > 0 && isLimitedRoute(layer.path) && !SELF_PACED_ROUTES.has(layer.path as string)) layer.stack.unshift(limit);
   }
 }
 
-export function limitClassOf(method: string): LimitClass | null {
+export function limitClassOf(method: string): Exclude<LimitClass, "imports"> | null {
   if (method === "GET" || method === "HEAD") return "reads";
   if (method === "POST" || method === "PUT" || method === "PATCH" || method === "DELETE") return "writes";
   return null;
@@ -127,6 +132,41 @@ export function mergeLimits(defaults: ProjectLimits, s: RateLimitSettings | unde
   return {
     reads: { ...defaults.reads, ...(s?.reads ?? {}) },
     writes: { ...defaults.writes, ...(s?.writes ?? {}) },
+    imports: { ...defaults.imports, ...(s?.imports ?? {}) },
+  };
+}
+
+export interface ImportPace {
+  /** Waits until the project's import bucket has `count` more lines; an import slows down rather than failing lines. */
+  pace(count: number): Promise<void>;
+  /** RateLimit-Policy of the bucket, for the answer's headers. */
+  headers: Record<string, string>;
+}
+
+/**
+ * The import bucket of the token's project, counted per line sent to the
+ * service. Undefined for the internal token (not a project).
+ */
+export function importPacer(opts: RateLimitMiddlewareOptions) {
+  return async (authorization: string, signal?: AbortSignal): Promise<ImportPace | undefined> => {
+    const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
+    if (caller.kind !== "publisher") return undefined;
+    const { projectId } = caller;
+    const key = `${projectId}.imports`;
+    const first = (await opts.limitsOf(projectId)).imports;
+    return {
+      headers: { "RateLimit-Policy": rateLimitHeaders("imports", first, 0, 0)["RateLimit-Policy"] },
+      async pace(count) {
+        const policy = (await opts.limitsOf(projectId)).imports;
+        for (let i = 0; i < count && !signal?.aborted; i++) {
+          for (;;) {
+            const d = await opts.limiter.take(key, policy);
+            if (d.allowed || signal?.aborted) break;
+            await new Promise((resolve) => setTimeout(resolve, d.retryAfterMs));
+          }
+        }
+      },
+    };
   };
 }
 

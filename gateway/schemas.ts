@@ -289,6 +289,43 @@ export const HealthResult: Schema = {
   },
 };
 
+// ---- Bulk import (docs/import.md) ----
+
+export const ImportAudioParam: Schema = {
+  type: "string",
+  enum: ["immediate", "onDemand"],
+  description: "When the imported articles' audio is made: immediate renders each at once, onDemand stores it waiting until a listener or the publisher asks for it. Absent: the project's setting.",
+  examples: ["onDemand"],
+};
+
+export const ImportLineResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["line", "result"],
+  description:
+    "What became of one line of the upload: ok with the new article's id, or fail with the status and message POST /api/articles would have answered for it " +
+    "(413 for a line over the body limit). A taken externalId also carries the id of the article that holds it.",
+  properties: {
+    line: { type: "integer", minimum: 1, description: "1-based line number in the upload; blank lines count but get no result." },
+    result: { type: "string", enum: ["ok", "fail"] },
+    id: { type: "string", description: "ok: the new article's slug; fail with a taken externalId: the slug of the article that holds it." },
+    status: { type: "integer", description: "fail: the HTTP status a POST /api/articles of this line would have had." },
+    message: { type: "string", description: "fail: why, naming the field." },
+  },
+};
+
+export const ImportSummary: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "imported", "failed"],
+  description: "The last line of an import's answer.",
+  properties: {
+    result: ok,
+    imported: { type: "integer", minimum: 0, description: "Lines that created an article." },
+    failed: { type: "integer", minimum: 0, description: "Lines that did not (each has its fail line above)." },
+  },
+};
+
 /** Named schemas, in the order they appear in the OpenAPI document. */
 export const SCHEMAS = {
   ArticleCreateRequest,
@@ -303,6 +340,8 @@ export const SCHEMAS = {
   ArticleResult,
   ArticleListResult,
   HealthResult,
+  ImportLineResult,
+  ImportSummary,
 } as const;
 
 function newAjv(extra: object = {}): Ajv2020 {
@@ -446,6 +485,7 @@ export const validate = {
   articleId: compile(bodyAjv, ArticleIdParam, "articleId"),
   externalId: compile(bodyAjv, ExternalIdParam, "externalId"),
   externalUrl: compile(bodyAjv, ExternalUrlParam, "externalUrl"),
+  importAudio: compile(bodyAjv, ImportAudioParam, "audio"),
 };
 
 export interface CreateBody {

@@ -36,6 +36,8 @@ export interface BucketSettings {
 export interface RateLimitSettings {
   reads?: BucketSettings;
   writes?: BucketSettings;
+  /** Lines of bulk imports (docs/import.md). */
+  imports?: BucketSettings;
 }
 
 export interface ProjectSettings {

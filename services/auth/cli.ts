@@ -1,11 +1,15 @@
 // Admin command line: `npm run admin -- <command> ...`. Talks to a running
 // auth service (AUTH_URL) with ADMIN_TOKEN over the Connect protocol.
+import { constants } from "node:fs";
+import { access } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ArticleStatus, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService, Scope, type ProjectSettings, type TokenInfo } from "../../gen/auth/v1/auth_pb.js";
 import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
+import { audioTimingOf } from "../../gateway/import-stream.js";
+import { importArgs, importCommand, type ImportCommand } from "../articles/import-cli.js";
 
 export const USAGE = `Usage: npm run admin -- <command> [--json]
 
@@ -20,7 +24,7 @@ Commands:
                                      or key=value pairs (dailyLimit=10 rules.maxChars=20000
                                      webhook=null); values are JSON, else strings.
                                      Rate limits: rateLimit.writes.perSecond=2
-                                     rateLimit.writes.burst=10 (reads likewise; null =
+                                     rateLimit.writes.burst=10 (reads, imports likewise; null =
                                      back to the defaults; docs/limits.md)
                                      Loudness: loudness.lufs=-16 loudness.truePeakDbtp=-1.5
                                      (null = the deployment's; docs/audio.md)
@@ -32,13 +36,19 @@ Commands:
   articles:recrawl <project> <id>    fetch the article's url again; re-audify if it changed
   articles:decision <project> <id>   why an article is rejected or waiting
   articles:readmit [project]         retry articles waiting in limit_reached / no_money now
+  import --project <id> --file <articles.ndjson> [--audio onDemand|immediate] [--failures <file>]
+                                     bulk import, one ArticleCreateRequest per line
+                                     (docs/import.md): prints progress and the summary,
+                                     the fail lines go to --failures or stderr; exit 1
+                                     when a line failed
 
 Environment:
   AUTH_URL        base URL of the auth service, e.g. http://127.0.0.1:7001
   ADMIN_TOKEN     the admin credential the service was started with
-  ARTICLES_URL    base URL of the articles service (articles:* commands; also lets
+  ARTICLES_URL    base URL of the articles service (articles:* and import; also lets
                   settings:set and credit:add re-admit waiting articles at once)
-  INTERNAL_TOKEN  the service-to-service token (articles:* commands)
+  INTERNAL_TOKEN  the service-to-service token (articles:* and import)
+  MAX_BODY_BYTES  longest line import accepts, as the gateway (default 10 MiB)
 
 Exit codes: 0 done, 1 the service refused or could not be reached, 2 usage error.`;
 
@@ -125,23 +135,25 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     "articles:recrawl",
     "articles:decision",
     "articles:readmit",
+    "import",
   ];
   if (!commands.includes(command)) {
     io.err(`error: unknown command '${command}'\n\n${USAGE}`);
     return 2;
   }
-  const articlesCommand = command.startsWith("articles:");
+  const articlesCommand = command.startsWith("articles:") || command === "import";
   const articlesUrl = env.ARTICLES_URL && /^https?:\/\/\S+$/.test(env.ARTICLES_URL) ? env.ARTICLES_URL : undefined;
   if (articlesCommand && (!articlesUrl || !env.INTERNAL_TOKEN)) {
-    io.err("error: articles:* commands need ARTICLES_URL (base URL of the articles service) and INTERNAL_TOKEN");
+    io.err("error: articles:* and import commands need ARTICLES_URL (base URL of the articles service) and INTERNAL_TOKEN");
     return 2;
   }
   const articles = articlesUrl && env.INTERNAL_TOKEN ? rpcClient(ArticlesService, articlesUrl, { token: env.INTERNAL_TOKEN, timeoutMs: 60_000 }) : undefined;
   /** After a change that can unblock waiting articles; best effort, the articles service also retries on its own. */
   const readmit = async (projectId: string) => (articles ? (await articles.readmitDeferred({ projectId })).admitted : undefined);
 
-  const url = articlesCommand ? "http://unused" : env.AUTH_URL;
-  const adminToken = articlesCommand ? "unused" : env.ADMIN_TOKEN;
+  // import also asks the auth service whether the project exists.
+  const url = articlesCommand && command !== "import" ? "http://unused" : env.AUTH_URL;
+  const adminToken = articlesCommand && command !== "import" ? "unused" : env.ADMIN_TOKEN;
   if (!url || !/^https?:\/\/\S+$/.test(url)) {
     io.err("error: set AUTH_URL to the auth service's base URL, e.g. AUTH_URL=http://127.0.0.1:7001");
     return 2;
@@ -249,6 +261,24 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         const out = { id: args[1], status: statusName(d.status), revision: Number(d.revision), rule: d.rule || null, detail: d.detail || null, at: d.decidedAt || null, reservedChars: Number(d.reservedChars) };
         print(`${out.status} (revision ${out.revision})${out.rule ? `: ${out.rule}: ${out.detail}` : ""}`, out);
         break;
+      }
+      case "import": {
+        let cmd: ImportCommand;
+        try {
+          cmd = importArgs(args);
+          audioTimingOf(cmd.audio);
+        } catch (e) {
+          throw new UsageError((e as Error).message);
+        }
+        try {
+          await access(cmd.file, constants.R_OK);
+        } catch {
+          throw new UsageError(`cannot read --file '${cmd.file}'`);
+        }
+        const { projects } = await client.listProjects({});
+        if (!projects.some((p) => p.id === cmd.projectId)) throw new ConnectError(`project '${cmd.projectId}' does not exist`, Code.NotFound);
+        const maxLineBytes = env.MAX_BODY_BYTES && /^\d+$/.test(env.MAX_BODY_BYTES) ? Number(env.MAX_BODY_BYTES) : undefined;
+        return await importCommand(articles!, env.INTERNAL_TOKEN!, { ...cmd, maxLineBytes }, io);
       }
       case "articles:readmit": {
         expectArgs(args, 0, 1);

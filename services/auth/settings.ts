@@ -67,7 +67,7 @@ const schema = {
         { type: "null" },
       ],
     },
-    rateLimit: { type: "object", additionalProperties: false, properties: { reads: bucket, writes: bucket } },
+    rateLimit: { type: "object", additionalProperties: false, properties: { reads: bucket, writes: bucket, imports: bucket } },
     loudness: {
       type: "object",
       additionalProperties: false,

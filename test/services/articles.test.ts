@@ -291,6 +291,28 @@ describe("articles service", function () {
       await rejects(a.createArticles({ items: [] }), Code.InvalidArgument, /1 to 64/);
       await rejects(a.createArticles({ items: Array.from({ length: 65 }, () => one[0]) }), Code.InvalidArgument, /1 to 64/);
     });
+
+    it("a taken externalId names the article that holds it (ItemError.existing_id), for re-run imports", async () => {
+      const used = ext();
+      const { id } = await a.createArticle({ ...base(), externalId: used });
+      const { results } = await a.createArticles({ items: [{ article: { ...base(), externalId: used }, requestId: "r" }] });
+      const outcome = results[0].outcome;
+      expect(outcome.case).to.equal("error");
+      expect(outcome.case === "error" && outcome.value).to.deep.include({ code: Code.AlreadyExists, existingId: id });
+    });
+
+    it("project_id: the internal token creates for the project it names; a publisher may not name another project", async () => {
+      const one = [{ article: base({ title: "Operator import" }), requestId: "r" }];
+      const { results } = await worker.createArticles({ projectId: "proj-b", items: one });
+      const id = results[0].outcome.case === "id" ? results[0].outcome.value : expect.fail(JSON.stringify(results[0].outcome.value));
+      expect((await b.getArticle({ id })).article?.projectId).to.equal("proj-b");
+      await rejects(a.getArticle({ id }), Code.NotFound);
+      await rejects(worker.createArticles({ items: one }), Code.InvalidArgument, /projectId/);
+      await rejects(a.createArticles({ projectId: "proj-b", items: one }), Code.PermissionDenied);
+      // Naming its own project is fine.
+      const own = await a.createArticles({ projectId: "proj-a", items: one });
+      expect(own.results[0].outcome.case).to.equal("id");
+    });
   });
 
   describe("update", () => {

@@ -42,7 +42,10 @@ export interface ArticlesServiceDeps {
 const UNSTARTED = new Set(["waiting", "parsed"]);
 
 export const notFound = (what: string) => new ConnectError(`Article ${what} not found`, Code.NotFound);
-export const duplicate = (externalId: string) => new ConnectError(`externalId '${externalId}' is already used`, Code.AlreadyExists);
+/** Error metadata naming the article that holds a taken externalId (CreateArticles hands it on as ItemError.existing_id). */
+export const EXISTING_ID_KEY = "x-existing-article-id";
+export const duplicate = (externalId: string, existingId?: string) =>
+  new ConnectError(`externalId '${externalId}' is already used`, Code.AlreadyExists, existingId ? { [EXISTING_ID_KEY]: existingId } : undefined);
 
 export type HandlerShared = ReturnType<typeof createHandlerShared>;
 

@@ -1,15 +1,16 @@
 // Publisher writes: create, update and delete, each followed by admission.
 import { create } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
 import { CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
 import type { Logger } from "../../../lib/log.js";
+import { requirePublisher } from "../../../lib/rpc/caller.js";
 import { isSaneRequestId, requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
 import { STORAGE_FAILURE_KEY } from "../../../lib/store/errors.js";
 import { publicError } from "../errors.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from "../store/port.js";
 import * as v from "../validate.js";
-import { duplicate, notFound, type HandlerShared } from "./context.js";
+import { duplicate, EXISTING_ID_KEY, notFound, type HandlerShared } from "./context.js";
 
 type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "createArticles" | "updateArticle" | "deleteArticle" | "requestArticleAudio">;
 
@@ -21,7 +22,7 @@ const emptyCreate = create(CreateArticleRequestSchema);
 /** An item's failure as a CreateArticle of its own would have reached the caller. */
 function itemError(err: unknown, log: Logger, requestId: string | undefined): ItemError {
   const e = publicError(err, log, "CreateArticles", requestId);
-  return create(ItemErrorSchema, { code: e.code, message: e.rawMessage, storageFailure: e.metadata.get(STORAGE_FAILURE_KEY) ?? "" });
+  return create(ItemErrorSchema, { code: e.code, message: e.rawMessage, storageFailure: e.metadata.get(STORAGE_FAILURE_KEY) ?? "", existingId: e.metadata.get(EXISTING_ID_KEY) ?? "" });
 }
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
@@ -48,11 +49,21 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
         await admitNow(a, requestId, true);
         return a.id;
       } catch (e) {
-        if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
+        // The holder's id lets an importer reconcile a re-run; the store does not name it, one lookup does.
+        if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId, (await store.getByExternalId(projectId, e.externalId))?.id);
         if (e instanceof DuplicateIdError && attempt < 3) continue;
         throw e;
       }
     }
+  }
+
+  /** A publisher's batch goes to its own project; the internal token (operator imports) names the project. */
+  async function batchProject(requested: string, ctx: HandlerContext): Promise<string> {
+    const caller = await s.deps.resolveCaller(ctx.requestHeader);
+    if (caller.kind === "internal") return v.requiredId("projectId", requested);
+    const own = requirePublisher(caller, "full").projectId;
+    if (requested !== "" && requested !== own) throw new ConnectError("projectId may only be given with the internal token", Code.PermissionDenied);
+    return own;
   }
 
   return {
@@ -66,14 +77,14 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
     },
 
     async createArticles(req, ctx) {
-      const caller = await publisher(ctx, "full");
+      const projectId = await batchProject(req.projectId, ctx);
       if (req.items.length === 0 || req.items.length > MAX_BATCH) throw v.invalid(`a batch holds 1 to ${MAX_BATCH} creates, got ${req.items.length}`);
       // Each item on its own, as CreateArticle would answer it: one item's failure is not the others'.
       const results = await Promise.all(
         req.items.map(async (item) => {
           const requestId = isSaneRequestId(item.requestId) ? item.requestId : undefined;
           try {
-            return { outcome: { case: "id" as const, value: await createOne(caller.projectId, item.article ?? emptyCreate, requestId) } };
+            return { outcome: { case: "id" as const, value: await createOne(projectId, item.article ?? emptyCreate, requestId) } };
           } catch (err) {
             return { outcome: { case: "error" as const, value: itemError(err, log, requestId) } };
           }
