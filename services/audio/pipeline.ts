@@ -99,11 +99,12 @@ export const PAUSES = Object.freeze({ leadInMs: 300, titleMs: 900, paragraphMs: 
  * previewSeconds as possible within [5/6, 4/3] of it (25-40 s for 30 s), never before the title
  * and the first body sentence. An article not much longer than that is its own preview.
  */
-function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: number): number {
+function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: number, opening = false): number {
   const lo = (previewSeconds * 5) / 6;
   const hi = (previewSeconds * 4) / 3;
   const lastIndex = chunks.length - 1;
-  if (endTimes[lastIndex] <= hi) return lastIndex;
+  // `opening`: the chunks are the first of a longer article, which is not its own preview.
+  if (!opening && endTimes[lastIndex] <= hi) return lastIndex;
   const firstBody = chunks.findIndex((c) => c.paragraph > 0);
   if (firstBody === -1) return lastIndex;
   let best = -1;
@@ -263,12 +264,20 @@ async function assemblePreview(chunks: TextChunk[], opening: Buffer[], pauses: P
   const firstBody = head.findIndex((c) => c.paragraph > 0);
   if (firstBody === -1) return undefined;
   const { parts, endTimes, partsThrough } = await timeline(head, opening, pauses);
-  // previewEnd stops at the first sentence end past the window: one before the last chunk in hand.
   const hi = (previewSeconds * 4) / 3;
-  if (!endTimes.some((t, i) => i >= firstBody && i < n - 1 && head[i].sentenceEnd !== false && t > hi)) return undefined;
-  const last = previewEnd(head, endTimes, previewSeconds);
-  const mp3 = await joinMp3InSlices([...parts.slice(0, partsThrough[last]), pauses.tail], tags && id3Tag(tags));
-  return { mp3, duration: endTimes[last] + mp3Duration(pauses.tail), chunks: last + 1 };
+  const isEnd = (i: number) => i >= firstBody && head[i].sentenceEnd !== false;
+  // previewEnd stops at the first sentence end past the window: the chunks to come cannot change the cut.
+  const passed = endTimes.some((t, i) => isEnd(i) && t > hi);
+  // Or the last chunk in hand ends a sentence past the aim, inside the window: every later end is
+  // further from the aim. (Unless the whole article stays inside the window, when it is its own
+  // preview: the text still to speak must take it past the window even at a brisk 25 characters a second.)
+  const last = endTimes[n - 1];
+  const rest = chunks.slice(n).reduce((sum, c) => sum + c.text.length, 0);
+  const nearest = isEnd(n - 1) && last >= previewSeconds && last <= hi && last + rest / 25 > hi;
+  if (!passed && !nearest) return undefined;
+  const cut = previewEnd(head, endTimes, previewSeconds, true);
+  const mp3 = await joinMp3InSlices([...parts.slice(0, partsThrough[cut]), pauses.tail], tags && id3Tag(tags));
+  return { mp3, duration: endTimes[cut] + mp3Duration(pauses.tail), chunks: cut + 1 };
 }
 
 /** Works in slices of a few milliseconds: hours of audio are hundreds of megabytes to scan and copy beside other projects' requests. */
