@@ -14,9 +14,11 @@
   const SPEEDS = [0.75, 1, 1.25, 1.5, 1.75, 2];
   const FLUSH_MS = 10000;
   const MARKS = [25, 50, 75];
-  // Audio on demand: while it is being made, the lookup is repeated this often, this many times.
+  // Audio on demand: while it is being made the lookup is repeated, often until the preview is
+  // there (it takes a second or two), then once a second, for at most three minutes.
+  const FOLLOW_PREVIEW_MS = 250;
   const FOLLOW_MS = 1000;
-  const FOLLOW_TIMES = 180;
+  const FOLLOW_FOR_MS = 180000;
 
   const STYLE = `
 :host{display:block;font:var(--aap-font,14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--aap-fg,#1d1d1f)}
@@ -114,13 +116,13 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
       if (seq !== this._loadSeq) return;
       if (!article || !(article.audio || article.pending)) return this._nothing(`no ready audio for ${field} ${value}`);
       this._render(key, article);
-      if (article.pending) this._followUp(seq, url, 0);
+      if (article.pending) this._followUp(seq, url, Date.now() + FOLLOW_FOR_MS);
     }
 
     // The audio is being made (on demand): look again until the preview, then the full file, is there.
-    _followUp(seq, url, n) {
+    _followUp(seq, url, until) {
       clearTimeout(this._follow);
-      if (n >= FOLLOW_TIMES) return;
+      if (Date.now() >= until) return;
       this._follow = setTimeout(async () => {
         if (seq !== this._loadSeq || !this.isConnected) return;
         let a;
@@ -132,8 +134,8 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
         }
         if (seq !== this._loadSeq) return;
         if (a && a.id === this._article.id) this._advance(a);
-        if (!a || a.pending) this._followUp(seq, url, n + 1);
-      }, FOLLOW_MS);
+        if (!a || a.pending) this._followUp(seq, url, until);
+      }, this._src ? FOLLOW_MS : FOLLOW_PREVIEW_MS);
     }
 
     // Preview first, then the full file, from where the listener is: the preview is its opening.
