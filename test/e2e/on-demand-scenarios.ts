@@ -129,6 +129,16 @@ export function onDemandScenarios(target: () => OnDemandTarget): void {
     await waitFor("the article in the feed", async () => ((await inFeed()) ? true : undefined), 30_000, 500);
   });
 
+  it("an embed of the article asks for its audio too", async () => {
+    const { A } = await project("od-embed", "audio=onDemand");
+    const key = (await A("GET", "/api/player")).body.publicKey as string;
+    const a = (await A("POST", "/api/articles", { title: "Embedded", text: prose(400) })).body.id as string;
+    const page = await fetch(`${target().url}/player/v1/embed/${key}/${a}`);
+    expect(page.status).to.equal(200);
+    expect(await page.text()).to.include(`article-id="${a}"`);
+    await readyOf(A, a);
+  });
+
   it("the job asked for goes ahead of its project's backlog of immediate jobs; the RPC's audio field overrides the setting both ways", async () => {
     const { A, rpc } = await project("od-busy");
     const backlog: string[] = [];
