@@ -13,7 +13,7 @@ import { toProtoArticle } from "../convert.js";
 import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
 import { createRepublisher } from "../republish.js";
-import type { ArticleStore, StoredArticle } from "../store/port.js";
+import { isParked, type ArticleStore, type StoredArticle } from "../store/port.js";
 import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
 
@@ -111,7 +111,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
    * published first in line. Concurrent askers: one unparks, the others read the result.
    */
   const requestAudio: RequestAudio = async (a, requestId) => {
-    if (!a.parked) return a;
+    if (!isParked(a)) return a;
     const unparked = await store.unpark(a.projectId, a.id, admission.leaseUntil());
     if (!unparked) return (await store.get(a.projectId, a.id)) ?? a;
     log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, ...requestIdFields(requestId) }, "audio requested on demand");

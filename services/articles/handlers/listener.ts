@@ -9,7 +9,7 @@ import { audioFile } from "../convert.js";
 import type { ListeningChannel } from "../../../lib/bus/listening.js";
 import type { ListeningEventIn } from "../stats/aggregator.js";
 import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
-import { PENDING_STATUSES, type ArticleStore, type StoredArticle } from "../store/port.js";
+import { isParked, PENDING_STATUSES, type ArticleStore, type StoredArticle } from "../store/port.js";
 import type { RequestAudio } from "./context.js";
 import * as v from "../validate.js";
 import { requestIdOf } from "../../../lib/rpc/request-id.js";
@@ -112,7 +112,7 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       else if (l.case === "externalId") a = await store.getByExternalId(projectId, v.requiredId("externalId", l.value));
       else if (l.case === "url") a = await store.getByUrl(projectId, v.requiredId("url", l.value));
       else throw v.invalid("one of id, externalId or url is required");
-      if (a?.parked && deps.requestAudio) a = await deps.requestAudio(a, requestIdOf(ctx));
+      if (a && isParked(a) && deps.requestAudio) a = await deps.requestAudio(a, requestIdOf(ctx));
       if (a && madeOnDemand(a)) return { article: { ...publicView(a), audio: undefined, pending: true } };
       if (!a || a.status !== "ready" || !a.audio) throw notFound();
       return { article: publicView(a) };

@@ -314,8 +314,8 @@ export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
 ];
 
 /**
- * Whether background work (reconciler, admission retries) may pick the article up: a parked
- * one waits for someone to ask for its audio. The one place this rule lives; the store's
- * queries use its filter form, PARKED_EXCLUDED (store.ts).
+ * Audio on demand: a parked article waits for someone to ask for its audio, and no background
+ * work (reconciler, admission, a due time) may pick it up meanwhile. The one place this rule
+ * lives; the store's queries use its filter form, PARKED_EXCLUDED (store.ts).
  */
-export const awaitsBackgroundWork = (a: Pick<StoredArticle, "parked">): boolean => a.parked !== true;
+export const isParked = (a: Pick<StoredArticle, "parked">): boolean => a.parked === true;

@@ -32,7 +32,7 @@ import {
 // Not admitted (or finished): a job for them is left over from an older decision.
 const NOT_CLAIMABLE: ArticleStatus[] = ["deleted", "ready", "rejected", "limit_reached", "no_money"];
 const live = { $ne: "deleted" };
-/** Filter form of awaitsBackgroundWork (port.ts): parked articles wait to be asked for. */
+/** Filter form of isParked (port.ts): parked articles wait to be asked for. */
 const PARKED_EXCLUDED: Filter = { parked: { $ne: true } };
 
 const stale = (d: ArticleDoc): StaleArticle => ({
