@@ -44,7 +44,8 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
       result: { const: "ok" },
       article: {
         type: "object",
-        required: ["id", "title", "lang", "audio", "audio_duration"],
+        // audio and audio_duration are there unless `pending` (audio on demand still being made).
+        required: ["id", "title", "lang"],
         properties: {
           id: { type: "string" },
           title: { type: "string" },
@@ -55,6 +56,7 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
           audio_duration: { type: "number" },
           audio_preview: { type: "string" },
           audio_preview_duration: { type: "number" },
+          pending: { type: "boolean", description: "Audio on demand: this lookup (or an earlier one) asked for the audio, which is being made. audio_preview appears first, then audio; look again every second or so." },
         },
       },
     },
@@ -110,7 +112,7 @@ export function listenerPaths(): Json {
         { name: "externalId", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "cms-4711" },
         { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article. The URL may be written as an IRI or percent-encoded, with any case of scheme and host: it is matched in its normalised form.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
       ],
-      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", description: "An article of a project that makes audio on demand is not ready until someone asks: this lookup asks for it, and answers `pending: true` (with `audio_preview` once the preview exists) until the audio is ready.", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
     "/player/v1/events": {
       post: {

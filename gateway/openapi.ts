@@ -179,6 +179,18 @@ export function buildOpenApi(): Json {
           responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404, 507) },
         },
       },
+      "/api/articles/{articleId}/audio": {
+        parameters: [articleId],
+        post: {
+          operationId: "requestArticleAudio",
+          tags: ["articles"],
+          summary: "Asks for the audio of an on-demand article now (full token): preview first, then the full file",
+          description:
+            "An article created with audio on demand (project setting `audio: onDemand`) waits, uncharged, until someone asks for its audio. " +
+            "This admits it (daily limit and credit are charged now) and puts its job first in the project's queue. Nothing happens for an article that is not waiting on demand. 400: the article is deleted.",
+          responses: { ...ok("The article after the request.", "ArticleResult"), ...errors(...COMMON, 404) },
+        },
+      },
       "/api/articles_external_id/{externalId}": {
         parameters: [externalId],
         get: {

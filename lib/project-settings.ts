@@ -54,7 +54,12 @@ export interface ProjectSettings {
   rateLimit?: RateLimitSettings;
   /** Loudness target of this project's files; absent = the deployment's (lib/loudness.ts). */
   loudness?: LoudnessSettings;
+  /** When audio is made: at once ("immediate", the default) or when a listener or the publisher asks for it ("onDemand"). */
+  audio?: AudioTiming;
 }
+
+export const AUDIO_TIMINGS = ["immediate", "onDemand"] as const;
+export type AudioTiming = (typeof AUDIO_TIMINGS)[number];
 
 export const DEFAULT_SETTINGS: ProjectSettings = Object.freeze({
   dailyLimit: null,
@@ -64,4 +69,5 @@ export const DEFAULT_SETTINGS: ProjectSettings = Object.freeze({
   rules: {},
   webhook: null,
   recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
+  audio: "immediate",
 }) as ProjectSettings;

@@ -14,6 +14,11 @@
   const SPEEDS = [0.75, 1, 1.25, 1.5, 1.75, 2];
   const FLUSH_MS = 10000;
   const MARKS = [25, 50, 75];
+  // Audio on demand: while it is being made the lookup is repeated, often until the preview is
+  // there (it takes a second or two), then once a second, for at most three minutes.
+  const FOLLOW_PREVIEW_MS = 250;
+  const FOLLOW_MS = 1000;
+  const FOLLOW_FOR_MS = 180000;
 
   const STYLE = `
 :host{display:block;font:var(--aap-font,14px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif);color:var(--aap-fg,#1d1d1f)}
@@ -73,6 +78,7 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
       document.removeEventListener("visibilitychange", this._onHide);
       window.removeEventListener("pagehide", this._onLeave);
       clearInterval(this._timer);
+      clearTimeout(this._follow);
       this._flush();
     }
 
@@ -96,9 +102,10 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
       if (!key) return this._nothing("the key attribute (the project's public player key) is missing");
       const [field, value] = this._lookup();
       const q = new URLSearchParams({ key, [field]: value });
+      const url = `${this._base}/player/v1/article?${q}`;
       let article;
       try {
-        const res = await fetch(`${this._base}/player/v1/article?${q}`, { credentials: "omit", mode: "cors" });
+        const res = await fetch(url, { credentials: "omit", mode: "cors" });
         if (seq !== this._loadSeq) return;
         if (!res.ok) return this._nothing(res.status === 404 ? `no ready audio for ${field} ${value}` : `lookup failed (${res.status})`);
         article = (await res.json()).article;
@@ -107,8 +114,41 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
         return;
       }
       if (seq !== this._loadSeq) return;
-      if (!article || !article.audio) return this._nothing(`no ready audio for ${field} ${value}`);
+      if (!article || !(article.audio || article.pending)) return this._nothing(`no ready audio for ${field} ${value}`);
       this._render(key, article);
+      if (article.pending) this._followUp(seq, url, Date.now() + FOLLOW_FOR_MS);
+    }
+
+    // The audio is being made (on demand): look again until the preview, then the full file, is there.
+    _followUp(seq, url, until) {
+      clearTimeout(this._follow);
+      if (Date.now() >= until) return;
+      this._follow = setTimeout(async () => {
+        if (seq !== this._loadSeq || !this.isConnected) return;
+        let a;
+        try {
+          const res = await fetch(url, { credentials: "omit", mode: "cors" });
+          if (res.ok) a = (await res.json()).article;
+        } catch (e) {
+          // A failed look is one of the bounded number; the next may succeed.
+        }
+        if (seq !== this._loadSeq) return;
+        if (a && a.id === this._article.id) this._advance(a);
+        if (!a || a.pending) this._followUp(seq, url, until);
+      }, this._src ? FOLLOW_MS : FOLLOW_PREVIEW_MS);
+    }
+
+    // Preview first, then the full file, from where the listener is: the preview is its opening.
+    _advance(a) {
+      this._article = a;
+      const next = a.audio || a.audio_preview;
+      if (!next || next === this._src) return;
+      const audio = this._audio, at = audio.currentTime;
+      const resume = this._wantPlay || !audio.paused || this._outran;
+      this._wantPlay = this._outran = false;
+      this._src = audio.src = next;
+      if (at > 0) audio.addEventListener("loadedmetadata", () => { audio.currentTime = at; }, { once: true });
+      if (resume) audio.play().catch(() => {});
     }
 
     _nothing(why) {
@@ -143,7 +183,8 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
       const audio = (this._audio = $("audio"));
       box.setAttribute("aria-label", `Listen to the article: ${a.title}`);
       $(".title").textContent = a.title;
-      audio.src = a.audio;
+      this._src = a.audio || a.audio_preview || "";
+      if (this._src) audio.src = this._src;
       const duration = () => (isFinite(audio.duration) && audio.duration > 0 ? audio.duration : a.audio_duration || 0);
       const paint = () => {
         const d = duration();
@@ -161,7 +202,11 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
       setSpeed(1);
       paint();
 
-      play.addEventListener("click", () => (audio.paused ? audio.play().catch(() => {}) : audio.pause()));
+      play.addEventListener("click", () => {
+        // Nothing to play yet (audio on demand): it starts as soon as the preview is there.
+        if (!this._src) return void (this._wantPlay = !this._wantPlay);
+        audio.paused ? audio.play().catch(() => {}) : audio.pause();
+      });
       back.addEventListener("click", () => { audio.currentTime = Math.max(0, audio.currentTime - 15); paint(); });
       speed.addEventListener("click", () => setSpeed(SPEEDS[(SPEEDS.indexOf(audio.playbackRate) + 1) % SPEEDS.length]));
       seek.addEventListener("input", () => { audio.currentTime = Number(seek.value); paint(); });
@@ -179,11 +224,14 @@ input[type=range]{flex:1;min-width:4em;accent-color:var(--aap-accent,#1a73e8);ma
         // Only time actually played counts, not jumps made by seeking.
         if (!audio.paused && step > 0 && step < 2) this._seconds += step;
         const d = duration();
-        if (d > 0) for (const m of MARKS) if (!this._marks.has(m) && t / d >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
+        // Marks count against the full file only, not the preview that plays first.
+        if (d > 0 && !this._article.pending) for (const m of MARKS) if (!this._marks.has(m) && t / d >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
         paint();
       });
       audio.addEventListener("seeked", () => { last = audio.currentTime; });
       audio.addEventListener("ended", () => {
+        // The preview ran out before the rest was made: it continues when the full file comes.
+        if (this._article.pending) return void (this._outran = true);
         if (!this._marks.has(100)) { this._marks.add(100); this._event("complete"); }
         this._flush();
       });

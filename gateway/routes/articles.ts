@@ -167,6 +167,14 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     ctx.body = { result: "ok" };
   });
 
+  // Audio on demand: renders a parked article now (preview first); answers the article as GET does.
+  router.post("/api/articles/:articleId/audio", async (ctx) => {
+    const call = callOptions(ctx);
+    validate.articleId(ctx.params.articleId);
+    await opts.checkWriter?.(call.headers.authorization);
+    ctx.body = found((await client.requestArticleAudio({ id: ctx.params.articleId }, call)).article, base(ctx));
+  });
+
   router.get("/api/articles_external_id/:externalId", async (ctx) => {
     const call = callOptions(ctx);
     const externalId = ctx.params.externalId;

@@ -114,6 +114,7 @@ export function listenerArticleJson(a: ListenerArticle, base: string): Record<st
   const out: Record<string, unknown> = { id: a.id, title: a.title, lang: a.lang, url: a.url ?? null, revision: Number(a.revision) };
   if (a.audio) Object.assign(out, { audio: publicUrl(base, a.audio.url), audio_duration: a.audio.duration });
   if (a.audioPreview) Object.assign(out, { audio_preview: publicUrl(base, a.audioPreview.url), audio_preview_duration: a.audioPreview.duration });
+  if (a.pending) out.pending = true;
   return out;
 }
 
@@ -229,7 +230,9 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query, the links' base too.
     const found = await lookups.run(`${base} ${ctx.path}?${ctx.querystring}`, async () => {
       const a = (await listener.getListenerArticle({ lookup }, call)).article!;
-      return { etag: `"${a.id}.${a.revision}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a, base) }) };
+      // While audio is made on demand the answer changes without a new revision: its tag says how far it got.
+      const stage = a.pending ? (a.audioPreview ? ".preview" : ".pending") : "";
+      return { etag: `"${a.id}.${a.revision}${stage}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a, base) }) };
     });
     // Revalidated on every page load, so a new revision's audio shows at once; unchanged answers are a 304.
     ctx.set("Cache-Control", "no-cache");

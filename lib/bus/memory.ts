@@ -92,7 +92,11 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
     const lane = msg.job.projectId;
     let q = lanes.get(lane);
     if (!q) lanes.set(lane, (q = []));
-    q.push(msg);
+    if (msg.job.priority) {
+      // Ahead of the lane's ordinary jobs, behind its earlier priority ones.
+      const at = q.findIndex((m) => !m.job.priority);
+      q.splice(at < 0 ? q.length : at, 0, msg);
+    } else q.push(msg);
     readyCount += 1;
     turns.activate(lane);
   }

@@ -62,6 +62,14 @@ const REFRESH_MS = 1000;
 /** Per-project consumers nobody pulled from for this long are removed by the server. */
 const LANE_INACTIVE_MS = 60 * 60_000;
 const SAFE_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * Priority jobs (someone waits for them: audio on demand) go to a second subject of their
+ * project, `<lane>.first`, with a consumer of its own that is asked first on the project's
+ * turn: ahead of the project's backlog, never ahead of another project's turn.
+ */
+const FIRST = ".first";
+/** The lane (project subject) a job subject belongs to. */
+const laneOf = (subj: string) => (subj.endsWith(FIRST) ? subj.slice(0, -FIRST.length) : subj);
 
 /** A project's subject token and consumer-name suffix; ids outside the auth service's pattern are hashed. */
 export function laneToken(projectId: string): string {
@@ -76,7 +84,7 @@ interface Lanes {
   stream: string;
   /** Jobs of project p are published to `${subject}.${laneToken(p)}`; `subject` itself is the lane of jobs queued before per-project subjects. */
   subject: string;
-  /** Consumer (durable name) of a lane subject, or undefined for a subject that is no lane. */
+  /** Consumer (durable name) of a lane subject or its priority subject, or undefined for a subject that is neither. */
   consumerOf(laneSubject: string): string | undefined;
   /** Creates or updates the lane's consumer once per bus (again after forget). */
   ensure(laneSubject: string, opts: ConsumeOptions): Promise<void>;
@@ -142,8 +150,10 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
   const consumerOf = (laneSubject: string): string | undefined => {
     if (laneSubject === subject) return durable;
     if (!laneSubject.startsWith(`${subject}.`)) return undefined;
-    const token = laneSubject.slice(subject.length + 1);
-    return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}` : undefined;
+    const lane = laneOf(laneSubject);
+    const token = lane.slice(subject.length + 1);
+    const suffix = lane === laneSubject ? "" : "_first";
+    return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}${suffix}` : undefined;
   };
   // Jobs published in one turn of the event loop leave at its end, in one socket write
   // (the client writes once per microtask checkpoint). Status events wait a little
@@ -195,7 +205,8 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
         jobsWaiting.push(go);
       });
       try {
-        const ack = await publisher.publish(`${subject}.${laneToken(job.projectId)}`, codec.encode(job), msgID, publishTimeoutMs);
+        const lane = `${subject}.${laneToken(job.projectId)}`;
+        const ack = await publisher.publish(job.priority ? `${lane}${FIRST}` : lane, codec.encode(job), msgID, publishTimeoutMs);
         if (ack.duplicate) log.debug({ msgID }, "duplicate job dropped by the stream");
       } catch (err) {
         throw new Error(`NATS publish of ${msgID} failed: ${(err as Error).message}`);
@@ -253,7 +264,7 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
   const config = {
     name,
     // The bare subject stays so jobs queued by an older version still drain.
-    subjects: [subject, `${subject}.*`],
+    subjects: [subject, `${subject}.*`, `${subject}.*${FIRST}`],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     duplicate_window: nanos(dupMs),
@@ -306,6 +317,8 @@ class NatsSubscription {
   private slotFreed: (() => void) | undefined;
   private woken: (() => void) | undefined;
   private turns = new FairRing();
+  /** Lanes whose priority subject may hold jobs: asked first on their turn until found empty. */
+  private urgent = new Set<string>();
   private doorbell: Subscription | undefined;
   private lastRefresh = 0;
   private stopping = false;
@@ -319,14 +332,21 @@ class NatsSubscription {
   ) {}
 
   start(): void {
-    this.doorbell = this.lanes.nc.subscribe(`${this.lanes.subject}.*`, {
+    this.doorbell = this.lanes.nc.subscribe(`${this.lanes.subject}.>`, {
       callback: (_err, m) => {
         if (this.lanes.consumerOf(m.subject) === undefined) return;
-        this.turns.activate(m.subject);
+        this.ring(m.subject);
         this.wake();
       },
     });
     this.loop = this.run().catch((err) => this.log.error({ err }, "job consumer loop stopped"));
+  }
+
+  /** A job subject may have work: its lane joins the rotation (and is marked urgent for a priority subject). */
+  private ring(subj: string): void {
+    const lane = laneOf(subj);
+    if (lane !== subj) this.urgent.add(lane);
+    this.turns.activate(lane);
   }
 
   private wake(): void {
@@ -373,7 +393,7 @@ class NatsSubscription {
     this.lastRefresh = Date.now();
     const info = await this.lanes.jsm.streams.info(this.lanes.stream, { subjects_filter: ">" });
     for (const [subj, count] of Object.entries(info.state.subjects ?? {})) {
-      if (count > 0 && this.lanes.consumerOf(subj) !== undefined) this.turns.activate(subj);
+      if (count > 0 && this.lanes.consumerOf(subj) !== undefined) this.ring(subj);
     }
   }
 
@@ -381,7 +401,12 @@ class NatsSubscription {
   private async next(): Promise<JsMsg | undefined> {
     for (const lane of this.turns.candidates()) {
       if (this.stopping) return undefined;
-      const m = await this.pull(lane);
+      let m: JsMsg | undefined;
+      if (this.urgent.has(lane)) {
+        m = await this.pull(`${lane}${FIRST}`);
+        if (!m) this.urgent.delete(lane);
+      }
+      m ??= await this.pull(lane);
       if (!m) {
         this.turns.idle(lane);
         continue;
@@ -486,7 +511,7 @@ class NatsSubscription {
       m.nak(delay);
       // Its project may have left the rotation meanwhile; look again when the retry is due.
       const due = setTimeout(() => {
-        this.turns.activate(m.subject);
+        this.ring(m.subject);
         this.wake();
       }, delay + 5);
       due.unref();
@@ -548,6 +573,7 @@ function parseJob(v: unknown): AudioJob {
     projectId: o.projectId,
     revision: o.revision as number,
     ...(typeof o.requestId === "string" ? { requestId: o.requestId } : {}),
+    ...(o.priority === true ? { priority: true } : {}),
   };
 }
 

@@ -8,6 +8,8 @@ export interface AudioJob {
   revision: number;
   /** Carried into logs end to end. */
   requestId?: string;
+  /** Someone waits for this job (audio on demand): it goes before its project's other jobs, never before another project's turn. */
+  priority?: boolean;
 }
 
 /** Dedup key: a job for the same article revision is only delivered once. */

@@ -19,6 +19,7 @@ import { createStatusEmitter } from "./events/publish.js";
 import { createWebhookDispatcher } from "./events/webhook.js";
 import { allowPrivateFrom } from "../../lib/net/allow-list.js";
 import { listenerHandlers } from "./handlers/listener.js";
+import type { RequestAudio } from "./handlers/context.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
 import { createListeningAggregator } from "./stats/aggregator.js";
@@ -96,7 +97,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   const aggregator = createListeningAggregator({ stats, articles: opts.store, log: opts.log, flushMs: opts.statsFlushMs });
   const listening = opts.listening ?? directListeningChannel<ListeningBatch>();
   await listening.consume(async (b) => void (await aggregator.accept(b.projectId, b.events, new Date(b.at))));
-  const listener = listenerHandlers({ store: opts.store, stats, listening, resolveCaller, audioBaseUrl: opts.audioBaseUrl });
+  let requestAudio: RequestAudio | undefined;
+  const listener = listenerHandlers({ store: opts.store, stats, listening, resolveCaller, audioBaseUrl: opts.audioBaseUrl, requestAudio: (a, requestId) => (requestAudio ? requestAudio(a, requestId) : Promise.resolve(a)) });
   const settings = opts.settingsFrom ? authSettingsSource(opts.settingsFrom) : unboundedSettings();
   const webhooks = opts.settingsFrom
     ? createWebhookDispatcher({ log: opts.log, fetchOptions: opts.fetchOptions, retries: opts.webhook?.retries, backoffMs: opts.webhook?.backoffMs })
@@ -115,6 +117,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     emit,
     recrawlFetch: opts.fetchOptions,
     onAdmission: (a) => (admission = a),
+    onRequestAudio: (r) => (requestAudio = r),
   });
 
   const server = await startRpcServer({

@@ -99,11 +99,12 @@ export const PAUSES = Object.freeze({ leadInMs: 300, titleMs: 900, paragraphMs: 
  * previewSeconds as possible within [5/6, 4/3] of it (25-40 s for 30 s), never before the title
  * and the first body sentence. An article not much longer than that is its own preview.
  */
-function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: number): number {
+function previewEnd(chunks: TextChunk[], endTimes: number[], previewSeconds: number, opening = false): number {
   const lo = (previewSeconds * 5) / 6;
   const hi = (previewSeconds * 4) / 3;
   const lastIndex = chunks.length - 1;
-  if (endTimes[lastIndex] <= hi) return lastIndex;
+  // `opening`: the chunks are the first of a longer article, which is not its own preview.
+  if (!opening && endTimes[lastIndex] <= hi) return lastIndex;
   const firstBody = chunks.findIndex((c) => c.paragraph > 0);
   if (firstBody === -1) return lastIndex;
   let best = -1;
@@ -214,8 +215,19 @@ interface Assembled extends RenderResult {
   previewChunks: number;
 }
 
-/** Works in slices of a few milliseconds: hours of audio are hundreds of megabytes to scan and copy beside other projects' requests. */
-async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Promise<Assembled> {
+interface Timeline {
+  /** Lead-in, chunks and the pauses between them, in playing order (no tail). */
+  parts: Buffer[];
+  /** Seconds at the end of each chunk. */
+  endTimes: number[];
+  /** Parts up to and including each chunk. */
+  partsThrough: number[];
+  joins: Join[];
+  /** Seconds at the end of the last chunk. */
+  end: number;
+}
+
+async function timeline(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts): Promise<Timeline> {
   const parts: Buffer[] = [pauses.leadIn];
   const endTimes: number[] = [];
   const partsThrough: number[] = [];
@@ -237,6 +249,40 @@ async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts
     }
     joins.push(join);
   });
+  return { parts, endTimes, partsThrough, joins, end: t };
+}
+
+/**
+ * The preview from the opening chunks alone, before the rest exist, cut exactly where
+ * assemble() will cut it once all are there: only when the chunks in hand already pass the
+ * preview window by a whole chunk (so the cut cannot depend on the ones to come).
+ */
+async function assemblePreview(chunks: TextChunk[], opening: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Promise<{ mp3: Buffer; duration: number; chunks: number } | undefined> {
+  const n = opening.length;
+  if (n < 2 || n >= chunks.length) return undefined;
+  const head = chunks.slice(0, n);
+  const firstBody = head.findIndex((c) => c.paragraph > 0);
+  if (firstBody === -1) return undefined;
+  const { parts, endTimes, partsThrough } = await timeline(head, opening, pauses);
+  const hi = (previewSeconds * 4) / 3;
+  const isEnd = (i: number) => i >= firstBody && head[i].sentenceEnd !== false;
+  // previewEnd stops at the first sentence end past the window: the chunks to come cannot change the cut.
+  const passed = endTimes.some((t, i) => isEnd(i) && t > hi);
+  // Or the last chunk in hand ends a sentence past the aim, inside the window: every later end is
+  // further from the aim. (Unless the whole article stays inside the window, when it is its own
+  // preview: the text still to speak must take it past the window even at a brisk 25 characters a second.)
+  const last = endTimes[n - 1];
+  const rest = chunks.slice(n).reduce((sum, c) => sum + c.text.length, 0);
+  const nearest = isEnd(n - 1) && last >= previewSeconds && last <= hi && last + rest / 25 > hi;
+  if (!passed && !nearest) return undefined;
+  const cut = previewEnd(head, endTimes, previewSeconds, true);
+  const mp3 = await joinMp3InSlices([...parts.slice(0, partsThrough[cut]), pauses.tail], tags && id3Tag(tags));
+  return { mp3, duration: endTimes[cut] + mp3Duration(pauses.tail), chunks: cut + 1 };
+}
+
+/** Works in slices of a few milliseconds: hours of audio are hundreds of megabytes to scan and copy beside other projects' requests. */
+async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Promise<Assembled> {
+  const { parts, endTimes, partsThrough, joins, end: t } = await timeline(chunks, audio, pauses);
   const tail = mp3Duration(pauses.tail);
   const tag = tags && id3Tag(tags);
   const full = await joinMp3InSlices([...parts, pauses.tail], tag);
@@ -263,6 +309,12 @@ export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency"
   onFallback?(error: string, provider: string): Promise<void> | void;
   /** Text of the opening chunks (title and first body chunks), kept small so the preview can end early. */
   openingChunkChars?: number;
+  /**
+   * Someone waits (audio on demand): called once with the preview as soon as the opening chunks
+   * settle it, before the rest are rendered. It is the preview the result holds. The render
+   * waits for the promise before it resolves; the callback handles its own failures.
+   */
+  onPreview?(preview: { mp3: Buffer; duration: number }): Promise<void>;
 }
 
 export interface ProviderRenderResult extends RenderResult {
@@ -326,6 +378,38 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   // Audio already made per provider survives a retry even without a cache. A chunk's meter is
   // undefined when its audio could not be measured (it then counts for nothing).
   const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<LoudnessMeter | undefined>[]; local: boolean }>();
+  type Plan = typeof made extends Map<string, infer P> ? P : never;
+  // The early preview: looked for after each chunk until found (or found impossible), offered once.
+  let previewState: "looking" | "busy" | "given" = opts.onPreview ? "looking" : "given";
+  let previewGiven: Promise<void> = Promise.resolve();
+  const offerPreview = (plan: Plan) => {
+    if (previewState !== "looking") return;
+    previewState = "busy";
+    previewGiven = earlyPreview(plan).then(
+      async (p) => {
+        previewState = p === undefined ? "looking" : "given";
+        if (p && p !== "never") await opts.onPreview!(p).catch(() => undefined);
+      },
+      () => void (previewState = "given"),
+    );
+  };
+  /** The preview from the chunks in hand, leveled as the final one will be; undefined: not yet; "never": not before the whole render. */
+  async function earlyPreview(plan: Plan): Promise<{ mp3: Buffer; duration: number } | undefined | "never"> {
+    const missing = plan.audio.findIndex((a) => !a);
+    const opening = plan.audio.slice(0, missing === -1 ? plan.audio.length : missing);
+    if (opening.length < 2) return undefined;
+    const target = streamFormat(opening[0]);
+    // Chunks in another stream are re-encoded at the end: such a preview waits for it.
+    if (!target || opening.some((a) => !sameStreamFormat(streamFormat(a) ?? target, target))) return "never";
+    const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
+    const cut = await assemblePreview(plan.chunks, opening, pauses, opts.previewSeconds ?? 30, opts.tags);
+    if (!cut) return missing === -1 ? "never" : undefined;
+    if (plan.local || !level) return { mp3: cut.mp3, duration: cut.duration };
+    const meters = (await Promise.all(plan.loudness.slice(0, cut.chunks))).filter((m): m is LoudnessMeter => m !== undefined);
+    const n = await normalizeMp3(cut.mp3, combine(meters), level);
+    if (n.method !== "reencode") return { mp3: n.mp3, duration: cut.duration };
+    return { mp3: opts.tags ? tagMp3(n.mp3, opts.tags) : n.mp3, duration: mp3Duration(n.mp3) };
+  }
   try {
     return await renderMade();
   } finally {
@@ -364,6 +448,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           }
           // From the chunk cache nothing streamed: finishMeter measures it whole, or finds it by content.
           if (stream) loudness[i] = finishMeter(stream, audio[i]).catch(() => undefined);
+          offerPreview(plan!);
         });
         return plan;
       },
@@ -417,6 +502,8 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
       r.full = retag(full);
       r.preview = preview === full ? r.full : retag(preview);
     }
+    // The stored preview must be there before the result that names it.
+    await previewGiven;
     const { previewChunks: _, ...rest } = r;
     const loudnessMs = performance.now() - loudnessStarted;
     return { ...rest, provider: step.provider.label ?? step.provider.name, reencoded, loudness: loudnessMethod, loudnessMs };

@@ -103,12 +103,29 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       // would need a call to auth); added/updated are Unix seconds.
       const tags = { title: a.title, artist: a.projectId, album: a.projectId, lang: a.lang, date: new Date(Number(a.updated ?? a.added) * 1000), articleId };
       const text = opts.text && { work: opts.text, project: a.projectId };
+      const keys = audioKeys(articleId, revision);
+      // Someone waits for this one (audio on demand): the preview is stored and reported as soon
+      // as its chunks are rendered, so a player can start it while the rest is made.
+      let previewStored: { key: string; duration: number } | undefined;
+      const onPreview = d.job.priority
+        ? async (p: { mp3: Buffer; duration: number }) => {
+            try {
+              await blobs.put(keys.preview, p.mp3, "audio/mpeg");
+              await articles.reportAudioStatus({ articleId, revision, status: ArticleStatus.PROCESSING, audioPreview: { key: keys.preview, duration: p.duration } }, call);
+              previewStored = { key: keys.preview, duration: p.duration };
+              jlog.info({ previewDuration: p.duration, ms: Date.now() - started }, "audio preview ready");
+            } catch (e) {
+              jlog.warn({ err: errorMessage(e) }, "early preview not stored; it comes with the full audio");
+            }
+          }
+        : undefined;
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: shutdown.signal,
             tags,
             loudness,
             text,
+            onPreview,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -120,14 +137,14 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, lufs: loudness.lufs, truePeak: loudness.truePeak, ms: renderedMs }, "audio rendered");
 
-      const keys = audioKeys(articleId, revision);
       await blobs.put(keys.full, r.full, "audio/mpeg");
-      await blobs.put(keys.preview, r.preview, "audio/mpeg");
+      // The early preview is the same file: not written again under a listener who may be playing it.
+      if (!previewStored) await blobs.put(keys.preview, r.preview, "audio/mpeg");
       const done = await articles.completeAudioJob({
         articleId,
         revision,
         audio: { key: keys.full, duration: r.fullDuration },
-        audioPreview: { key: keys.preview, duration: r.previewDuration },
+        audioPreview: previewStored ?? { key: keys.preview, duration: r.previewDuration },
         provider: r.provider,
       }, call);
       const ms = Date.now() - started;

@@ -28,6 +28,8 @@ Commands:
                                      back to the defaults; docs/limits.md)
                                      Loudness: loudness.lufs=-16 loudness.truePeakDbtp=-1.5
                                      (null = the deployment's; docs/audio.md)
+                                     Audio on demand: audio=onDemand (default immediate;
+                                     docs/statuses.md)
   credit:add <project> <chars>       add characters to a bounded balance
   player:get <project>               show the public player key, feed and oEmbed settings
   player:set <project> <change>...   change them: a JSON merge patch or key=value pairs

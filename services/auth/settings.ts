@@ -2,7 +2,7 @@
 // validation every change goes through. The same shape is read by the
 // articles service (services/articles/admission) through GetProjectSettings.
 import { Ajv, type ErrorObject } from "ajv";
-import { DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold } from "../../lib/project-settings.js";
+import { AUDIO_TIMINGS, DEFAULT_SETTINGS, type ProjectRules, type ProjectSettings, type TypeThreshold } from "../../lib/project-settings.js";
 import { LOUDNESS_RANGE } from "../../lib/loudness.js";
 import { LANGS, VOICE_NAMES, checkVoiceLang } from "../../lib/voices.js";
 import { checkTarget, UnsafeUrlError, type SafeFetchOptions } from "../../lib/net/safe-fetch.js";
@@ -76,6 +76,7 @@ const schema = {
         truePeakDbtp: { type: "number", minimum: LOUDNESS_RANGE.truePeakDbtp.min, maximum: LOUDNESS_RANGE.truePeakDbtp.max },
       },
     },
+    audio: { enum: AUDIO_TIMINGS },
     recrawl: {
       type: "object",
       additionalProperties: false,

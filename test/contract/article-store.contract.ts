@@ -370,6 +370,46 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(rest.map((x) => x.id)).not.to.include(first[0].id);
       expect(await store.findStale(["waiting"], old.getTime() - 1)).to.deep.equal([]);
     });
+
+    it("audio on demand: a parked article is never stale nor claimable for admission, until one conditional unpark", async () => {
+      const old = new Date(Date.now() - 60 * 60_000);
+      const a = await store.insert(draft(P, { admission: "pending", parked: true }), old);
+      expect(a).to.include({ status: "waiting", parked: true });
+      const stale = await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 });
+      expect(stale.map((x) => x.id)).not.to.include(a.id);
+      expect(await store.claimAdmission(a.id, 1, 60_000)).to.equal(null);
+      expect(await store.unpark(Q, a.id, Date.now() + 60_000)).to.equal(null);
+
+      // Concurrent askers: exactly one unparks.
+      const now = new Date();
+      const tries = await Promise.all([1, 2, 3].map(() => store.unpark(P, a.id, now.getTime() + 60_000, now)));
+      const won = tries.filter((t) => t !== null);
+      expect(won).to.have.length(1);
+      expect(won[0]).to.include({ status: "waiting", admission: "pending", demandedAt: now.getTime(), admittingUntil: now.getTime() + 60_000 });
+      expect(won[0]!.parked).to.equal(undefined);
+      // Unparked it is ordinary pending work: once its lease lapses the reconciler admits it.
+      const after = await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 });
+      expect(after.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingAdmission: true });
+    });
+
+    it("audio on demand: an update makes a parked article an immediate one", async () => {
+      const a = await store.insert(draft(P, { admission: "pending", parked: true }));
+      const u = await store.update(P, a.id, 1, { title: "New", admission: "pending" });
+      expect(u.ok && u.article.parked).to.equal(undefined);
+      expect((await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 })).map((x) => x.id)).to.include(a.id);
+    });
+
+    it("keeps a preview reported during processing, only on the current revision", async () => {
+      const a = await store.insert(draft(P));
+      expect(await store.reportPreview(a.id, 1, { key: "p.mp3", duration: 30 })).to.equal(null);
+      await store.claim(a.id, 1);
+      expect(await store.reportPreview(a.id, 2, { key: "p.mp3", duration: 30 })).to.equal(null);
+      const p = await store.reportPreview(a.id, 1, { key: "p.mp3", duration: 30 });
+      expect(p).to.include({ status: "processing" });
+      expect(p!.audioPreview).to.deep.equal({ key: "p.mp3", duration: 30 });
+      const done = await store.complete(a.id, 1, { key: "f.mp3", duration: 90 }, { key: "p.mp3", duration: 30 });
+      expect(done).to.include({ status: "ready" });
+    });
   });
 }
 

@@ -276,6 +276,36 @@ export function busContract(name: string, factory: BusFactory): void {
       expect(order.slice(1, 11).join(","), "no project twice in a row while both wait").to.not.match(/(^|,)(a,a|b,b)(,|$)/);
     });
 
+    it("puts a priority job ahead of its project's backlog, but not ahead of another project's turn", async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      const seen: Delivery[] = [];
+      await consume(
+        async (d) => {
+          seen.push(d);
+          order.push(`${d.job.projectId}/${d.job.articleId}`);
+          if (order.length === 1) await gate;
+        },
+        { concurrency: 1 },
+      );
+      const flood = Array.from({ length: 20 }, () => job({ projectId: "flood" }));
+      await bus.publish(flood[0]);
+      await waitFor(() => order.length === 1, "the first flood job in hand");
+      for (const j of flood.slice(1)) await bus.publish(j);
+      const other = job({ projectId: "quiet" });
+      await bus.publish(other);
+      const urgent = [job({ projectId: "flood", priority: true }), job({ projectId: "flood", priority: true })];
+      for (const j of urgent) await bus.publish(j);
+      await sleep(300);
+      release();
+      await waitFor(() => order.length === 23, "every job", 15_000);
+      // The quiet project's turn first (it was waiting before), then the flood's priority jobs in their order, then its backlog.
+      expect(order.slice(1, 4), order.slice(0, 6).join(", ")).to.deep.equal([`quiet/${other.articleId}`, ...urgent.map((j) => `flood/${j.articleId}`)]);
+      expect(order.slice(4)).to.deep.equal(flood.slice(1).map((j) => `flood/${j.articleId}`));
+      expect(seen.find((d) => d.job.articleId === urgent[0].articleId)!.job).to.deep.equal(urgent[0]);
+    });
+
     it("drain() waits for the job in hand and takes no new ones", async () => {
       const started: string[] = [];
       let finished = 0;

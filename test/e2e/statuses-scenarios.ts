@@ -66,7 +66,8 @@ export class PublisherSite {
  * when a test runs, so the suite's before hook may start the system; the
  * site must be started by then too.
  */
-export function statusScenarios(target: () => StatusTarget, site: PublisherSite): void {
+/** The admin CLI against the target, as an operator runs it. */
+export function operator(target: () => StatusTarget) {
   async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = "";
     let err = "";
@@ -88,6 +89,11 @@ export function statusScenarios(target: () => StatusTarget, site: PublisherSite)
     if (settings.length) await cliJson("settings:set", id, ...settings);
     return api(target().url, token);
   }
+  return { cli, cliJson, project };
+}
+
+export function statusScenarios(target: () => StatusTarget, site: PublisherSite): void {
+  const { cli, cliJson, project } = operator(target);
 
   const statusesOf = async (call: ReturnType<typeof api>, ids: string[]) =>
     Promise.all(ids.map(async (id) => (await call("GET", `/api/articles/${id}`)).body.article.status as string));

@@ -13,6 +13,9 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
 import { CHROMIUM, requireChromium } from "../support/chromium.js";
+import { ArticlesService, AudioTiming } from "../../gen/articles/v1/articles_pb.js";
+import { rpcClient } from "../../lib/rpc/client.js";
+import { prose } from "../e2e/stack-harness.js";
 
 const TOKEN = "browser-full-0123456789";
 /** Screenshots are kept here for people to look at (CI prints the paths). */
@@ -167,6 +170,36 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await waitFor("playing", async () => ((await inShadow<number>(page, "audio.currentTime")) > 0.3 ? true : undefined), 20_000, 100);
     await page.close();
     await waitFor("play counted", async () => ((await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays > before ? true : undefined), 20_000, 250);
+  });
+
+  it("audio on demand: shows at once, plays the preview as soon as it exists, then goes on in the full file from where it was", async () => {
+    const rpc = rpcClient(ArticlesService, sys.services[1].url, { token: TOKEN });
+    const { id } = await rpc.createArticle({ title: "From the archive", text: prose(5_000), url: "https://news.example/archive", audio: AudioTiming.ON_DEMAND });
+    expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("waiting");
+    site.page("/news/archive", "https://news.example/archive");
+    const page = await browser.newPage();
+    const srcs: string[] = [];
+    let lookedUp: number | undefined;
+    page.on("request", (r) => void (r.url().includes("/player/v1/article?") && (lookedUp ??= performance.now())));
+    const t0 = performance.now();
+    await page.goto(`${siteUrl}/news/archive`);
+    // The listener presses play before there is anything to play.
+    await page.locator("article-audio-player button.play").click({ timeout: 30_000 });
+    await waitFor("playing the preview", async () => ((await inShadow<boolean>(page, "!audio.paused && audio.currentTime > 0")) ? true : undefined), 30_000, 20);
+    const playing = performance.now();
+    const msToPlay = Math.round(playing - t0);
+    srcs.push(await inShadow<string>(page, "audio.src"));
+    console.log(`      on demand, 5,000 characters: playing ${Math.round(playing - lookedUp!)} ms after the first lookup, ${msToPlay} ms after the page was opened (embedded default, local engine)`);
+    expect(srcs[0]).to.match(/\/preview\.mp3$/);
+    expect(msToPlay).to.be.below(15_000);
+    const full = await waitFor("the full file", async () => {
+      const [src, t, paused] = await inShadow<[string, number, boolean]>(page, "[audio.src, audio.currentTime, audio.paused]");
+      return src.endsWith("/full.mp3") && t > 0.5 && !paused ? { t } : undefined;
+    }, 60_000, 50);
+    // Not from the start again: the position carried over, and it plays on.
+    await waitFor("playing on", async () => ((await inShadow<number>(page, "audio.currentTime")) > full.t + 0.3 ? true : undefined), 10_000, 50);
+    expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("ready");
+    await page.close();
   });
 
   it("shows nothing, with one console warning, on the page of a deleted article", async () => {

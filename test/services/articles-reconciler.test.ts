@@ -55,6 +55,20 @@ describe("articles reconciler", () => {
     expect(bus.published.find((j) => j.articleId === "updated")).to.deep.equal({ articleId: "updated", projectId: "p", revision: 2 });
   });
 
+  it("leaves parked (audio on demand) articles alone, at start and on every pass, until they are asked for", async () => {
+    await store.insert({ ...draft("parked"), admission: "pending", parked: true }, longAgo());
+    await store.insert({ ...draft("pending"), admission: "pending" }, longAgo());
+    const admitted: string[] = [];
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000, admit: async (a) => void admitted.push(a.id) });
+    await rec.initialRun;
+    expect(await rec.runOnce(Date.now() + 1)).to.equal(0);
+    expect(admitted).to.deep.equal(["pending", "pending"]);
+    expect(bus.published).to.deep.equal([]);
+    await store.unpark("p", "parked", Date.now() - 1);
+    await rec.runOnce(Date.now() + 1);
+    expect(admitted).to.include("parked");
+  });
+
   it("then periodically re-publishes only articles unchanged for longer than staleMs", async () => {
     await store.insert(draft("stuck"), longAgo());
     rec = startReconciler({ store, bus, log, intervalMs: 40, staleMs: 60_000 });

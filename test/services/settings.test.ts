@@ -64,7 +64,18 @@ describe("project settings (auth service)", () => {
       rules: {},
       webhook: null,
       recrawl: { enabled: false, everyMinutes: 60, maxAgeHours: 24 },
+      audio: "immediate",
     });
+  });
+
+  it("chooses when audio is made: immediate by default, onDemand by patch, anything else refused naming the field", async () => {
+    await patch(JSON.stringify({ audio: "onDemand" }));
+    expect((await read()).audio).to.equal("onDemand");
+    const refused = await patch(JSON.stringify({ audio: "later" })).then(() => undefined, (e: Error) => e);
+    expect(refused?.message).to.match(/audio: must be one of immediate, onDemand/);
+    expect((await read()).audio).to.equal("onDemand");
+    await patch(JSON.stringify({ audio: null }));
+    expect((await read()).audio).to.equal("immediate");
   });
 
   it("applies a merge patch and keeps what the patch does not name", async () => {

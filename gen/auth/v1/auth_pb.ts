@@ -324,7 +324,8 @@ export type ProjectSettings = Message<"auth.v1.ProjectSettings"> & {
   /**
    * The settings document as JSON: dailyLimit, creditChars, defaultVoice,
    * defaultLang, rules, webhook, recrawl (see docs/statuses.md), rateLimit
-   * (docs/limits.md), loudness (docs/audio.md).
+   * (docs/limits.md), loudness (docs/audio.md), audio (immediate or onDemand,
+   * docs/statuses.md).
    *
    * @generated from field: string settings_json = 2;
    */

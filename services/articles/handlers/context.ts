@@ -13,7 +13,7 @@ import { toProtoArticle } from "../convert.js";
 import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
 import { createRepublisher } from "../republish.js";
-import type { ArticleStore, StoredArticle } from "../store/port.js";
+import { isParked, type ArticleStore, type StoredArticle } from "../store/port.js";
 import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
 
@@ -36,7 +36,12 @@ export interface ArticlesServiceDeps {
   recrawlFetch?: SafeFetchOptions;
   /** Removes audio files of deleted articles and superseded revisions; default: files are kept. */
   audioFiles?: AudioFiles;
+  /** Receives the on-demand trigger built here, for the listener calls (a player lookup asks for audio too). */
+  onRequestAudio?: (requestAudio: RequestAudio) => void;
 }
+
+/** Asks for a parked article's audio; answers the article as it is afterwards (anything not parked, unchanged). */
+export type RequestAudio = (a: StoredArticle, requestId?: string) => Promise<StoredArticle>;
 
 /** Statuses in which a reservation was made but no synthesis has started; superseding them gives the characters back. */
 const UNSTARTED = new Set(["waiting", "parsed"]);
@@ -78,7 +83,8 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
 
   /** The article is stored either way; a lost publish is re-sent when the bus is back (the reconciler is the safety net), not the publisher's problem. */
   async function publishJob(a: StoredArticle, requestId?: string): Promise<void> {
-    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}) };
+    // Someone is waiting for an on-demand article: its job goes first in the project's lane.
+    const job = { articleId: a.id, projectId: a.projectId, revision: a.revision, ...(requestId ? { requestId } : {}), ...(a.demandedAt !== undefined ? { priority: true } : {}) };
     try {
       await publishWithTimeout(job);
       republisher.published(job);
@@ -101,6 +107,26 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
       log.warn({ err, articleId: a.id, revision: a.revision, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
     }
   }
+
+  /**
+   * Audio on demand: one conditional write unparks the article with its admission lease held,
+   * then it is admitted as a create would be (limits and credit charged now) and its job
+   * published first in line. Concurrent askers: one unparks, the others read the result.
+   */
+  const requestAudio: RequestAudio = async (a, requestId) => {
+    if (!isParked(a)) return a;
+    const unparked = await store.unpark(a.projectId, a.id, admission.leaseUntil());
+    if (!unparked) return (await store.get(a.projectId, a.id)) ?? a;
+    log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, ...requestIdFields(requestId) }, "audio requested on demand");
+    try {
+      return (await admission.admitHeld(unparked, requestId)) ?? (await store.get(a.projectId, a.id)) ?? unparked;
+    } catch (err) {
+      // No longer parked: the reconciler admits it once the lease has lapsed.
+      log.warn({ err, articleId: a.id, ...requestIdFields(requestId) }, "admission postponed to the reconciler");
+      return unparked;
+    }
+  };
+  deps.onRequestAudio?.(requestAudio);
 
   /**
    * Gives back the characters reserved for a revision that will now never be
@@ -134,5 +160,5 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
 
   const audioFiles = deps.audioFiles;
 
-  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, projectDefaultVoice, found };
+  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, projectDefaultVoice, requestAudio, found };
 }

@@ -9,8 +9,10 @@ import { audioFile } from "../convert.js";
 import type { ListeningChannel } from "../../../lib/bus/listening.js";
 import type { ListeningEventIn } from "../stats/aggregator.js";
 import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
-import type { ArticleStore, StoredArticle } from "../store/port.js";
+import { isParked, PENDING_STATUSES, type ArticleStore, type StoredArticle } from "../store/port.js";
+import type { RequestAudio } from "./context.js";
 import * as v from "../validate.js";
+import { requestIdOf } from "../../../lib/rpc/request-id.js";
 
 export interface ListenerHandlerDeps {
   store: ArticleStore;
@@ -18,6 +20,8 @@ export interface ListenerHandlerDeps {
   listening: ListeningChannel<ListeningBatch>;
   resolveCaller: CallerResolver;
   audioBaseUrl: string;
+  /** Audio on demand: a lookup of a parked article asks for its audio; without it, parked articles are simply not ready. */
+  requestAudio?: RequestAudio;
 }
 
 /** What travels from the ingest call to the aggregator. */
@@ -93,7 +97,11 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
     updated: BigInt(a.updated ?? a.added),
     revision: BigInt(a.revision),
     labels: a.labels,
+    pending: false,
   });
+
+  /** Asked for on demand and still being made: the listener may wait for it (and play its preview meanwhile). */
+  const madeOnDemand = (a: StoredArticle) => a.demandedAt !== undefined && PENDING_STATUSES.includes(a.status);
 
   return {
     async getListenerArticle(req, ctx) {
@@ -104,6 +112,8 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       else if (l.case === "externalId") a = await store.getByExternalId(projectId, v.requiredId("externalId", l.value));
       else if (l.case === "url") a = await store.getByUrl(projectId, v.requiredId("url", l.value));
       else throw v.invalid("one of id, externalId or url is required");
+      if (a && isParked(a) && deps.requestAudio) a = await deps.requestAudio(a, requestIdOf(ctx));
+      if (a && madeOnDemand(a)) return { article: { ...publicView(a), audio: undefined, pending: true } };
       if (!a || a.status !== "ready" || !a.audio) throw notFound();
       return { article: publicView(a) };
     },

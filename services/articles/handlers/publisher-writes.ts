@@ -1,7 +1,7 @@
 // Publisher writes: create, update and delete, each followed by admission.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
+import { AudioTiming, CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
 import type { Logger } from "../../../lib/log.js";
 import { requirePublisher } from "../../../lib/rpc/caller.js";
 import { isSaneRequestId, requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
@@ -26,7 +26,20 @@ function itemError(err: unknown, log: Logger, requestId: string | undefined): It
 }
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
-  const { store, log, emit, publisher, admission, admitNow, refundUnused, projectDefaultVoice, audioFiles } = s;
+  const { store, log, emit, publisher, admission, admitNow, refundUnused, projectDefaultVoice, audioFiles, settings, requestAudio, toProto } = s;
+
+  /** The request's choice, else the project's setting. Unreadable settings store nothing: on-demand projects must not be charged by a fallback. */
+  async function onDemand(projectId: string, timing: AudioTiming): Promise<boolean> {
+    if (timing === AudioTiming.ON_DEMAND) return true;
+    if (timing === AudioTiming.IMMEDIATE) return false;
+    if (timing !== AudioTiming.UNSPECIFIED) throw v.invalid("audio: must be immediate or onDemand");
+    try {
+      return (await settings.get(projectId)).audio === "onDemand";
+    } catch (err) {
+      log.warn({ err, projectId }, "project settings unavailable; create refused");
+      throw new ConnectError("project settings are unavailable; try again", Code.Unavailable);
+    }
+  }
 
   /** Stores one article of the caller's project and admits it; answers its id. */
   async function createOne(projectId: string, req: CreateArticleRequest, requestId: string | undefined): Promise<string> {
@@ -37,16 +50,18 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
     const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(projectId));
     const labels = v.labelList(req.labels);
     const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
+    // Parked: stored waiting, neither admitted nor queued (nothing charged) until its audio is asked for.
+    const parked = await onDemand(projectId, req.audio);
 
-    const draft = { projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const };
+    const draft = { projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const, ...(parked ? { parked: true as const } : {}) };
     // A clash of the random suffix is astronomically rare; a second draw settles it.
     for (let attempt = 0; ; attempt++) {
       try {
         // Stored with the admission lease held: admitted right below without a claim.
-        const a = await store.insert({ ...draft, id: newArticleId(title), admittingUntil: admission.leaseUntil() });
-        log.info({ articleId: a.id, projectId: a.projectId, ...requestIdFields(requestId) }, "article created");
+        const a = await store.insert({ ...draft, id: newArticleId(title), ...(parked ? {} : { admittingUntil: admission.leaseUntil() }) });
+        log.info({ articleId: a.id, projectId: a.projectId, ...(parked ? { audio: "onDemand" } : {}), ...requestIdFields(requestId) }, "article created");
         emit(a);
-        await admitNow(a, requestId, true);
+        if (!parked) await admitNow(a, requestId, true);
         return a.id;
       } catch (e) {
         // The holder's id lets an importer reconcile a re-run; the store does not name it, one lookup does.
@@ -67,9 +82,14 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
   }
 
   return {
-    // Issue 22 (audio on demand) gives this its behaviour; until then callers learn it is not there.
-    async requestArticleAudio() {
-      throw new ConnectError("requesting audio on demand is not available yet", Code.Unimplemented);
+    async requestArticleAudio(req, ctx) {
+      const caller = await publisher(ctx, "full");
+      const id = v.requiredId("id", req.id);
+      const a = await store.get(caller.projectId, id);
+      if (!a) throw notFound(`'${id}'`);
+      if (a.status === "deleted") throw v.invalid(`Article '${id}' is deleted; its audio cannot be requested`);
+      // Not parked (immediate, already asked for, ready, …): answered as it is.
+      return { article: toProto(await requestAudio(a, requestIdOf(ctx))) };
     },
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");

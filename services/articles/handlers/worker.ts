@@ -56,8 +56,13 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       if (!status || !WORKER_STATUSES.has(status as never)) {
         throw v.invalid(`status must be one of ${[ProtoStatus.PROCESSING, ProtoStatus.RETRY, ProtoStatus.FALLBACK].map((s) => ProtoStatus[s]).join(", ")}`);
       }
-      const changed = await store.reportStatus(id, revisionOf(req.revision), status as "processing" | "retry" | "fallback", req.error ? trimError(req.error) : undefined);
-      if (changed) emit(changed);
+      const preview = readAudio("audioPreview", req.audioPreview, false);
+      if (preview && status !== "processing") throw v.invalid("audioPreview: only with status PROCESSING");
+      const changed = preview
+        ? await store.reportPreview(id, revisionOf(req.revision), preview)
+        : await store.reportStatus(id, revisionOf(req.revision), status as "processing" | "retry" | "fallback", req.error ? trimError(req.error) : undefined);
+      // A preview changes no status: no event for it.
+      if (changed && !preview) emit(changed);
       return { applied: changed !== null };
     },
 

@@ -118,13 +118,17 @@ export interface StoredArticle {
   pronunciations?: PronunciationRule[];
   /** The project's loudness target snapshotted by admission for this revision. */
   loudness?: LoudnessSettings;
+  /** Audio on demand: stored waiting, not admitted nor queued until someone asks for its audio (unpark). */
+  parked?: true;
+  /** Epoch ms when a listener or the publisher asked for this revision's audio: its job goes first and listeners wait for it. */
+  demandedAt?: number;
 }
 
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
 export type NewArticle = Pick<
   StoredArticle,
   "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
-> & { admission?: "pending"; admittingUntil?: number };
+> & { admission?: "pending"; admittingUntil?: number; parked?: true };
 
 /**
  * Content change on update. Absent keys keep their value; `prompt: null`
@@ -194,15 +198,24 @@ export interface ArticleStore {
   /** Idempotent; null when the project has no such article. */
   markDeleted(projectId: string, id: string, now?: Date): Promise<StoredArticle | null>;
 
+  /**
+   * Audio on demand: the parked article becomes a pending admission with its lease held until
+   * `admittingUntil` (epoch ms), stamped `demandedAt`; one conditional write, so of concurrent
+   * askers exactly one gets the article back (the others null).
+   */
+  unpark(projectId: string, id: string, admittingUntil: number, now?: Date): Promise<StoredArticle | null>;
+
   // Worker side, keyed by article id (the job carries it).
   /** Moves to processing when the revision is current and the article neither deleted nor already ready. */
   claim(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
   // Each answers the article as changed, or null when the revision is stale or no longer live.
   reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<StoredArticle | null>;
+  /** The preview is stored before the full audio: kept on the processing revision for listeners. */
+  reportPreview(id: string, revision: number, preview: StoredAudio, now?: Date): Promise<StoredArticle | null>;
   complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<StoredArticle | null>;
   fail(id: string, revision: number, error: string, now?: Date): Promise<StoredArticle | null>;
 
-  /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id. */
+  /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id; never parked ones. */
   findStale(statuses: readonly ArticleStatus[], olderThan: number, opts?: FindStaleOptions): Promise<StaleArticle[]>;
   /** Articles per status over all projects, for the articles_by_status metric; every status is present. */
   countByStatus?(): Promise<Record<ArticleStatus, number>>;
@@ -281,6 +294,7 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
   if (a.admission) doc.admission = a.admission;
   // Created with its admission lease already held (the create path admits at once: one write fewer).
   if (a.admittingUntil !== undefined) doc.admittingUntil = a.admittingUntil;
+  if (a.parked) doc.parked = true;
   return doc;
 }
 
@@ -296,4 +310,12 @@ export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
   "recrawlFrom",
   "pronunciations",
   "loudness",
+  "demandedAt",
 ];
+
+/**
+ * Audio on demand: a parked article waits for someone to ask for its audio, and no background
+ * work (reconciler, admission, a due time) may pick it up meanwhile. The one place this rule
+ * lives; the store's queries use its filter form, PARKED_EXCLUDED (store.ts).
+ */
+export const isParked = (a: Pick<StoredArticle, "parked">): boolean => a.parked === true;

@@ -32,6 +32,8 @@ import {
 // Not admitted (or finished): a job for them is left over from an older decision.
 const NOT_CLAIMABLE: ArticleStatus[] = ["deleted", "ready", "rejected", "limit_reached", "no_money"];
 const live = { $ne: "deleted" };
+/** Filter form of isParked (port.ts): parked articles wait to be asked for. */
+const PARKED_EXCLUDED: Filter = { parked: { $ne: true } };
 
 const stale = (d: ArticleDoc): StaleArticle => ({
   id: d._id,
@@ -140,7 +142,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
           { projectId, revision: expectedRevision, ...notDeleted, _id: id },
           {
             $set: { ...$set, status: "waiting", errors: [], types: [], ...touched(now) },
-            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true },
+            // A parked article updated is an immediate one from now on.
+            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true, parked: true },
             $inc: { revision: 1 },
           },
         );
@@ -160,6 +163,12 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return changed ?? one({ projectId, _id: id });
     },
 
+    unpark: (projectId, id, admittingUntil, now = new Date()) =>
+      conditional(
+        { projectId, parked: true, ...notDeleted, _id: id },
+        { $set: { admission: "pending", admittingUntil, demandedAt: now.getTime(), ...touched(now) }, $unset: { parked: true } },
+      ),
+
     claim: (id, revision, now = new Date()) => conditional({ revision, status: { $nin: NOT_CLAIMABLE }, _id: id }, { $set: { status: "processing", ...touched(now) } }),
 
     async reportStatus(id, revision, status, error, now = new Date()) {
@@ -167,6 +176,9 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       if (error) update.$push = { errors: { error, date: now.toISOString() } };
       return conditional({ revision, status: live, _id: id }, update);
     },
+
+    reportPreview: (id, revision, preview, now = new Date()) =>
+      conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
 
     async complete(id, revision, audio, preview, now = new Date()) {
       const $set: Record<string, unknown> = { status: "ready", audio: { key: audio.key, duration: audio.duration }, updated: unixSeconds(now), ...touched(now) };
@@ -185,7 +197,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     },
 
     async findStale(statuses, olderThan, o: FindStaleOptions = {}) {
-      const filter: Filter = { status: { $in: [...statuses] }, ...layout.changedBefore(olderThan) };
+      const filter: Filter = { status: { $in: [...statuses] }, ...layout.changedBefore(olderThan), ...PARKED_EXCLUDED };
       if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
       const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1 }, sort: { _id: 1 }, limit: o.limit ?? 500 });
       return docs.map(stale);
@@ -196,7 +208,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     // The lease need not survive a power failure (it would expire anyway), so it does not wait for fsync.
     claimAdmission: (id, revision, leaseMs, now = new Date()) =>
       conditional(
-        { revision, admission: "pending", ...notDeleted, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }], _id: id },
+        { revision, admission: "pending", ...notDeleted, ...PARKED_EXCLUDED, $or: [{ admittingUntil: { $exists: false } }, { admittingUntil: { $lt: now.getTime() } }], _id: id },
         { $set: { admittingUntil: now.getTime() + leaseMs } },
         { durable: false },
       ),
