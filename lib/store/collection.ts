@@ -19,15 +19,13 @@ export interface FindOptions {
 export interface IndexSpec {
   /** MongoDB index name; kept stable because existing deployments already have these indexes. */
   name: string;
-  /**
-   * MongoDB index keys. NeDB has single-field indexes only, so the embedded
-   * driver indexes the first key.
-   */
+  /** MongoDB index keys. NeDB has single-field indexes only and skips compound ones. */
   keys: SortSpec;
 }
 
 export interface IndexOptions {
   unique?: boolean;
+  /** Only documents that have the first key are in the index (also for a compound one). */
   sparse?: boolean;
 }
 
@@ -63,9 +61,8 @@ export interface DocumentCollection<D extends { _id: string }> {
   insertOne(doc: D): Promise<void>;
   findOne(filter: Filter): Promise<D | null>;
   find(filter: Filter, opts?: FindOptions): Promise<D[]>;
+  /** Scans what the filter selects: for bounded sets only; a whole project or collection is counted by a tally. */
   count(filter: Filter): Promise<number>;
-  /** Documents per value of `field` (documents without it are left out). */
-  countBy(field: string): Promise<Map<unknown, number>>;
   /** Atomic conditional write of at most one document. Throws DuplicateKeyError. */
   updateOne(filter: Filter, update: Update): Promise<UpdateResult>;
   /**
@@ -97,6 +94,12 @@ export interface DocumentCollection<D extends { _id: string }> {
   tally?(name: string, group: string): Promise<number>;
   /** Every non-empty group of the tally with its count. */
   tallies?(name: string): Promise<Map<string, number>>;
+  /**
+   * Recomputes every declared tally from the documents, in one pass over them: the repair
+   * for counts a failure left off (a server stopped between a write and its count). Run it
+   * while writes are quiet: a write during the pass may be counted from before or after.
+   */
+  recount?(): Promise<void>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */

@@ -1,0 +1,236 @@
+// Tallies on MongoDB (the port's ensureTally / tally / tallies): counts per
+// group kept with every write, so reading one is a single point look-up.
+//
+// Each document carries `_tally`, the groups it is counted in now (a JSON
+// string, so a compare-and-set is a plain equality). The counters are
+// documents of the same collection (`_id` "\0tally\0<name>\0<group>"), so a
+// document write and the counter updates it causes go to the server as ONE
+// bulk write: a client killed after sending cannot leave half of it undone.
+//
+// Why the compare-and-set: a write learns the document's new groups only from
+// the document it returns, and two writers may race. The document's `_tally`
+// moves from the groups it was counted in to the groups it is in now only
+// through an update conditional on the old value, sent with its counter
+// increments. The bulk write is unordered (the stand-in and some look-alikes go
+// on past a refused operation even when asked to stop, so no correctness may
+// hang on stopping): when the condition failed (the upsert then clashes on
+// `_id`), the increments are taken back in a second write and the document is
+// read again. Every write so converges on counters that match the documents.
+//
+// The window: a process killed between a refused compare-and-set (or a refused
+// insert) and the write that takes its increments back leaves those counts one
+// too high. That needs a race on one document or a duplicate key at that very
+// moment; `recount` repairs it, as it repairs a server that failed in the middle
+// of one bulk write.
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type WriteError } from "mongodb";
+import type { TallySpec } from "./collection.js";
+
+const PREFIX = "\u0000tally\u0000";
+const counterId = (name: string, group: string) => `${PREFIX}${name}\u0000${group}`;
+const builtId = (name: string) => `${PREFIX}${name}`;
+
+/** Filter fragment keeping the counters (and the markers) out of the collection's own queries. */
+export const NOT_A_COUNTER: Document = { _tallyOf: { $exists: false }, _tallyBuilt: { $exists: false } };
+
+type Groups = Record<string, string[]>;
+
+export interface MongoTallies {
+  readonly active: boolean;
+  ensure(spec: TallySpec): Promise<void>;
+  /** Inserts documents (stamped here) with their counts in one bulk write; answers each one's refusal. */
+  insertMany(docs: Document[]): Promise<Array<WriteError | undefined>>;
+  /** Brings the counters in line with a document as it was just written (null: nothing to do). */
+  settle(doc: Document | null): Promise<void>;
+  /** Deletes one document matching `filter` by id with its counts, or answers false when it no longer matches. */
+  deleteOne(filter: Document, id: unknown): Promise<boolean>;
+  count(name: string, group: string): Promise<number>;
+  all(name: string): Promise<Map<string, number>>;
+  /** Recomputes the counts of every tally from the documents (repair after a server failure). */
+  recount(): Promise<void>;
+  /** The document without the hidden field. */
+  strip<T extends Document | null>(doc: T): T;
+}
+
+/** A filter on the port's string ids (the driver's types expect ObjectIds). */
+const byId = (id: unknown, more: Document = {}): Document => ({ ...more, _id: id });
+
+export function mongoTallies(col: Collection<Document>): MongoTallies {
+  const specs = new Map<string, TallySpec>();
+
+  function groupsOf(doc: Document): Groups {
+    const out: Groups = {};
+    for (const name of [...specs.keys()].sort()) {
+      const { _id: _, _tally: _t, ...plain } = doc;
+      out[name] = [...new Set(specs.get(name)!.groups({ _id: doc._id, ...plain }))].sort();
+    }
+    return out;
+  }
+  const encode = (g: Groups) => JSON.stringify(g);
+  const decode = (s: unknown): Groups => (typeof s === "string" ? (JSON.parse(s) as Groups) : {});
+
+  function incOps(deltas: Map<string, number>): AnyBulkWriteOperation<Document>[] {
+    const ops: AnyBulkWriteOperation<Document>[] = [];
+    for (const [key, n] of deltas) {
+      if (n === 0) continue;
+      const [name, group] = JSON.parse(key) as [string, string];
+      ops.push({ updateOne: { filter: byId(counterId(name, group)), update: { $inc: { n }, $setOnInsert: { _tallyOf: name, group } }, upsert: true } });
+    }
+    return ops;
+  }
+
+  /** Adds `sign` for every group of `g` of a registered tally. */
+  function addDeltas(deltas: Map<string, number>, g: Groups, sign: number) {
+    for (const [name, groups] of Object.entries(g)) {
+      if (!specs.has(name)) continue;
+      for (const group of groups) {
+        const key = JSON.stringify([name, group]);
+        deltas.set(key, (deltas.get(key) ?? 0) + sign);
+      }
+    }
+  }
+
+  /** Indexes of the operations a bulk write refused; throws what was not a refusal. */
+  function refused(e: unknown): Map<number, WriteError> {
+    if (!(e instanceof MongoBulkWriteError) || !e.writeErrors) throw e;
+    const list = Array.isArray(e.writeErrors) ? e.writeErrors : [e.writeErrors];
+    if (list.length === 0) throw e;
+    return new Map(list.map((w) => [w.index, w]));
+  }
+  const negated = (deltas: Map<string, number>) => new Map([...deltas].map(([k, v]) => [k, -v]));
+  async function apply(deltas: Map<string, number>) {
+    const ops = incOps(deltas);
+    if (ops.length) await col.bulkWrite(ops, { ordered: false });
+  }
+
+  async function settle(doc: Document | null): Promise<void> {
+    for (let current = doc; current; current = await col.findOne(byId(current._id))) {
+      const now = encode(groupsOf(current));
+      if (current._tally === now) return;
+      const deltas = new Map<string, number>();
+      addDeltas(deltas, decode(current._tally), -1);
+      addDeltas(deltas, JSON.parse(now) as Groups, +1);
+      const claim = byId(current._id, { _tally: current._tally === undefined ? { $exists: false } : current._tally });
+      try {
+        const r = await col.bulkWrite(
+          [{ updateOne: { filter: claim, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } }, ...incOps(deltas)],
+          { ordered: false },
+        );
+        // The document was deleted meanwhile: the upsert made a ghost; take it and its counts back.
+        if (r.upsertedCount > 0 && r.upsertedIds[0] !== undefined) {
+          await col.bulkWrite([{ deleteOne: { filter: byId(current._id, { _tallyGhost: true }) } }, ...incOps(negated(deltas))], { ordered: false });
+        }
+        return;
+      } catch (e) {
+        const failed = refused(e);
+        if (failed.size !== 1 || failed.get(0)?.code !== 11000) throw e;
+        // Another writer moved `_tally` first: the increments went in without it; take them back and look again.
+        await apply(negated(deltas));
+      }
+    }
+  }
+
+  return {
+    get active() {
+      return specs.size > 0;
+    },
+
+    async ensure(spec) {
+      specs.set(spec.name, spec);
+      if (await col.findOne(byId(builtId(spec.name)))) return;
+      // Once per tally and collection (a new install finds nothing to do); resumable:
+      // a document already counted has an equal `_tally` and costs no write.
+      let after: unknown;
+      for (;;) {
+        const filter: Document = { ...NOT_A_COUNTER, _tallyGhost: { $exists: false } };
+        if (after !== undefined) filter._id = { $gt: after };
+        const page = await col.find(filter).sort({ _id: 1 }).limit(500).toArray();
+        for (const d of page) await settle(d);
+        if (page.length < 500) break;
+        after = page[page.length - 1]._id;
+      }
+      await col.updateOne(byId(builtId(spec.name)), { $set: { _tallyBuilt: true } }, { upsert: true });
+    },
+
+    async insertMany(plain) {
+      const docs = plain.map((d) => ({ ...d, _tally: encode(groupsOf(d)) }));
+      const deltas = new Map<string, number>();
+      for (const d of docs) addDeltas(deltas, decode(d._tally), +1);
+      const incs = incOps(deltas);
+      try {
+        await col.bulkWrite([...incs, ...docs.map((document) => ({ insertOne: { document } }))], { ordered: false });
+        return docs.map(() => undefined);
+      } catch (e) {
+        const failed = refused(e);
+        if ([...failed.keys()].some((i) => i < incs.length)) throw e;
+        // Refused documents (a duplicate key) were counted with the rest: take their counts back.
+        const back = new Map<string, number>();
+        for (const i of failed.keys()) addDeltas(back, decode(docs[i - incs.length]._tally), -1);
+        await apply(back);
+        return docs.map((_, i) => failed.get(i + incs.length));
+      }
+    },
+
+    settle,
+
+    async deleteOne(filter, id) {
+      for (let current = await col.findOne(byId(id, filter)); current; current = await col.findOne(byId(id, filter))) {
+        const deltas = new Map<string, number>();
+        addDeltas(deltas, decode(current._tally), -1);
+        const gone = byId(id, { _tally: current._tally === undefined ? { $exists: false } : current._tally });
+        const r = await col.bulkWrite([{ deleteOne: { filter: { ...filter, ...gone } } }, ...incOps(deltas)], { ordered: false });
+        if (r.deletedCount === 1) return true;
+        // Not deleted (changed meanwhile), yet the counters moved: put them back, then look again.
+        await apply(negated(deltas));
+      }
+      return false;
+    },
+
+    async count(name, group) {
+      const d = await col.findOne(byId(counterId(name, group)));
+      return (d?.n as number | undefined) ?? 0;
+    },
+
+    async all(name) {
+      const out = new Map<string, number>();
+      for (const d of await col.find({ _tallyOf: name }).toArray()) if ((d.n as number) !== 0) out.set(d.group as string, d.n as number);
+      return out;
+    },
+
+    async recount() {
+      // Counts from scratch, then every counter set to its true value; run while writes are quiet.
+      const counts = new Map<string, number>();
+      let after: unknown;
+      for (;;) {
+        const filter: Document = { ...NOT_A_COUNTER, _tallyGhost: { $exists: false } };
+        if (after !== undefined) filter._id = { $gt: after };
+        const page = await col.find(filter).sort({ _id: 1 }).limit(1000).toArray();
+        const fixes: AnyBulkWriteOperation<Document>[] = [];
+        for (const d of page) {
+          const g = groupsOf(d);
+          addDeltas(counts, g, +1);
+          const now = encode(g);
+          if (d._tally !== now) fixes.push({ updateOne: { filter: byId(d._id), update: { $set: { _tally: now } } } });
+        }
+        if (fixes.length) await col.bulkWrite(fixes, { ordered: false });
+        if (page.length < 1000) break;
+        after = page[page.length - 1]._id;
+      }
+      const sets: AnyBulkWriteOperation<Document>[] = [];
+      for (const name of specs.keys()) {
+        for (const d of await col.find({ _tallyOf: name }).toArray()) {
+          if (!counts.has(JSON.stringify([name, d.group]))) sets.push({ updateOne: { filter: byId(d._id), update: { $set: { n: 0 } } } });
+        }
+      }
+      for (const [key, n] of counts) {
+        const [name, group] = JSON.parse(key) as [string, string];
+        sets.push({ updateOne: { filter: byId(counterId(name, group)), update: { $set: { n, _tallyOf: name, group } }, upsert: true } });
+      }
+      if (sets.length) await col.bulkWrite(sets, { ordered: false });
+    },
+
+    strip(doc) {
+      if (doc && "_tally" in doc) delete (doc as Document)._tally;
+      return doc;
+    },
+  };
+}
