@@ -15,7 +15,9 @@
 // on past a refused operation even when asked to stop, so no correctness may
 // hang on stopping): when the condition failed (the upsert then clashes on
 // `_id`), the increments are taken back in a second write and the document is
-// read again. Every write so converges on counters that match the documents.
+// read again. A writer stops only when one read of the document shows its
+// groups and `_tally` equal, at a time after its own write and claim, so the last
+// writer always leaves counters that match the documents.
 //
 // The window: a process killed between a refused compare-and-set (or a refused
 // insert) and the write that takes its increments back leaves those counts one
@@ -118,8 +120,10 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
         // The document was deleted meanwhile: the upsert made a ghost; take it and its counts back.
         if (r.upsertedCount > 0 && r.upsertedIds[0] !== undefined) {
           await col.bulkWrite([{ deleteOne: { filter: byId(current._id, { _tallyGhost: true }) } }, ...incOps(negated(deltas))], { ordered: false });
+          return;
         }
-        return;
+        // Claimed, but a writer that changed the document before the claim may have found it
+        // settled and left: read it again, and stop only once a read shows it settled.
       } catch (e) {
         const failed = refused(e);
         if (failed.size !== 1 || failed.get(0)?.code !== 11000) throw e;
