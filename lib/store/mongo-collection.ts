@@ -87,7 +87,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   }, { gatherTurn: true });
 
   async function insertTallied(docs: Document[]): Promise<Array<Error | undefined>> {
-    return (await tallies.insertMany(docs)).map((w) => (w ? itemFailure(w) : undefined));
+    return (await tallies.insertMany(docs)).map((w) => (w === "id" ? new DuplicateKeyError("_id") : w ? itemFailure(w) : undefined));
   }
 
   async function guarded<T>(write: () => Promise<T>): Promise<T> {
@@ -147,7 +147,9 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       if (tallies.active) {
         // The writes do not return their documents: read the ones that could have matched.
         const ids = [...new Set(ops.map((o) => o.filter._id as string))];
-        for (const d of await read(() => col.find({ _id: { $in: ids as never } }).toArray())) await guarded(() => tallies.settle(d));
+        const docs = await read(() => col.find({ _id: { $in: ids as never } }).toArray());
+        for (const d of docs) await guarded(() => tallies.settle(d));
+        return { matched: r.matchedCount, docs: docs.map((d) => tallies.strip(d)) as unknown as D[] };
       }
       return { matched: r.matchedCount };
     },

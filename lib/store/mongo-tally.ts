@@ -15,9 +15,11 @@
 // on past a refused operation even when asked to stop, so no correctness may
 // hang on stopping): when the condition failed (the upsert then clashes on
 // `_id`), the increments are taken back in a second write and the document is
-// read again. A writer stops only when one read of the document shows its
-// groups and `_tally` equal, at a time after its own write and claim, so the last
-// writer always leaves counters that match the documents.
+// read again. A writer stops once one read shows the document's groups and
+// `_tally` equal after its own write, or once its claim applied while the
+// fields its groups came from were unchanged (TallySpec.fields; without them it
+// reads the document again after its claim): so the last writer always leaves
+// counters that match the documents.
 //
 // The window: a process killed between a refused compare-and-set (or a refused
 // insert) and the write that takes its increments back leaves those counts one
@@ -39,8 +41,8 @@ type Groups = Record<string, string[]>;
 export interface MongoTallies {
   readonly active: boolean;
   ensure(spec: TallySpec): Promise<void>;
-  /** Inserts documents (stamped here) with their counts in one bulk write; answers each one's refusal. */
-  insertMany(docs: Document[]): Promise<Array<WriteError | undefined>>;
+  /** Inserts documents (stamped here) with their counts in one command; answers each one's refusal ("id": the id is in use). */
+  insertMany(docs: Document[]): Promise<Array<WriteError | "id" | undefined>>;
   /** Brings the counters in line with a document as it was just written (null: nothing to do). */
   settle(doc: Document | null): Promise<void>;
   /** Deletes one document matching `filter` by id with its counts, or answers false when it no longer matches. */
@@ -66,6 +68,11 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
       out[name] = [...new Set(specs.get(name)!.groups({ _id: doc._id, ...plain }))].sort();
     }
     return out;
+  }
+  /** Every field a registered tally reads, when each one says. */
+  function watchedFields(): string[] | undefined {
+    const all = [...specs.values()];
+    return all.every((t) => t.fields) ? [...new Set(all.flatMap((t) => t.fields!))].sort() : undefined;
   }
   const encode = (g: Groups) => JSON.stringify(g);
   const decode = (s: unknown): Groups => (typeof s === "string" ? (JSON.parse(s) as Groups) : {});
@@ -111,7 +118,11 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
       const deltas = new Map<string, number>();
       addDeltas(deltas, decode(current._tally), -1);
       addDeltas(deltas, JSON.parse(now) as Groups, +1);
-      const claim = byId(current._id, { _tally: current._tally === undefined ? { $exists: false } : current._tally });
+      const watched = watchedFields();
+      // With the fields the groups come from in the condition, a claim applies only to the state it
+      // was computed from: a writer that changed them first makes it fail, so no read after is needed.
+      const state = Object.fromEntries((watched ?? []).map((f) => [f, current![f] === undefined ? { $exists: false } : current![f]]));
+      const claim = byId(current._id, { ...state, _tally: current._tally === undefined ? { $exists: false } : current._tally });
       try {
         const r = await col.bulkWrite(
           [{ updateOne: { filter: claim, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } }, ...incOps(deltas)],
@@ -122,6 +133,7 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
           await col.bulkWrite([{ deleteOne: { filter: byId(current._id, { _tallyGhost: true }) } }, ...incOps(negated(deltas))], { ordered: false });
           return;
         }
+        if (watched) return;
         // Claimed, but a writer that changed the document before the claim may have found it
         // settled and left: read it again, and stop only once a read shows it settled.
       } catch (e) {
@@ -156,22 +168,28 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     },
 
     async insertMany(plain) {
-      const docs = plain.map((d) => ({ ...d, _tally: encode(groupsOf(d)) }));
+      const docs: Document[] = plain.map((d) => ({ ...d, _tally: encode(groupsOf(d)) }));
       const deltas = new Map<string, number>();
       for (const d of docs) addDeltas(deltas, decode(d._tally), +1);
       const incs = incOps(deltas);
+      // Inserts as upserts by id, so the documents and their counts are one command (a bulk write
+      // sends inserts and updates as two); a document that matched instead was an id in use.
+      const ops = docs.map(({ _id, ...fields }) => ({ updateOne: { filter: byId(_id), update: { $setOnInsert: fields }, upsert: true } }));
+      let failed = new Map<number, WriteError>();
+      let upserted: Record<number, unknown>;
       try {
-        await col.bulkWrite([...incs, ...docs.map((document) => ({ insertOne: { document } }))], { ordered: false });
-        return docs.map(() => undefined);
+        upserted = (await col.bulkWrite([...incs, ...ops], { ordered: false })).upsertedIds;
       } catch (e) {
-        const failed = refused(e);
+        failed = refused(e);
         if ([...failed.keys()].some((i) => i < incs.length)) throw e;
-        // Refused documents (a duplicate key) were counted with the rest: take their counts back.
-        const back = new Map<string, number>();
-        for (const i of failed.keys()) addDeltas(back, decode(docs[i - incs.length]._tally), -1);
-        await apply(back);
-        return docs.map((_, i) => failed.get(i + incs.length));
+        upserted = (e as MongoBulkWriteError).result?.upsertedIds ?? {};
       }
+      const outcome = docs.map((_, i): WriteError | "id" | undefined => failed.get(incs.length + i) ?? (upserted[incs.length + i] === undefined ? "id" : undefined));
+      // Refused documents were counted with the rest: take their counts back.
+      const back = new Map<string, number>();
+      outcome.forEach((o, i) => o && addDeltas(back, decode(docs[i]._tally), -1));
+      await apply(back);
+      return outcome;
     },
 
     settle,

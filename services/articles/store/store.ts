@@ -47,13 +47,14 @@ const stale = (d: ArticleDoc): StaleArticle => ({
  * Counts kept by the collection with every write (lib/store/collection.ts), so
  * list totals and the status metric cost one look-up at any archive size.
  */
-const LIVE: TallySpec = { name: "live", groups: (d) => (d.status === "deleted" ? [] : [d.projectId as string]) };
+const LIVE: TallySpec = { name: "live", fields: ["projectId", "status"], groups: (d) => (d.status === "deleted" ? [] : [d.projectId as string]) };
 /** A project's ready articles, and per label: `readyGroup(project, label)`. */
 const READY: TallySpec = {
   name: "ready",
+  fields: ["projectId", "status", "labels"],
   groups: (d) => (d.status === "ready" ? [readyGroup(d.projectId as string), ...((d.labels as string[] | undefined) ?? []).map((l) => readyGroup(d.projectId as string, l))] : []),
 };
-const BY_STATUS: TallySpec = { name: "status", groups: (d) => [d.status as string] };
+const BY_STATUS: TallySpec = { name: "status", fields: ["status"], groups: (d) => [d.status as string] };
 const readyGroup = (projectId: string, label?: string) => (label === undefined ? projectId : JSON.stringify([projectId, label]));
 
 /** Keyset paging on (key, id) in either direction: the rows after `after` in that order. */
@@ -130,9 +131,10 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async (_, items) => {
       if (items.length === 1) return [await conditional(items[0].filter, { $set: items[0].$set, $unset: items[0].$unset })];
       const runs = items.map(() => randomBytes(6).toString("base64url"));
-      const { matched } = await col.bulkUpdate(items.map((it, i) => ({ filter: it.filter, update: { $set: { ...it.$set, admissionRun: runs[i] }, $unset: it.$unset } })));
+      const written = await col.bulkUpdate(items.map((it, i) => ({ filter: it.filter, update: { $set: { ...it.$set, admissionRun: runs[i] }, $unset: it.$unset } })));
+      const { matched } = written;
       const ids = items.map((it) => it.filter._id as string);
-      const docs = new Map((await col.find({ _id: { $in: ids } })).map((d) => [d._id, d]));
+      const docs = new Map((written.docs ?? (await col.find({ _id: { $in: ids } }))).map((d) => [d._id, d]));
       return ids.map((id, i) => {
         const d = docs.get(id);
         if (!d || !(matched === items.length || d.admissionRun === runs[i])) return null;
