@@ -32,6 +32,8 @@ Commands:
   articles:recrawl <project> <id>    fetch the article's url again; re-audify if it changed
   articles:decision <project> <id>   why an article is rejected or waiting
   articles:readmit [project]         retry articles waiting in limit_reached / no_money now
+  articles:recount                   recompute list totals and status counts from the articles
+                                     (after a database failure; a pass over all of them)
 
 Environment:
   AUTH_URL        base URL of the auth service, e.g. http://127.0.0.1:7001
@@ -125,6 +127,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     "articles:recrawl",
     "articles:decision",
     "articles:readmit",
+    "articles:recount",
   ];
   if (!commands.includes(command)) {
     io.err(`error: unknown command '${command}'\n\n${USAGE}`);
@@ -254,6 +257,12 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         expectArgs(args, 0, 1);
         const r = await articles!.readmitDeferred({ projectId: args[0] ?? "" });
         print(`admitted ${r.admitted} waiting article(s)`, { admitted: r.admitted });
+        break;
+      }
+      case "articles:recount": {
+        expectArgs(args, 0, 0);
+        const r = await articles!.recountArticles({});
+        print(`article counts recomputed in ${r.tookMs} ms`, { tookMs: Number(r.tookMs) });
         break;
       }
     }
