@@ -145,6 +145,55 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     }
   }
 
+  /**
+   * settle() for many documents with one command (the count of an upgraded collection): the
+   * claims and the increments of all of them; a document whose claim lost a race is settled alone.
+   */
+  async function settleMany(docs: Document[]): Promise<void> {
+    const watched = watchedFields();
+    if (!watched) {
+      for (const d of docs) await settle(d);
+      return;
+    }
+    const moves: Array<{ doc: Document; deltas: Map<string, number> }> = [];
+    const claims: AnyBulkWriteOperation<Document>[] = [];
+    const total = new Map<string, number>();
+    for (const doc of docs) {
+      const now = encode(groupsOf(doc));
+      if (doc._tally === now) continue;
+      const deltas = new Map<string, number>();
+      addDeltas(deltas, decode(doc._tally), -1);
+      addDeltas(deltas, JSON.parse(now) as Groups, +1);
+      for (const [k, v] of deltas) total.set(k, (total.get(k) ?? 0) + v);
+      const state = Object.fromEntries(watched.map((f) => [f, doc[f] === undefined ? { $exists: false } : doc[f]]));
+      const claim = byId(doc._id, { ...state, _tally: doc._tally === undefined ? { $exists: false } : doc._tally });
+      claims.push({ updateOne: { filter: claim, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } });
+      moves.push({ doc, deltas });
+    }
+    if (claims.length === 0) return;
+    let failed = new Map<number, WriteError>();
+    let upserted: Record<number, unknown>;
+    try {
+      upserted = (await col.bulkWrite([...claims, ...incOps(total)], { ordered: false })).upsertedIds;
+    } catch (e) {
+      failed = refused(e);
+      if ([...failed].some(([i, w]) => i >= claims.length || w.code !== 11000)) throw e;
+      upserted = (e as MongoBulkWriteError).result?.upsertedIds ?? {};
+    }
+    const back = new Map<string, number>();
+    const again: Document[] = [];
+    const ghosts: unknown[] = [];
+    moves.forEach((m, i) => {
+      if (!failed.has(i) && upserted[i] === undefined) return;
+      for (const [k, v] of m.deltas) back.set(k, (back.get(k) ?? 0) - v);
+      if (failed.has(i)) again.push(m.doc);
+      else ghosts.push(m.doc._id);
+    });
+    if (ghosts.length) await col.deleteMany({ _id: { $in: ghosts as never }, _tallyGhost: true });
+    await apply(back);
+    for (const d of again) await settle(await col.findOne(byId(d._id)));
+  }
+
   return {
     get active() {
       return specs.size > 0;
@@ -160,7 +209,7 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
         const filter: Document = { ...NOT_A_COUNTER, _tallyGhost: { $exists: false } };
         if (after !== undefined) filter._id = { $gt: after };
         const page = await col.find(filter).sort({ _id: 1 }).limit(500).toArray();
-        for (const d of page) await settle(d);
+        await settleMany(page);
         if (page.length < 500) break;
         after = page[page.length - 1]._id;
       }

@@ -83,7 +83,9 @@ export async function openNedbCollection<D extends { _id: string }>(opts: NedbCo
     const counts = new Map<string, number>();
     const spec = tallySpecs.get(name);
     if (!spec) return counts;
-    for (const d of (await db.findAsync({})) as Array<Record<string, unknown>>) {
+    // Only the fields the groups come from are copied out, when the tally names them.
+    const projection = spec.fields ? Object.fromEntries(spec.fields.map((f) => [f, 1])) : {};
+    for (const d of (await db.findAsync({}, projection as never)) as Array<Record<string, unknown>>) {
       for (const g of new Set(spec.groups(d))) counts.set(g, (counts.get(g) ?? 0) + 1);
     }
     return counts;
