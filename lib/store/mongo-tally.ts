@@ -33,8 +33,8 @@ const PREFIX = "\u0000tally\u0000";
 const counterId = (name: string, group: string) => `${PREFIX}${name}\u0000${group}`;
 const builtId = (name: string) => `${PREFIX}${name}`;
 
-/** Filter fragment keeping the counters (and the markers) out of the collection's own queries. */
-export const NOT_A_COUNTER: Document = { _tallyOf: { $exists: false }, _tallyBuilt: { $exists: false } };
+/** Filter fragment keeping the counters, markers and ghosts out of the collection's own queries. */
+export const NOT_A_COUNTER: Document = { _tallyOf: { $exists: false }, _tallyBuilt: { $exists: false }, _tallyGhost: { $exists: false } };
 
 type Groups = Record<string, string[]>;
 
@@ -111,23 +111,33 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     if (ops.length) await col.bulkWrite(ops, { ordered: false });
   }
 
+  /**
+   * What settling `doc` takes: the counter changes, and the claim that moves its `_tally` only
+   * if nobody did first. Undefined when the document is settled already.
+   */
+  function moveOf(doc: Document, watched: string[] | undefined): { deltas: Map<string, number>; claim: AnyBulkWriteOperation<Document> } | undefined {
+    const now = encode(groupsOf(doc));
+    if (doc._tally === now) return undefined;
+    const deltas = new Map<string, number>();
+    addDeltas(deltas, decode(doc._tally), -1);
+    addDeltas(deltas, JSON.parse(now) as Groups, +1);
+    const absent = { $exists: false };
+    // With the fields the groups come from in the condition, a claim applies only to the state it
+    // was computed from: a writer that changed them first makes it fail, so no read after is needed.
+    const state = Object.fromEntries((watched ?? []).map((f) => [f, doc[f] === undefined ? absent : doc[f]]));
+    const filter = byId(doc._id, { ...state, _tally: doc._tally === undefined ? absent : doc._tally });
+    // A claim that matches nothing upserts, and so clashes on `_id` (or leaves a ghost if the document is gone).
+    return { deltas, claim: { updateOne: { filter, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } } };
+  }
+
   async function settle(doc: Document | null): Promise<void> {
+    const watched = watchedFields();
     for (let current = doc; current; current = await col.findOne(byId(current._id))) {
-      const now = encode(groupsOf(current));
-      if (current._tally === now) return;
-      const deltas = new Map<string, number>();
-      addDeltas(deltas, decode(current._tally), -1);
-      addDeltas(deltas, JSON.parse(now) as Groups, +1);
-      const watched = watchedFields();
-      // With the fields the groups come from in the condition, a claim applies only to the state it
-      // was computed from: a writer that changed them first makes it fail, so no read after is needed.
-      const state = Object.fromEntries((watched ?? []).map((f) => [f, current![f] === undefined ? { $exists: false } : current![f]]));
-      const claim = byId(current._id, { ...state, _tally: current._tally === undefined ? { $exists: false } : current._tally });
+      const move = moveOf(current, watched);
+      if (!move) return;
+      const { deltas } = move;
       try {
-        const r = await col.bulkWrite(
-          [{ updateOne: { filter: claim, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } }, ...incOps(deltas)],
-          { ordered: false },
-        );
+        const r = await col.bulkWrite([move.claim, ...incOps(deltas)], { ordered: false });
         // The document was deleted meanwhile: the upsert made a ghost; take it and its counts back.
         if (r.upsertedCount > 0 && r.upsertedIds[0] !== undefined) {
           await col.bulkWrite([{ deleteOne: { filter: byId(current._id, { _tallyGhost: true }) } }, ...incOps(negated(deltas))], { ordered: false });
@@ -159,16 +169,11 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     const claims: AnyBulkWriteOperation<Document>[] = [];
     const total = new Map<string, number>();
     for (const doc of docs) {
-      const now = encode(groupsOf(doc));
-      if (doc._tally === now) continue;
-      const deltas = new Map<string, number>();
-      addDeltas(deltas, decode(doc._tally), -1);
-      addDeltas(deltas, JSON.parse(now) as Groups, +1);
-      for (const [k, v] of deltas) total.set(k, (total.get(k) ?? 0) + v);
-      const state = Object.fromEntries(watched.map((f) => [f, doc[f] === undefined ? { $exists: false } : doc[f]]));
-      const claim = byId(doc._id, { ...state, _tally: doc._tally === undefined ? { $exists: false } : doc._tally });
-      claims.push({ updateOne: { filter: claim, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } });
-      moves.push({ doc, deltas });
+      const move = moveOf(doc, watched);
+      if (!move) continue;
+      for (const [k, v] of move.deltas) total.set(k, (total.get(k) ?? 0) + v);
+      claims.push(move.claim);
+      moves.push({ doc, deltas: move.deltas });
     }
     if (claims.length === 0) return;
     let failed = new Map<number, WriteError>();
@@ -206,7 +211,7 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
       // a document already counted has an equal `_tally` and costs no write.
       let after: unknown;
       for (;;) {
-        const filter: Document = { ...NOT_A_COUNTER, _tallyGhost: { $exists: false } };
+        const filter: Document = { ...NOT_A_COUNTER };
         if (after !== undefined) filter._id = { $gt: after };
         const page = await col.find(filter).sort({ _id: 1 }).limit(500).toArray();
         await settleMany(page);
@@ -272,7 +277,7 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
       const counts = new Map<string, number>();
       let after: unknown;
       for (;;) {
-        const filter: Document = { ...NOT_A_COUNTER, _tallyGhost: { $exists: false } };
+        const filter: Document = { ...NOT_A_COUNTER };
         if (after !== undefined) filter._id = { $gt: after };
         const page = await col.find(filter).sort({ _id: 1 }).limit(1000).toArray();
         const fixes: AnyBulkWriteOperation<Document>[] = [];
