@@ -4,6 +4,7 @@ import { MongoBulkWriteError, MongoError, MongoServerError, type Collection, typ
 import { groupCommit } from "../group-commit.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type Update } from "./collection.js";
 import { StorageError } from "./errors.js";
+import { mongoTallies, NOT_A_COUNTER } from "./mongo-tally.js";
 
 /** MongoDB's code for a server that could not write for lack of disk space. */
 const OUT_OF_DISK_SPACE = 14031;
@@ -37,6 +38,9 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   // operators built at run time; the port's loose types are checked by the stores' tests.
   const col = db.collection(name) as unknown as Collection<Document>;
   const uniqueKeys: Array<{ name: string; field: string }> = [{ name: "_id_", field: "_id" }];
+  const tallies = mongoTallies(col);
+  /** A tallied collection holds its counters too: its own queries leave them out. */
+  const own = (filter: Filter): Filter => (tallies.active ? { ...filter, ...NOT_A_COUNTER } : filter);
 
   /** Which unique index refused the write; older servers and look-alikes only say so in the message. */
   function clashingField(e: { keyPattern?: unknown; message: string }): string | undefined {
@@ -60,6 +64,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
    * document still accepted or refused on its own.
    */
   const insertGrouped = groupCommit<string, Document, Error | undefined>(async (_, docs) => {
+    if (tallies.active) return insertTallied(docs);
     if (docs.length === 1) {
       try {
         await guarded(() => col.insertOne(docs[0]));
@@ -81,6 +86,10 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     }
   }, { gatherTurn: true });
 
+  async function insertTallied(docs: Document[]): Promise<Array<Error | undefined>> {
+    return (await tallies.insertMany(docs)).map((w) => (w === "id" ? new DuplicateKeyError("_id") : w ? itemFailure(w) : undefined));
+  }
+
   async function guarded<T>(write: () => Promise<T>): Promise<T> {
     try {
       return await write();
@@ -91,46 +100,89 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   }
   const read = <T>(op: () => Promise<T>) => translated(name, op);
 
+  async function findOneAndUpdate(filter: Filter, update: Update): Promise<D | null> {
+    const d = await guarded(() => col.findOneAndUpdate(filter, update, { returnDocument: "after" }));
+    if (tallies.active) await guarded(() => tallies.settle(d));
+    return tallies.strip(d) as D | null;
+  }
+
   return {
     async insertOne(doc) {
       const failure = await translated(name, () => insertGrouped("", doc as Document));
       if (failure) throw failure;
     },
-    findOne: (filter) => read(async () => (await col.findOne(filter)) as D | null),
+    findOne: (filter) => read(async () => tallies.strip(await col.findOne(own(filter))) as D | null),
     find(filter, o: FindOptions = {}) {
-      let cursor = col.find(filter, o.projection ? { projection: o.projection } : {});
+      let cursor = col.find(own(filter), o.projection ? { projection: o.projection } : {});
       if (o.sort) cursor = cursor.sort(o.sort);
       if (o.skip) cursor = cursor.skip(o.skip);
       if (o.limit !== undefined) cursor = cursor.limit(o.limit);
-      return read(() => cursor.toArray() as unknown as Promise<D[]>);
+      return read(async () => (await cursor.toArray()).map((d) => tallies.strip(d)) as unknown as D[]);
     },
-    count: (filter) => read(() => col.countDocuments(filter)),
-    async countBy(field) {
-      const groups = await read(() => col.aggregate<{ _id: unknown; n: number }>([{ $match: { [field]: { $exists: true } } }, { $group: { _id: `$${field}`, n: { $sum: 1 } } }]).toArray());
-      return new Map(groups.map((g) => [g._id, g.n]));
-    },
+    count: (filter) => read(() => col.countDocuments(own(filter))),
     async updateOne(filter, update: Update) {
+      if (tallies.active) {
+        const d = await findOneAndUpdate(filter, update);
+        return { matched: d ? 1 : 0, modified: d ? 1 : 0 };
+      }
       const r = await guarded(() => col.updateOne(filter, update));
       return { matched: r.matchedCount, modified: r.modifiedCount };
     },
-    findOneAndUpdate: (filter: Filter, update: Update) =>
-      guarded(() => col.findOneAndUpdate(filter, update, { returnDocument: "after" })) as Promise<D | null>,
+    findOneAndUpdate: (filter: Filter, update: Update) => findOneAndUpdate(filter, update),
     async updateMany(filter, update) {
+      if (tallies.active) {
+        // One conditional write per document, each settling its own counts.
+        let matched = 0;
+        for (const { _id } of await read(() => col.find(own(filter), { projection: { _id: 1 } }).toArray())) {
+          if (await findOneAndUpdate({ ...filter, _id }, update)) matched++;
+        }
+        return { matched, modified: matched };
+      }
       const r = await guarded(() => col.updateMany(filter, update));
       return { matched: r.matchedCount, modified: r.modifiedCount };
     },
     async bulkUpdate(ops) {
+      if (tallies.active && ops.some((o) => typeof o.filter._id !== "string")) throw new Error("bulkUpdate on a tallied collection needs an _id in every filter");
       const r = await guarded(() => col.bulkWrite(ops.map((o) => ({ updateOne: { filter: o.filter, update: o.update } })), { ordered: false }));
+      if (tallies.active) {
+        // The writes do not return their documents: read the ones that could have matched.
+        const ids = [...new Set(ops.map((o) => o.filter._id as string))];
+        const docs = await read(() => col.find({ _id: { $in: ids as never } }).toArray());
+        for (const d of docs) await guarded(() => tallies.settle(d));
+        return { matched: r.matchedCount, docs: docs.map((d) => tallies.strip(d)) as unknown as D[] };
+      }
       return { matched: r.matchedCount };
     },
     async upsertOne(key, update) {
+      if (tallies.active) {
+        const d = await guarded(() => col.findOneAndUpdate(key, update, { upsert: true, returnDocument: "after" }));
+        await guarded(() => tallies.settle(d));
+        return;
+      }
       await guarded(() => col.updateOne(key, update, { upsert: true }));
     },
-    deleteMany: async (filter) => (await guarded(() => col.deleteMany(filter))).deletedCount,
+    async deleteMany(filter) {
+      if (!tallies.active) return (await guarded(() => col.deleteMany(filter))).deletedCount;
+      let n = 0;
+      for (const { _id } of await read(() => col.find(own(filter), { projection: { _id: 1 } }).toArray())) {
+        if (await guarded(() => tallies.deleteOne(filter, _id))) n++;
+      }
+      return n;
+    },
+    async ensureTally(spec) {
+      await guarded(() => tallies.ensure(spec));
+      await guarded(() => col.createIndex({ _tallyOf: 1 }, { name: "tally_counters", sparse: true }));
+    },
+    tally: (tallyName, group) => read(() => tallies.count(tallyName, group)),
+    tallies: (tallyName) => read(() => tallies.all(tallyName)),
+    recount: () => guarded(() => tallies.recount()),
     async ensureIndex(spec, o = {}) {
       const options: Record<string, unknown> = { name: spec.name };
       if (o.unique) options.unique = true;
-      if (o.sparse) options.sparse = true;
+      // MongoDB's own sparse keeps a compound index's document when it has any key (and every one has _id).
+      const keys = Object.keys(spec.keys);
+      if (o.sparse && keys.length > 1) options.partialFilterExpression = { [keys[0]]: { $exists: true } };
+      else if (o.sparse) options.sparse = true;
       // A no-op when the index already exists with the same spec, so replicas can open concurrently.
       await col.createIndex(spec.keys, options);
       if (o.unique) uniqueKeys.push({ name: spec.name, field: Object.keys(spec.keys)[0] });

@@ -53,9 +53,9 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
 
   async function runOnce(olderThan: number): Promise<number> {
     let published = 0;
-    let afterId: string | undefined;
+    let after: { id: string; key: number } | undefined;
     while (!stopped) {
-      const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { afterId, limit: batch });
+      const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { after, limit: batch });
       // Admissions run a few at a time beside the re-publishing: one article whose content takes
       // its full time limit must not hold up every other pending article behind it.
       const admissions = opts.admit ? admitAll(page.filter((a) => a.pendingAdmission)) : Promise.resolve();
@@ -74,7 +74,8 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
       }
       await admissions;
       if (page.length < batch) break;
-      afterId = page[page.length - 1].id;
+      const last = page[page.length - 1];
+      after = { id: last.id, key: last.key ?? 0 };
     }
     if (published > 0) opts.log.info({ published }, "reconciler re-queued pending articles");
     return published;

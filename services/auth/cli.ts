@@ -43,6 +43,8 @@ Commands:
                                      (docs/import.md): prints progress and the summary,
                                      the fail lines go to --failures or stderr; exit 1
                                      when a line failed
+  articles:recount                   recompute list totals and status counts from the articles
+                                     (after a database failure; a pass over all of them)
 
 Environment:
   AUTH_URL        base URL of the auth service, e.g. http://127.0.0.1:7001
@@ -138,6 +140,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     "articles:decision",
     "articles:readmit",
     "import",
+    "articles:recount",
   ];
   if (!commands.includes(command)) {
     io.err(`error: unknown command '${command}'\n\n${USAGE}`);
@@ -286,6 +289,12 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         expectArgs(args, 0, 1);
         const r = await articles!.readmitDeferred({ projectId: args[0] ?? "" });
         print(`admitted ${r.admitted} waiting article(s)`, { admitted: r.admitted });
+        break;
+      }
+      case "articles:recount": {
+        expectArgs(args, 0, 0);
+        const r = await articles!.recountArticles({});
+        print(`article counts recomputed in ${r.tookMs} ms`, { tookMs: Number(r.tookMs) });
         break;
       }
     }

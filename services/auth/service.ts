@@ -140,7 +140,8 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
     },
 
     async listProjects(_req, ctx) {
-      await requireAdmin(ctx);
+      // The articles service's periodic recrawl asks which projects there are (ids and names only).
+      if (!isInternal(ctx)) await requireAdmin(ctx);
       return { projects: (await store.listProjects()).map(projectMessage) };
     },
 

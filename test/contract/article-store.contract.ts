@@ -363,10 +363,10 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const mine = (xs: { id: string }[]) => xs.filter((x) => [a.id, b.id, c.id].includes(x.id)).map((x) => x.id);
       const all = await store.findStale(PENDING_STATUSES, cutoff, { limit: 1000 });
       expect(mine(all)).to.deep.equal([a.id, b.id].sort());
-      expect(all.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1 });
+      expect(all.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, key: old.getTime() });
       const first = await store.findStale(PENDING_STATUSES, cutoff, { limit: 1 });
       expect(first).to.have.length(1);
-      const rest = await store.findStale(PENDING_STATUSES, cutoff, { afterId: first[0].id, limit: 1000 });
+      const rest = await store.findStale(PENDING_STATUSES, cutoff, { after: { id: first[0].id, key: first[0].key! }, limit: 1000 });
       expect(rest.map((x) => x.id)).not.to.include(first[0].id);
       expect(await store.findStale(["waiting"], old.getTime() - 1)).to.deep.equal([]);
     });

@@ -70,7 +70,7 @@ function admissionStoreContract(open: () => Promise<ArticleStore>) {
     expect((await store.findDeferred(P, 10)).map((d) => d.id)).to.deep.equal([made[0], made[2]]);
     const fresh = await store.insert(draft(), new Date(1_600_000_000_000));
     const stale = await store.findStale(["waiting"], Date.now());
-    expect(stale.find((s) => s.id === fresh.id)).to.deep.equal({ id: fresh.id, projectId: P, revision: 1, pendingAdmission: true });
+    expect(stale.find((s) => s.id === fresh.id)).to.deep.equal({ id: fresh.id, projectId: P, revision: 1, pendingAdmission: true, key: 1_600_000_000_000 });
   });
 
   it("a reservation is taken back exactly once", async () => {
@@ -96,7 +96,7 @@ function admissionStoreContract(open: () => Promise<ArticleStore>) {
     expect(next).to.include({ status: "waiting", revision: 2, admission: "pending", crawledText: "Fresh text." });
     expect(next!.audio).to.equal(undefined);
     expect(next!.text).to.equal("Body.");
-    const candidates = await store.findRecrawlCandidates(0);
+    const candidates = await store.findRecrawlCandidates(P, 0);
     expect(candidates.map((c) => c.id)).to.include(a.id);
     // A publisher update drops the crawled text.
     const u = await store.update(P, a.id, 2, { text: "Publisher text.", admission: "pending" });

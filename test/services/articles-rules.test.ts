@@ -382,6 +382,7 @@ describe("periodic recrawl", () => {
         get: async (p: string) => ({ ...UNBOUNDED, recrawl: { enabled: p === "on", everyMinutes: 60, maxAgeHours: 24 } }),
         reserve: async () => ({ outcome: "reserved" as const, debited: false }),
         refund: async () => {},
+        projects: async () => ["on", "off"],
       },
       emit: () => {},
       log: logger("recrawl-test"),

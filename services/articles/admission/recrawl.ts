@@ -90,26 +90,33 @@ export async function recrawlArticle(deps: RecrawlDeps, projectId: string, id: s
   return { changed: true, article: admitted ?? next };
 }
 
-/** One pass of the optional per-project periodic recrawl; returns how many articles were recrawled. */
+/**
+ * One pass of the optional per-project periodic recrawl; returns how many articles were recrawled.
+ * Reads no article unless a project has recrawl on, and then only that project's recent ones
+ * (its listing index, newest first, down to the start of its window).
+ */
 export async function periodicRecrawl(deps: RecrawlDeps, now = Date.now(), maxAgeHoursCap = 720): Promise<number> {
   let done = 0;
-  let afterId: string | undefined;
-  for (;;) {
-    const page = await deps.store.findRecrawlCandidates(Math.floor(now / 1000) - maxAgeHoursCap * 3600, { afterId, limit: 500 });
-    for (const c of page) {
-      if (!RECRAWLABLE.includes(c.status)) continue;
-      const s = await deps.settings.get(c.projectId).catch(() => undefined);
-      if (!s?.recrawl.enabled) continue;
-      if (c.added * 1000 < now - s.recrawl.maxAgeHours * 3_600_000) continue;
-      if ((c.crawledAt ?? c.added * 1000) > now - s.recrawl.everyMinutes * 60_000) continue;
-      try {
-        await recrawlArticle(deps, c.projectId, c.id);
-        done++;
-      } catch {
-        // Logged inside; the next pass tries again.
+  for (const projectId of (await deps.settings.projects?.()) ?? []) {
+    const s = await deps.settings.get(projectId).catch(() => undefined);
+    if (!s?.recrawl.enabled) continue;
+    const since = Math.floor(now / 1000) - Math.min(s.recrawl.maxAgeHours, maxAgeHoursCap) * 3600;
+    let after: { id: string; key: number } | undefined;
+    for (;;) {
+      const page = await deps.store.findRecrawlCandidates(projectId, since, { after, limit: 500 });
+      for (const c of page) {
+        if (!RECRAWLABLE.includes(c.status)) continue;
+        if ((c.crawledAt ?? c.added * 1000) > now - s.recrawl.everyMinutes * 60_000) continue;
+        try {
+          await recrawlArticle(deps, c.projectId, c.id);
+          done++;
+        } catch {
+          // Logged inside; the next pass tries again.
+        }
       }
+      if (page.length < 500) break;
+      after = { id: page[page.length - 1].id, key: page[page.length - 1].added };
     }
-    if (page.length < 500) return done;
-    afterId = page[page.length - 1].id;
   }
+  return done;
 }

@@ -18,6 +18,8 @@ export interface ProjectSettingsSource {
   /** Counts one article today (UTC) and debits `chars`, atomically. */
   reserve(projectId: string, chars: number, now?: Date): Promise<Reservation>;
   refund(projectId: string, chars: number): Promise<void>;
+  /** Every project's id (the periodic recrawl asks each for its settings); absent: no project can enable recrawl. */
+  projects?(): Promise<string[]>;
 }
 
 /** Defaults: unlimited, no rules (what a project without settings gets). */
@@ -64,6 +66,9 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
     },
     async refund(projectId, chars) {
       if (chars > 0) await auth.refundAudification({ projectId, chars: BigInt(chars) });
+    },
+    async projects() {
+      return (await auth.listProjects({})).projects.map((p) => p.id);
     },
   };
 }

@@ -1,4 +1,4 @@
-// Operator calls (internal credential only): recrawl, decisions, deferred admissions.
+// Operator calls (internal credential only): recrawl, decisions, deferred admissions, recount.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ArticlesService } from "../../../gen/articles/v1/articles_pb.js";
 import { recrawlArticle } from "../admission/recrawl.js";
@@ -6,7 +6,7 @@ import { statusToProto } from "../convert.js";
 import * as v from "../validate.js";
 import { notFound, type HandlerShared } from "./context.js";
 
-type OperatorCalls = Pick<ServiceImpl<typeof ArticlesService>, "recrawlArticle" | "getArticleDecision" | "readmitDeferred">;
+type OperatorCalls = Pick<ServiceImpl<typeof ArticlesService>, "recrawlArticle" | "getArticleDecision" | "readmitDeferred" | "recountArticles">;
 
 export function operatorHandlers(s: HandlerShared): OperatorCalls {
   const { deps, store, log, emit, settings, internal, admission } = s;
@@ -38,6 +38,14 @@ export function operatorHandlers(s: HandlerShared): OperatorCalls {
     async readmitDeferred(req, ctx) {
       await internal(ctx);
       return { admitted: await admission.readmitDeferred(req.projectId || undefined) };
+    },
+
+    async recountArticles(_req, ctx) {
+      await internal(ctx);
+      const started = Date.now();
+      await store.recount?.();
+      log.info({ tookMs: Date.now() - started }, "article counts recomputed");
+      return { tookMs: BigInt(Date.now() - started) };
     },
   };
 }

@@ -163,11 +163,13 @@ export interface StaleArticle {
   revision: number;
   /** Not admitted yet: run admission instead of publishing. */
   pendingAdmission?: boolean;
+  /** What the query is ordered by before the id (its due time, or when it was added): pass it back in `after`. */
+  key?: number;
 }
 
 export interface FindStaleOptions {
-  /** Keyset paging: only ids greater than this. */
-  afterId?: string;
+  /** Keyset paging: the last row of the previous page (its id and key). */
+  after?: { id: string; key: number };
   /** Default 500. */
   limit?: number;
 }
@@ -215,10 +217,12 @@ export interface ArticleStore {
   complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<StoredArticle | null>;
   fail(id: string, revision: number, error: string, now?: Date): Promise<StoredArticle | null>;
 
-  /** Articles in one of `statuses` whose last change is before `olderThan` (epoch ms), by id; never parked ones. */
+  /** Due articles (due.ts) in one of `statuses` whose due time is before `olderThan` (epoch ms), by due time then id; never parked ones. */
   findStale(statuses: readonly ArticleStatus[], olderThan: number, opts?: FindStaleOptions): Promise<StaleArticle[]>;
   /** Articles per status over all projects, for the articles_by_status metric; every status is present. */
   countByStatus?(): Promise<Record<ArticleStatus, number>>;
+  /** Recomputes the counts behind list totals and countByStatus from the articles (an operator's repair; a full pass). */
+  recount?(): Promise<void>;
 
   /** Any project; for the internal calls keyed by article id. */
   getById(id: string): Promise<StoredArticle | null>;
@@ -240,8 +244,8 @@ export interface ArticleStore {
   endRecrawl(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
   /** New content: a new revision waiting for admission, with the crawled text to speak. */
   recrawled(id: string, revision: number, crawledText: string, now?: Date): Promise<StoredArticle | null>;
-  /** Live articles with a URL added since `addedSince` (unix seconds), by id. */
-  findRecrawlCandidates(addedSince: number, opts?: FindStaleOptions): Promise<Array<StaleArticle & { crawledAt?: number; added: number; status: ArticleStatus }>>;
+  /** The project's live articles with a URL added since `addedSince` (unix seconds), newest first. */
+  findRecrawlCandidates(projectId: string, addedSince: number, opts?: FindStaleOptions): Promise<Array<StaleArticle & { crawledAt?: number; added: number; status: ArticleStatus }>>;
 
   // Pronunciation rules, one list per project (kept beside the articles, in a collection of their own).
   /** The project's list; empty when it has none. */

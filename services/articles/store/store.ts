@@ -9,13 +9,15 @@ import { randomBytes } from "node:crypto";
 import { groupCommit } from "../../../lib/group-commit.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import { urlLookupForms } from "../../../lib/urls.js";
-import { DuplicateKeyError, type DocumentCollection, type Filter, type Update } from "../../../lib/store/collection.js";
+import { DuplicateKeyError, type DocumentCollection, type Filter, type TallySpec, type Update } from "../../../lib/store/collection.js";
 import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
+import { dueAt } from "./due.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
 import {
   ARTICLE_STATUSES,
   DEFERRED_STATUSES,
+  PENDING_STATUSES,
   DuplicateExternalIdError,
   DuplicateIdError,
   initialArticle,
@@ -40,7 +42,38 @@ const stale = (d: ArticleDoc): StaleArticle => ({
   projectId: d.projectId,
   revision: d.revision,
   ...(d.admission === "pending" ? { pendingAdmission: true } : {}),
+  ...(d.dueAt !== undefined ? { key: d.dueAt } : {}),
 });
+
+/**
+ * Counts kept by the collection with every write (lib/store/collection.ts), so
+ * list totals and the status metric cost one look-up at any archive size.
+ */
+const LIVE: TallySpec = { name: "live", fields: ["projectId", "status"], groups: (d) => (d.status === "deleted" ? [] : [d.projectId as string]) };
+/** A project's ready articles, and per label: `readyGroup(project, label)`. */
+const READY: TallySpec = {
+  name: "ready",
+  fields: ["projectId", "status", "labels"],
+  groups: (d) => (d.status === "ready" ? [readyGroup(d.projectId as string), ...((d.labels as string[] | undefined) ?? []).map((l) => readyGroup(d.projectId as string, l))] : []),
+};
+const BY_STATUS: TallySpec = { name: "status", fields: ["status"], groups: (d) => [d.status as string] };
+const readyGroup = (projectId: string, label?: string) => (label === undefined ? projectId : JSON.stringify([projectId, label]));
+
+/** Keyset paging on (key, id) in either direction: the rows after `after` in that order. */
+function afterKey(field: string, after: { id: string; key: number } | undefined, dir: 1 | -1): Filter {
+  if (!after) return {};
+  const [past, beyond] = dir === 1 ? (["$gte", "$gt"] as const) : (["$lte", "$lt"] as const);
+  // The range stays on the index; of the few rows tied at the key, the second condition keeps those past the id.
+  return { [field]: { [past]: after.key }, $or: [{ [field]: { $ne: after.key } }, { _id: { [beyond]: after.id } }] };
+}
+
+/** Runs `fn` once per store (a marker in the rules collection, whose other ids are project ids). */
+async function once(rules: DocumentCollection<PronunciationDoc>, name: string, fn: () => Promise<void>): Promise<void> {
+  const marker = `\u0000done:${name}`;
+  if (await rules.findOne({ _id: marker })) return;
+  await fn();
+  await rules.upsertOne({ _id: marker }, { $set: { rules: [], changedAt: Date.now() } });
+}
 
 /** A project's pronunciation rules: one document per project, keyed by its id. */
 export interface PronunciationDoc {
@@ -56,8 +89,29 @@ export interface PronunciationDoc {
  */
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
+  for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally?.(t);
   const rules = rulesCol ?? (await openNedbCollection<PronunciationDoc>());
   const { fromDoc, notDeleted, touched } = layout;
+
+  /** A tally's count, or a count of the filter where the driver keeps none. */
+  const tallied = (t: TallySpec, group: string, filter: Filter) => (col.tally ? col.tally(t.name, group) : col.count(filter));
+
+  /** The fields a move to `status` at `now` sets and unsets: the change time and the due time that follows (due.ts). */
+  const moved = (status: ArticleStatus, now: Date) => {
+    const due = dueAt({ status }, now.getTime());
+    const $unset: Record<string, true> = due === undefined ? { dueAt: true } : {};
+    return { $set: { status, ...touched(now), ...(due === undefined ? {} : { dueAt: due }) }, $unset };
+  };
+
+  // Articles an older release left pending have no due time yet: once, from the status index, so bounded by them.
+  await once(rules, "dueAt", async () => {
+    for (;;) {
+      const docs = await col.find({ status: { $in: [...PENDING_STATUSES] }, dueAt: { $exists: false }, ...PARKED_EXCLUDED }, { limit: 500 });
+      if (docs.length === 0) return;
+      await col.bulkUpdate(docs.map((d) => ({ filter: { _id: d._id, status: d.status, dueAt: { $exists: false } }, update: { $set: { dueAt: fromDoc(d).changedAt } } })));
+      if (docs.length < 500) return;
+    }
+  });
 
   const one = async (filter: Filter) => {
     const d = await col.findOne(filter);
@@ -79,9 +133,10 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async (_, items) => {
       if (items.length === 1) return [await conditional(items[0].filter, { $set: items[0].$set, $unset: items[0].$unset })];
       const runs = items.map(() => randomBytes(6).toString("base64url"));
-      const { matched } = await col.bulkUpdate(items.map((it, i) => ({ filter: it.filter, update: { $set: { ...it.$set, admissionRun: runs[i] }, $unset: it.$unset } })));
+      const written = await col.bulkUpdate(items.map((it, i) => ({ filter: it.filter, update: { $set: { ...it.$set, admissionRun: runs[i] }, $unset: it.$unset } })));
+      const { matched } = written;
       const ids = items.map((it) => it.filter._id as string);
-      const docs = new Map((await col.find({ _id: { $in: ids } })).map((d) => [d._id, d]));
+      const docs = new Map((written.docs ?? (await col.find({ _id: { $in: ids } }))).map((d) => [d._id, d]));
       return ids.map((id, i) => {
         const d = docs.get(id);
         if (!d || !(matched === items.length || d.admissionRun === runs[i])) return null;
@@ -97,7 +152,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async insert(a, now = new Date()) {
       const article = initialArticle(a, now);
       try {
-        await col.insertOne(layout.toDoc(article));
+        const due = dueAt(article, article.changedAt);
+        await col.insertOne({ ...layout.toDoc(article), ...(due === undefined ? {} : { dueAt: due }) });
       } catch (e) {
         if (!(e instanceof DuplicateKeyError)) throw e;
         if (e.field === "externalId") throw new DuplicateExternalIdError(a.externalId ?? "");
@@ -125,25 +181,26 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     async list(projectId, limit, offset) {
       const filter = { projectId, ...notDeleted };
-      const [count, docs] = await Promise.all([col.count(filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([tallied(LIVE, projectId, filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async listReady(projectId, { label, limit, offset }) {
       const filter: Filter = label === undefined ? { projectId, status: "ready" } : { projectId, status: "ready", labels: label };
-      const [count, docs] = await Promise.all([col.count(filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([tallied(READY, readyGroup(projectId, label), filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async update(projectId, id, expectedRevision, patch, now = new Date()): Promise<UpdateOutcome> {
       const { $set, $unset } = patchOps(patch);
+      const to = moved("waiting", now);
       try {
         const updated = await conditional(
           { projectId, revision: expectedRevision, ...notDeleted, _id: id },
           {
-            $set: { ...$set, status: "waiting", errors: [], types: [], ...touched(now) },
+            $set: { ...$set, errors: [], types: [], ...to.$set },
             // A parked article updated is an immediate one from now on.
-            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true, parked: true },
+            $unset: { ...$unset, ...unsetAll(REVISION_SCOPED), crawledText: true, ...to.$unset, parked: true },
             $inc: { revision: 1 },
           },
         );
@@ -159,20 +216,22 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     async markDeleted(projectId, id, now = new Date()) {
       // The files are taken down (audio-files.ts): no URL to them is handed out any more.
-      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { status: "deleted", ...layout.deletedFields, ...touched(now) }, $unset: { audio: true, audioPreview: true } });
+      const to = moved("deleted", now);
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { ...to.$set, ...layout.deletedFields }, $unset: { audio: true, audioPreview: true, ...to.$unset } });
       return changed ?? one({ projectId, _id: id });
     },
 
     unpark: (projectId, id, admittingUntil, now = new Date()) =>
       conditional(
         { projectId, parked: true, ...notDeleted, _id: id },
-        { $set: { admission: "pending", admittingUntil, demandedAt: now.getTime(), ...touched(now) }, $unset: { parked: true } },
+        // Asked for: from now on due like any pending article, should its admission stall.
+        { $set: { admission: "pending", admittingUntil, demandedAt: now.getTime(), ...moved("waiting", now).$set }, $unset: { parked: true } },
       ),
 
-    claim: (id, revision, now = new Date()) => conditional({ revision, status: { $nin: NOT_CLAIMABLE }, _id: id }, { $set: { status: "processing", ...touched(now) } }),
+    claim: (id, revision, now = new Date()) => conditional({ revision, status: { $nin: NOT_CLAIMABLE }, _id: id }, moved("processing", now)),
 
     async reportStatus(id, revision, status, error, now = new Date()) {
-      const update: Update = { $set: { status, ...touched(now) } };
+      const update: Update = moved(status, now);
       if (error) update.$push = { errors: { error, date: now.toISOString() } };
       return conditional({ revision, status: live, _id: id }, update);
     },
@@ -181,25 +240,29 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
 
     async complete(id, revision, audio, preview, now = new Date()) {
-      const $set: Record<string, unknown> = { status: "ready", audio: { key: audio.key, duration: audio.duration }, updated: unixSeconds(now), ...touched(now) };
-      const $unset: Record<string, true> = { error: true };
+      const to = moved("ready", now);
+      const $set: Record<string, unknown> = { ...to.$set, audio: { key: audio.key, duration: audio.duration }, updated: unixSeconds(now) };
+      const $unset: Record<string, true> = { error: true, ...to.$unset };
       if (preview) $set.audioPreview = { key: preview.key, duration: preview.duration };
       else $unset.audioPreview = true;
       return conditional({ revision, status: live, _id: id }, { $set, $unset });
     },
 
     async fail(id, revision, error, now = new Date()) {
+      const to = moved("errored", now);
       const update = {
-        $set: { status: "errored", error, updated: unixSeconds(now), ...touched(now) },
+        $set: { ...to.$set, error, updated: unixSeconds(now) },
+        $unset: to.$unset,
         $push: { errors: { error, date: now.toISOString() } },
       };
       return conditional({ revision, status: live, _id: id }, update);
     },
 
     async findStale(statuses, olderThan, o: FindStaleOptions = {}) {
-      const filter: Filter = { status: { $in: [...statuses] }, ...layout.changedBefore(olderThan), ...PARKED_EXCLUDED };
-      if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
-      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1 }, sort: { _id: 1 }, limit: o.limit ?? 500 });
+      // Only due articles carry dueAt (due.ts; never a parked one): the range reads them and nothing else.
+      const from = afterKey("dueAt", o.after, 1);
+      const filter: Filter = { ...from, dueAt: { ...(from.dueAt as object | undefined), $lt: olderThan }, status: { $in: [...statuses] } };
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500 });
       return docs.map(stale);
     },
 
@@ -215,7 +278,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     finishAdmission(id, revision, r, now = new Date()) {
       const { $set, $unset } = admissionOps(r);
-      return finishGrouped("", { filter: { revision, admission: "pending", ...notDeleted, _id: id }, $set: { ...$set, ...touched(now) }, $unset });
+      const to = moved(r.status, now);
+      return finishGrouped("", { filter: { revision, admission: "pending", ...notDeleted, _id: id }, $set: { ...$set, ...to.$set }, $unset: { ...$unset, ...to.$unset } });
     },
 
     async findDeferred(projectId, limit, excludeProjects = []) {
@@ -230,42 +294,53 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return (await conditional({ revision, reservedChars: chars, _id: id }, { $unset: { reservedChars: true } })) !== null;
     },
 
-    startRecrawl: (id, revision, from, now = new Date()) =>
-      conditional({ revision, status: from, _id: id }, { $set: { status: "recrawling", recrawlFrom: from, ...touched(now) } }),
+    // Not a parked article: a recrawl would make its new revision due, and nobody asked for its audio.
+    startRecrawl(id, revision, from, now = new Date()) {
+      const to = moved("recrawling", now);
+      return conditional({ revision, status: from, ...PARKED_EXCLUDED, _id: id }, { $set: { ...to.$set, recrawlFrom: from }, $unset: to.$unset });
+    },
 
     async endRecrawl(id, revision, now = new Date()) {
       const current = await one({ revision, status: "recrawling", _id: id });
       if (!current) return null;
       return conditional(
         { revision, status: "recrawling", _id: id },
-        { $set: { status: current.recrawlFrom ?? "ready", crawledAt: now.getTime(), ...touched(now) }, $unset: { recrawlFrom: true } },
+        (({ $set, $unset }) => ({ $set: { ...$set, crawledAt: now.getTime() }, $unset: { ...$unset, recrawlFrom: true } }))(moved(current.recrawlFrom ?? "ready", now)),
       );
     },
 
-    recrawled: (id, revision, crawledText, now = new Date()) =>
-      conditional(
+    recrawled(id, revision, crawledText, now = new Date()) {
+      const to = moved("waiting", now);
+      return conditional(
         { revision, status: "recrawling", _id: id },
         {
-          $set: { status: "waiting", admission: "pending", crawledText, crawledAt: now.getTime(), errors: [], types: [], ...touched(now) },
-          $unset: unsetAll(REVISION_SCOPED),
+          $set: { ...to.$set, admission: "pending", crawledText, crawledAt: now.getTime(), errors: [], types: [] },
+          $unset: { ...unsetAll(REVISION_SCOPED), ...to.$unset },
           $inc: { revision: 1 },
         },
-      ),
+      );
+    },
 
-    async findRecrawlCandidates(addedSince, o: FindStaleOptions = {}) {
-      const filter: Filter = { status: { $nin: ["deleted", "recrawling"] }, added: { $gte: addedSince }, url: { $exists: true } };
-      if (o.afterId !== undefined) filter._id = { $gt: o.afterId };
+    async findRecrawlCandidates(projectId, addedSince, o: FindStaleOptions = {}) {
+      // The project's listing index, newest first, down to the start of its recrawl window.
+      const from = afterKey("added", o.after, -1);
+      const filter: Filter = { projectId, ...notDeleted, ...from, added: { ...(from.added as object | undefined), $gte: addedSince }, url: { $exists: true } };
       const docs = await col.find(filter, {
         projection: { _id: 1, projectId: 1, revision: 1, added: 1, crawledAt: 1, status: 1 },
-        sort: { _id: 1 },
+        sort: { added: -1, _id: -1 },
         limit: o.limit ?? 500,
       });
-      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, crawledAt: d.crawledAt, status: d.status }));
+      return docs.map((d) => ({ id: d._id, projectId: d.projectId, revision: d.revision, added: d.added, key: d.added, crawledAt: d.crawledAt, status: d.status }));
     },
 
     async countByStatus() {
-      const counts = await col.countBy("status");
-      return Object.fromEntries(ARTICLE_STATUSES.map((s) => [s, counts.get(s) ?? 0])) as Record<ArticleStatus, number>;
+      const counts = col.tallies ? await col.tallies(BY_STATUS.name) : undefined;
+      const of = async (s: ArticleStatus) => (counts ? (counts.get(s) ?? 0) : col.count({ status: s }));
+      return Object.fromEntries(await Promise.all(ARTICLE_STATUSES.map(async (s) => [s, await of(s)]))) as Record<ArticleStatus, number>;
+    },
+
+    recount: async () => {
+      await col.recount?.();
     },
 
     async getPronunciations(projectId) {
