@@ -389,7 +389,8 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(won[0]!.parked).to.equal(undefined);
       // Unparked it is ordinary pending work: once its lease lapses the reconciler admits it.
       const after = await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 });
-      expect(after.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingAdmission: true });
+      // Due from the unpark on (its key is the due time the reconciler pages by).
+      expect(after.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingAdmission: true, key: now.getTime() });
     });
 
     it("audio on demand: an update makes a parked article an immediate one", async () => {
