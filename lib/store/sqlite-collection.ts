@@ -459,7 +459,14 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
       const columns = keys.map(([f, dir]) => `${fieldExpr(f)}${dir === -1 ? " DESC" : ""}`).join(", ");
       // Sparse: documents without the (first) field are left out, as MongoDB leaves them out.
       const partial = o.sparse ? ` WHERE ${fieldExpr(keys[0][0])} IS NOT NULL` : "";
-      await s.write(() => s.conn.exec(`CREATE ${o.unique ? "UNIQUE " : ""}INDEX IF NOT EXISTS "${index}" ON ${table} (${columns})${partial}`));
+      const create = `CREATE ${o.unique ? "UNIQUE " : ""}INDEX "${index}" ON ${table} (${columns})${partial}`;
+      await s.write(() => {
+        const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(index) as string | undefined;
+        if (existing === create) return;
+        // Same name, other keys or options (a newer release changed the index): rebuild it.
+        if (existing !== undefined) s.conn.exec(`DROP INDEX "${index}"`);
+        s.conn.exec(create);
+      });
       for (const [f] of keys) if (f !== "_id") t.scalar.add(f);
       if (o.unique) t.unique.set(index, keys[0][0]);
     },

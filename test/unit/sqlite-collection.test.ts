@@ -124,6 +124,18 @@ describe("SQLite collection", function () {
     expect(plan({ status: { $in: ["waiting", "errored"] }, updatedAt: { $lt: new Date() } })).to.match(/USING INDEX c_articles__status_updatedAt/);
   });
 
+  it("keeps an index opened again with the same keys, and rebuilds one whose keys changed", async () => {
+    const filename = path.join(dir, "i.sqlite");
+    db = await openSqliteDatabase({ filename, what: "things" });
+    const col = db.collection<Doc>("things");
+    await col.ensureIndex({ name: "listing", keys: { projectId: 1, added: -1 } });
+    await col.ensureIndex({ name: "listing", keys: { projectId: 1, added: -1 } });
+    expect(db.plan("things", { projectId: "p" }, { sort: { added: -1 } }).join()).to.match(/USING INDEX c_things__listing/).and.not.match(/TEMP B-TREE/);
+    await col.ensureIndex({ name: "listing", keys: { projectId: 1, status: 1, added: -1 } });
+    expect(db.plan("things", { projectId: "p", status: "ready" }, { sort: { added: -1 } }).join()).to.match(/USING INDEX c_things__listing \(<expr>=\? AND <expr>=\?\)/).and.not.match(/TEMP B-TREE/);
+    await col.close();
+  });
+
   it("pages deep through a large listing in order", async () => {
     db = await openSqliteDatabase({ what: "articles" });
     const col = db.collection<Doc>("articles");
