@@ -12,7 +12,10 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { DuplicateKeyError, type DocumentCollection } from "../../lib/store/collection.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../lib/store/sqlite-collection.js";
-import { mongoLayout } from "../../services/articles/store/layout.js";
+import { mongoLayout, nedbLayout } from "../../services/articles/store/layout.js";
+import { openArticleStoreOn } from "../../services/articles/store/store.js";
+import { openStatsStoreOn } from "../../services/articles/stats/store.js";
+import { openAuthStoreOn } from "../../services/auth/store/store.js";
 
 type Doc = { _id: string; n: number; key?: string; status?: string; projectId?: string; added?: number; when?: Date; tags?: string[] };
 
@@ -122,6 +125,24 @@ describe("SQLite collection", function () {
     expect(plan({ externalId: "e" })).to.match(/USING INDEX c_articles__externalId_unique/);
     expect(plan({ projectId: "p", url: { $in: ["a", "b"] } })).to.match(/USING INDEX c_articles__project_url/);
     expect(plan({ status: { $in: ["waiting", "errored"] }, updatedAt: { $lt: new Date() } })).to.match(/USING INDEX c_articles__status_updatedAt/);
+  });
+
+  it("answers the embedded stores' lookups from the indexes they create", async () => {
+    db = await openSqliteDatabase({ what: "stores" });
+    const d = db;
+    await openAuthStoreOn({ projects: d.collection("projects"), tokens: d.collection("tokens"), oembedClaims: d.collection("oembed_claims") });
+    await openStatsStoreOn(d.collection("listening_stats"));
+    await openArticleStoreOn(d.collection("articles"), nedbLayout, d.collection("pronunciations"));
+    const plan = (c: string, f: Record<string, unknown>, o = {}) => d.plan(c, f, o).join(" | ");
+    expect(plan("tokens", { hash: "h" })).to.match(/USING INDEX c_tokens__hash_unique/);
+    expect(plan("tokens", { projectId: "p" }, { sort: { created: 1, _id: 1 } })).to.match(/USING INDEX c_tokens__project_created/);
+    expect(plan("projects", { publicKey: "k" })).to.match(/USING INDEX c_projects__publicKey_unique/);
+    expect(plan("oembed_claims", { verifiedHost: "h" })).to.match(/USING INDEX c_oembed_claims__verifiedHost_unique/);
+    expect(plan("oembed_claims", { nextCheckMs: { $lte: 5 } }, { sort: { nextCheckMs: 1 }, limit: 10 })).to.match(/USING INDEX c_oembed_claims__nextCheck/).and.not.match(/TEMP B-TREE/);
+    expect(plan("listening_stats", { projectId: "p", day: { $gte: "2024-01-01", $lte: "2024-01-31" }, articleId: "a" })).to.match(/USING INDEX c_listening_stats__project_article_day \(<expr>=\? AND <expr>=\? AND <expr>>\? AND <expr><\?\)/);
+    expect(plan("listening_stats", { day: { $gte: "2024-01-01", $lte: "2024-01-31" }, projectId: "p" })).to.match(/USING INDEX c_listening_stats__project_day \(<expr>=\? AND <expr>>\? AND <expr><\?\)/);
+    expect(plan("articles", { projectId: "p", externalId: "e" })).to.match(/USING INDEX c_articles__externalId_unique/);
+    expect(plan("articles", { projectId: "p", _id: "a" })).to.match(/USING INDEX sqlite_autoindex_c_articles/);
   });
 
   it("keeps an index opened again with the same keys, and rebuilds one whose keys changed", async () => {
