@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { openEmbeddedArticleStore } from "../services/articles/store/open.js";
 import type { ArticleStore } from "../services/articles/store/port.js";
 
@@ -56,8 +57,13 @@ async function main(): Promise<void> {
   const have = (await store.list("p0", 1, 0)).count * 10;
   if (have < n) {
     const single = await fill(store, have, have + 300, 1);
+    // The commits run on the event loop (synchronous API): how long they hold it is what other requests wait.
+    const stalls = monitorEventLoopDelay({ resolution: 1 });
+    stalls.enable();
     const concurrent = await fill(store, have + 300, have + 10_300, 64);
-    console.log(JSON.stringify({ insertsPerSecSingle: Math.round(single), insertsPerSecConcurrent64: Math.round(concurrent) }));
+    stalls.disable();
+    const ms = (ns: number) => +(ns / 1e6).toFixed(1);
+    console.log(JSON.stringify({ insertsPerSecSingle: Math.round(single), insertsPerSecConcurrent64: Math.round(concurrent), loopDelayP50Ms: ms(stalls.percentile(50)), loopDelayP99Ms: ms(stalls.percentile(99)), loopDelayMaxMs: ms(stalls.max) }));
     await fill(store, have + 10_300, n, 256);
   }
   await store.close();

@@ -82,6 +82,29 @@ describe("SQLite collection", function () {
     expect(await col.findOne({ _id: "taken" })).to.include({ n: 1 });
   });
 
+  it("shows a write to reads only once it is on disk, while the next writes already build on it", async () => {
+    db = await openSqliteDatabase({ filename: path.join(dir, "r.sqlite"), what: "things" });
+    const col = db.collection<Doc>("things");
+    const commits = db.commits;
+    let answered = false;
+    const write = col.insertOne({ _id: "x", n: 1 }).then(() => (answered = true));
+    // Queued after the write's group: runs right after its commit, before the log's sync can report back.
+    const early = await new Promise<{ committed: boolean; seen: Doc | null; count: number; update: Promise<unknown> }>((resolve) =>
+      setImmediate(async () => {
+        const committed = db!.commits > commits;
+        const update = col.updateOne({ _id: "x" }, { $inc: { n: 1 } });
+        resolve({ committed, seen: await col.findOne({ _id: "x" }), count: await col.count({}), update });
+      }),
+    );
+    expect(early.committed).to.equal(true);
+    expect(answered).to.equal(false);
+    expect(early.seen).to.equal(null);
+    expect(early.count).to.equal(0);
+    await write;
+    expect(await early.update).to.deep.equal({ matched: 1, modified: 1 });
+    expect(await col.findOne({ _id: "x" })).to.deep.equal({ _id: "x", n: 2 });
+  });
+
   it("changes nothing on a refused write: a taken unique key or _id, an update it cannot apply", async () => {
     db = await openSqliteDatabase({ what: "things" });
     const col = db.collection<Doc>("things");
