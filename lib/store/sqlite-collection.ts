@@ -22,7 +22,7 @@
 // conditional reads run on the writing connection and see everything.
 import Database from "better-sqlite3";
 import { randomBytes } from "node:crypto";
-import { closeSync, fdatasync, fsyncSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type Update } from "./collection.js";
 import { applyUpdate, upsertedDoc } from "./document-update.js";
@@ -81,6 +81,8 @@ interface PendingWrite {
 
 const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
 const STATEMENT_CACHE = 500;
+/** The write-ahead log is copied into the database and emptied once it holds this much. */
+const CHECKPOINT_BYTES = 8 * 1024 * 1024;
 
 /** Open databases by file, so the stores of one service share a connection and its group commit. */
 const openFiles = new Map<string, Shared>();
@@ -98,6 +100,7 @@ class Shared {
   private syncing = false;
   private idle: Array<() => void> = [];
   private walFd: number | undefined;
+  private walDirSynced = false;
   private readonly writes = new Map<string, Database.Statement>();
   private readonly reads = new Map<string, Database.Statement>();
   private readonly control: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Database.Statement>;
@@ -119,8 +122,8 @@ class Shared {
       this.conn.pragma(cache);
       // Another process (the admin CLI) may hold the lock for a moment.
       this.conn.pragma("busy_timeout = 5000");
-      // A WAL file grown by a burst of writes is cut back after its checkpoint.
-      this.conn.pragma("journal_size_limit = 67108864");
+      // Checkpoints are made between groups (checkpoint()), where the reading snapshot can let go of the log.
+      this.conn.pragma("wal_autocheckpoint = 0");
       this.ddl(
         "CREATE TABLE IF NOT EXISTS _tallies (tbl TEXT NOT NULL, name TEXT NOT NULL, grp TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tbl, name, grp)) WITHOUT ROWID;" +
           "CREATE TABLE IF NOT EXISTS _tally_names (tbl TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (tbl, name)) WITHOUT ROWID;",
@@ -251,6 +254,7 @@ class Shared {
       // Only writes that may be lost in a power failure (leases, counters), or no disk at all.
       this.advanceReads();
       settle();
+      this.checkpoint();
       return this.flush();
     }
     this.syncing = true;
@@ -263,15 +267,40 @@ class Shared {
         this.advanceReads();
         settle();
       }
+      this.checkpoint();
       this.flush();
     });
   }
 
+  /**
+   * The reading snapshot always holds the newest frames of the log, so SQLite
+   * could never empty it on its own: between two groups, with nothing
+   * unacknowledged in the log, the snapshot lets go, the log is copied into
+   * the database and emptied (synchronously: once per CHECKPOINT_BYTES of
+   * writes), and reads take a snapshot again.
+   */
+  private checkpoint(): void {
+    if (!this.snapshot) return;
+    try {
+      this.walFd ??= openSync(`${this.key}-wal`, "r");
+      if (fstatSync(this.walFd).size < CHECKPOINT_BYTES) return;
+    } catch {
+      return;
+    }
+    if (this.reader.inTransaction) this.snapshot.end.run();
+    try {
+      this.conn.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Busy (another process reading) or out of space: the log stays, and the next group tries again.
+    }
+    this.advanceReads();
+  }
+
   /** fdatasync of the write-ahead log, on the thread pool: the event loop serves reads meanwhile. */
   private syncLog(done: (err: NodeJS.ErrnoException | null) => void): void {
-    if (this.walFd === undefined) {
+    if (!this.walDirSynced) {
       try {
-        this.walFd = openSync(`${this.key}-wal`, "r");
+        this.walFd ??= openSync(`${this.key}-wal`, "r");
         // The log file is new: its directory entry must reach the disk too.
         const dir = openSync(dirname(this.key!), "r");
         try {
@@ -279,11 +308,12 @@ class Shared {
         } finally {
           closeSync(dir);
         }
+        this.walDirSynced = true;
       } catch (e) {
         return done(e as NodeJS.ErrnoException);
       }
     }
-    fdatasync(this.walFd, done);
+    fdatasync(this.walFd!, done);
   }
 
   /** One transaction for the group, a savepoint per write; undefined when it failed as a whole (every write rejected). */

@@ -5,6 +5,7 @@
 // exact under concurrent writes.
 import { expect } from "chai";
 import { execFile } from "node:child_process";
+import { statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -103,6 +104,26 @@ describe("SQLite collection", function () {
     await write;
     expect(await early.update).to.deep.equal({ matched: 1, modified: 1 });
     expect(await col.findOne({ _id: "x" })).to.deep.equal({ _id: "x", n: 2 });
+  });
+
+  it("keeps the write-ahead log bounded while writes keep coming", async () => {
+    const filename = path.join(dir, "w.sqlite");
+    db = await openSqliteDatabase({ filename, what: "things" });
+    const col = db.collection<Doc>("things");
+    const body = "y".repeat(1_000);
+    let next = 0;
+    let largest = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < 25_000) {
+          await col.insertOne({ _id: `d${next++}`, n: 0, key: body });
+          largest = Math.max(largest, statSync(`${filename}-wal`).size);
+        }
+      }),
+    );
+    expect(await col.count({})).to.equal(25_000);
+    // About 30 MB written; the log is emptied every 8 MB.
+    expect(largest).to.be.below(12 * 2 ** 20);
   });
 
   it("changes nothing on a refused write: a taken unique key or _id, an update it cannot apply", async () => {
