@@ -11,7 +11,7 @@ import path, { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startEmbedded } from "../launch/embedded.js";
-import { openNedbArticleStore } from "../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../services/articles/store/open.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const TOKEN = "bench-listener-0123456789abcdef";
@@ -52,7 +52,7 @@ async function main(): Promise<void> {
   const dataDir = await mkdtemp(path.join(tmpdir(), "bench-listener-"));
   // 10,000 ready articles written straight into the embedded store, all
   // pointing at one real MP3 (the feed reads each file's size).
-  const store = await openNedbArticleStore({ dataDir });
+  const store = await openEmbeddedArticleStore({ dataDir });
   const key = "feedbench/1/full.mp3";
   await mkdir(path.join(dataDir, "audio", "feedbench", "1"), { recursive: true });
   writeFileSync(path.join(dataDir, "audio", key), Buffer.alloc(48_000, 0xff));

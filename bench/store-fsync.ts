@@ -1,13 +1,13 @@
 // What durability costs a create in the embedded store: the writes of one
 // POST (insert, admission claim, admission result) with 50 creates in flight,
-// acknowledged after the journal's group-committed fdatasync against the same
+// acknowledged after a group-committed durable commit against the same
 // store acknowledging as soon as the lines are in the page cache (the
 // behaviour before fsync), measured alternately in the same run on the same
 // disk. Prints creates/s, CPU per create and the ratio.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { openNedbArticleStore } from "../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../services/articles/store/open.js";
 
 export interface FsyncFigures {
   durable: { createsPerSec: number; cpuMsPerCreate: number };
@@ -20,7 +20,7 @@ const TEXT = "The quick brown fox jumps over the lazy dog while the bench clock 
 
 async function oneRun(durable: boolean, seconds: number, concurrency: number, runNo: number): Promise<{ creates: number; ms: number; cpuMs: number }> {
   const dir = await mkdtemp(path.join(process.env.BENCH_FSYNC_DIR ?? tmpdir(), "bench-fsync-"));
-  const store = await openNedbArticleStore({ dataDir: dir, durable, compactEveryMs: 3_600_000 });
+  const store = await openEmbeddedArticleStore({ dataDir: dir, durable });
   let creates = 0;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();

@@ -238,7 +238,7 @@ async function profileCommand(line: string): Promise<void> {
 
 async function main(): Promise<void> {
   // embedded-nofsync: the embedded default acknowledging writes before fdatasync, the reference for its cost.
-  if (mode === "embedded-nofsync") (await import("../lib/store/nedb-collection.js")).acknowledgeBeforeFsync();
+  if (mode === "embedded-nofsync") (await import("../lib/store/sqlite-collection.js")).acknowledgeBeforeFsync();
   const started =
     mode === "reference" ? await reference() : mode === "embedded" || mode === "embedded-nofsync" ? await embedded() : mode === "stack" ? await stack() : `unknown mode '${mode}'`;
   if (typeof started === "string") {

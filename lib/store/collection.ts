@@ -1,5 +1,5 @@
 // A small document-collection port: the subset of the MongoDB query and
-// update language that both MongoDB and the embedded NeDB understand, so a
+// update language that both MongoDB and the embedded SQLite driver understand, so a
 // store's logic is written once and runs on either. Filters and updates use
 // MongoDB syntax ($set, $unset, $inc, $push; $in, $nin, $ne, $lt, $gte,
 // $exists, $or, $and).
@@ -19,7 +19,10 @@ export interface FindOptions {
 export interface IndexSpec {
   /** MongoDB index name; kept stable because existing deployments already have these indexes. */
   name: string;
-  /** MongoDB index keys. NeDB has single-field indexes only and skips compound ones. */
+  /**
+   * MongoDB index keys; the embedded driver creates the same compound index
+   * (an indexed field should hold single values of one type there).
+   */
   keys: SortSpec;
 }
 
@@ -111,5 +114,5 @@ export interface DocumentCollection<D extends { _id: string }> {
   close(): Promise<void>;
 }
 
-/** NeDB's {field: null} does not match a missing field, MongoDB's does; this matches both everywhere. */
+/** Null or missing, spelled out for every driver (MongoDB's {field: null} means both). */
 export const isNullOrMissing = (field: string): Filter => ({ $or: [{ [field]: null }, { [field]: { $exists: false } }] });

@@ -20,12 +20,23 @@ export class StorageError extends Error {
 const FULL = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
 const READ_ONLY = new Set(["EROFS", "EACCES", "EPERM"]);
 
+function storageErrorOf(failure: StorageFailure, code: string, what: string, cause: unknown): StorageError {
+  if (failure === "full") return new StorageError("full", `the ${what} store's volume is full (${code}); nothing was written`, { cause });
+  if (failure === "read-only") return new StorageError("read-only", `the ${what} store's volume is not writable (${code}); nothing was written`, { cause });
+  return new StorageError("unavailable", `the ${what} store could not write (${code || "I/O error"}); nothing was written`, { cause });
+}
+
 /** A file-system error of the embedded store; `what` names the store, e.g. "articles". */
 export function storageErrorFromFs(err: unknown, what: string): StorageError {
   const code = (err as NodeJS.ErrnoException)?.code ?? "";
-  if (FULL.has(code)) return new StorageError("full", `the ${what} store's volume is full (${code}); nothing was written`, { cause: err });
-  if (READ_ONLY.has(code)) return new StorageError("read-only", `the ${what} store's volume is not writable (${code}); nothing was written`, { cause: err });
-  return new StorageError("unavailable", `the ${what} store could not write (${code || "I/O error"}); nothing was written`, { cause: err });
+  return storageErrorOf(FULL.has(code) ? "full" : READ_ONLY.has(code) ? "read-only" : "unavailable", code, what, err);
+}
+
+/** An error of the SQLite engine (better-sqlite3's `code`, e.g. SQLITE_FULL, SQLITE_READONLY_DBMOVED, SQLITE_IOERR_WRITE). */
+export function storageErrorFromSqlite(err: unknown, what: string): StorageError {
+  const code = String((err as { code?: unknown })?.code ?? "");
+  const failure: StorageFailure = code === "SQLITE_FULL" ? "full" : code.startsWith("SQLITE_READONLY") || code === "SQLITE_PERM" ? "read-only" : "unavailable";
+  return storageErrorOf(failure, code, what, err);
 }
 
 /** The metadata key that carries the failure from a service to the gateway (RPC code Unavailable). */

@@ -23,7 +23,7 @@ import type { RequestAudio } from "./handlers/context.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
 import { createListeningAggregator } from "./stats/aggregator.js";
-import { openNedbStatsStore } from "./stats/open.js";
+import { openEmbeddedStatsStore } from "./stats/open.js";
 import type { StatsStore } from "./stats/store.js";
 import { directListeningChannel, type ListeningChannel } from "../../lib/bus/listening.js";
 import type { ListeningBatch } from "./handlers/listener.js";
@@ -93,7 +93,7 @@ export function privateAllowList(list: string | undefined): SafeFetchOptions | u
 export async function startArticlesService(opts: ArticlesServiceOptions): Promise<RunningService> {
   if (!opts.internalToken) throw new Error("startArticlesService: internalToken is required");
   const resolveCaller = createCallerResolver({ auth: opts.auth, player: opts.player, internalToken: opts.internalToken, ttlMs: opts.callerTtlMs });
-  const stats = opts.stats ?? (await openNedbStatsStore());
+  const stats = opts.stats ?? (await openEmbeddedStatsStore());
   const aggregator = createListeningAggregator({ stats, articles: opts.store, log: opts.log, flushMs: opts.statsFlushMs });
   const listening = opts.listening ?? directListeningChannel<ListeningBatch>();
   await listening.consume(async (b) => void (await aggregator.accept(b.projectId, b.events, new Date(b.at))));

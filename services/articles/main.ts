@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   }
 
   const store = await openArticleStore(config);
-  log.info({ store: config.MONGODB_URL ? "mongodb" : "nedb" }, "article store open");
+  log.info({ store: config.MONGODB_URL ? "mongodb" : "sqlite" }, "article store open");
 
   const bus = await openJobBus(config, log);
   // The same storage the audio workers write and the gateway reads: takedowns and clean-up happen here.

@@ -34,7 +34,7 @@ async function main(): Promise<void> {
   }
 
   const store = await openAuthStore(config);
-  log.info({ store: config.MONGODB_URL ? "mongodb" : "nedb" }, "auth store open");
+  log.info({ store: config.MONGODB_URL ? "mongodb" : "sqlite" }, "auth store open");
 
   await provisionTokens(store, config.SEED_TOKENS, process.stdout, config.PUBLIC_URL, log);
   if (!config.ADMIN_TOKEN) log.info("admin API disabled: set ADMIN_TOKEN to enable it");

@@ -1,19 +1,19 @@
 // Where the ArticleStore contract suites (articles, pronunciation rules) get
-// a fresh store for each test: a NeDB directory of its own, or a MongoDB
+// a fresh store for each test: an SQLite directory of its own, or a MongoDB
 // collection of its own in a database the suite drops at the end.
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { closeMongo, mongoDb } from "../../lib/mongo.js";
-import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { requireMongo } from "../support/servers.js";
 import type { StoreFixture } from "./article-store.contract.js";
 
 export type { StoreFixture };
 
-export async function nedbStoreFixture(): Promise<StoreFixture> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "articles-nedb-"));
-  const store = await openNedbArticleStore({ dataDir: dir });
+export async function sqliteStoreFixture(): Promise<StoreFixture> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), "articles-sqlite-"));
+  const store = await openEmbeddedArticleStore({ dataDir: dir });
   return {
     store,
     async dispose() {

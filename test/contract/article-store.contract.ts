@@ -1,5 +1,5 @@
 // The behaviour every ArticleStore adapter must show. Run by
-// article-store.test.ts against NeDB and MongoDB.
+// article-store.test.ts against SQLite and MongoDB.
 import { expect } from "chai";
 import {
   DuplicateExternalIdError,

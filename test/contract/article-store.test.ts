@@ -3,22 +3,22 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { MongoServerError, type Db } from "mongodb";
-import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { articleStoreContract } from "./article-store.contract.js";
-import { mongoStoreFixtures, nedbStoreFixture } from "./article-store-fixtures.js";
+import { mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
 
-articleStoreContract("NeDB", nedbStoreFixture);
+articleStoreContract("SQLite", sqliteStoreFixture);
 
-describe("NeDB article store persistence", () => {
+describe("SQLite article store persistence", () => {
   it("keeps articles, the unique externalId and revisions across a reopen", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-nedb-"));
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-sqlite-"));
     try {
-      const first = await openNedbArticleStore({ dataDir: dir });
+      const first = await openEmbeddedArticleStore({ dataDir: dir });
       const base = { projectId: "p", title: "T", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: [] };
       await first.insert({ ...base, id: "one", externalId: "e1" });
       await first.update("p", "one", 1, { title: "T2" });
       await first.close();
-      const second = await openNedbArticleStore({ dataDir: dir });
+      const second = await openEmbeddedArticleStore({ dataDir: dir });
       expect(await second.get("p", "one")).to.include({ title: "T2", revision: 2 });
       let err: unknown;
       await second.insert({ ...base, id: "two", externalId: "e1" }).catch((e) => (err = e));

@@ -3,15 +3,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { mongoDb } from "../../lib/mongo.js";
-import { openMongoAuthStore, openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openMongoAuthStore, openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import { requireMongo } from "../support/servers.js";
 import { authStoreContract } from "./auth-store.contract.js";
 
-describe("AuthStore contract: NeDB", () => {
+describe("AuthStore contract: SQLite", () => {
   authStoreContract(async () => {
     const dir = await mkdtemp(join(tmpdir(), "auth-store-"));
     return {
-      open: () => openNedbAuthStore(dir),
+      open: () => openEmbeddedAuthStore(dir),
       dispose: () => rm(dir, { recursive: true, force: true }),
     };
   });

@@ -1,13 +1,13 @@
 // The pronunciation half of the ArticleStore, on both drivers: one list per
-// project, replaced whole, kept across a reopen (NeDB file) and independent
+// project, replaced whole, kept across a reopen (SQLite file) and independent
 // of the articles themselves.
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import type { PronunciationRule } from "../../lib/pronunciations.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
-import { mongoStoreFixtures, nedbStoreFixture, type StoreFixture } from "./article-store-fixtures.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
+import { mongoStoreFixtures, sqliteStoreFixture, type StoreFixture } from "./article-store-fixtures.js";
 
 const RULES: PronunciationRule[] = [
   { match: "Nguyen", ipa: "ŋwiən", say: "Win" },
@@ -75,16 +75,16 @@ function pronunciationStoreContract(name: string, open: () => Promise<StoreFixtu
   });
 }
 
-pronunciationStoreContract("NeDB", nedbStoreFixture);
+pronunciationStoreContract("SQLite", sqliteStoreFixture);
 
-describe("NeDB pronunciation rules persistence", () => {
+describe("SQLite pronunciation rules persistence", () => {
   it("keeps the lists across a reopen", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "pron-nedb-"));
+    const dir = await mkdtemp(path.join(os.tmpdir(), "pron-sqlite-"));
     try {
-      const first = await openNedbArticleStore({ dataDir: dir });
+      const first = await openEmbeddedArticleStore({ dataDir: dir });
       await first.setPronunciations("p", RULES);
       await first.close();
-      const second = await openNedbArticleStore({ dataDir: dir });
+      const second = await openEmbeddedArticleStore({ dataDir: dir });
       expect(await second.getPronunciations("p")).to.deep.equal(RULES);
       await second.close();
     } finally {

@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
 import { mongoDb } from "../../lib/mongo.js";
 import { mongoCollection } from "../../lib/store/mongo-collection.js";
-import { openNedbCollection } from "../../lib/store/nedb-collection.js";
+import { openSqliteCollection } from "../../lib/store/sqlite-collection.js";
 import { openStatsStoreOn, type StatsDoc } from "../../services/articles/stats/store.js";
 import { requireMongo } from "../support/servers.js";
 import { statsStoreContract } from "./stats-store.contract.js";
 
-describe("StatsStore contract: NeDB", () => {
+describe("StatsStore contract: SQLite", () => {
   statsStoreContract(async () => {
-    const col = await openNedbCollection<StatsDoc>();
+    const col = await openSqliteCollection<StatsDoc>("listening_stats", { what: "listening statistics" });
     return { store: await openStatsStoreOn(col), another: () => openStatsStoreOn(col), insertRaw: (d) => col.insertOne(d), dispose: async () => {} };
   });
 });

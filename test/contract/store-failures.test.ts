@@ -1,14 +1,13 @@
-// Failed writes change nothing, on a real volume that fills up or turns
-// read-only (a small tmpfs): the embedded collection's documents, unique
-// indexes and file stay as they were, the error names the cause, and writes
-// work again once space returns, without reopening anything.
+// Failed writes change nothing, on a real volume that fills up (a small
+// tmpfs): the embedded collection's documents, unique indexes and database
+// stay as they were, the error names the cause, and writes work again once
+// space returns, without reopening anything.
 import { expect } from "chai";
 import path from "node:path";
-import { readFileSync } from "node:fs";
-import { StorageError, storageErrorFromFs } from "../../lib/store/errors.js";
+import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "../../lib/store/errors.js";
 import { MongoClient } from "mongodb";
 import { mongoCollection } from "../../lib/store/mongo-collection.js";
-import { openNedbCollection } from "../../lib/store/nedb-collection.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../lib/store/sqlite-collection.js";
 import type { DocumentCollection } from "../../lib/store/collection.js";
 import { requireMongo } from "../support/servers.js";
 import { smallVolumeOrSkip, type SmallVolume } from "../support/tmpfs.js";
@@ -31,12 +30,18 @@ describe("embedded store on a failing volume", function () {
   this.timeout(60_000);
   let volume: SmallVolume;
   let file: string;
+  let db: SqliteDatabase;
   let col: DocumentCollection<Doc>;
+
+  async function open() {
+    db = await openSqliteDatabase({ filename: file, what: "things" });
+    col = db.collection<Doc>("things");
+  }
 
   beforeEach(async function () {
     volume = smallVolumeOrSkip(this, 2 * 1024 * 1024);
-    file = path.join(volume.dir, "things", "things.db");
-    col = await openNedbCollection<Doc>({ filename: file, what: "things" });
+    file = path.join(volume.dir, "things", "things.sqlite");
+    await open();
     await col.ensureIndex({ name: "key_unique", keys: { key: 1 } }, { unique: true, sparse: true });
     await col.insertOne({ _id: "kept", key: "k0", n: 1 });
   });
@@ -46,6 +51,7 @@ describe("embedded store on a failing volume", function () {
     volume.free();
     volume.readOnly(false);
     await col?.close();
+    await db?.close();
     volume.unmount();
   });
 
@@ -53,7 +59,7 @@ describe("embedded store on a failing volume", function () {
     volume.fill();
     const insert = await failure(col.insertOne({ _id: "phantom", key: "k1", n: 1, body: BIG }));
     expect(insert.failure).to.equal("full");
-    expect(insert.message).to.equal("the things store's volume is full (ENOSPC); nothing was written");
+    expect(insert.message).to.equal("the things store's volume is full (SQLITE_FULL); nothing was written");
     expect(await col.findOne({ _id: "phantom" })).to.equal(null);
     expect(await col.count({})).to.equal(1);
 
@@ -69,15 +75,25 @@ describe("embedded store on a failing volume", function () {
     await col.insertOne({ _id: "phantom", key: "k1", n: 1, body: BIG });
     await col.updateOne({ _id: "kept" }, { $set: { n: 3 } });
 
-    // The file holds exactly the acknowledged writes: no half line glued to a good one.
-    const lines = readFileSync(file, "utf8").split("\n").filter(Boolean);
-    for (const line of lines) expect(() => JSON.parse(line)).to.not.throw();
+    // Reopened, the database holds exactly the acknowledged writes and is sound.
     await col.close();
-    col = await openNedbCollection<Doc>({ filename: file, what: "things" });
+    await db.close();
+    await open();
+    expect(await col.count({ key: "k9" })).to.equal(0);
     expect((await col.find({}, { sort: { _id: 1 } })).map((d) => [d._id, d.n])).to.deep.equal([
       ["kept", 3],
       ["phantom", 1],
     ]);
+  });
+
+  it("full: every write of a group fails at its commit and none is kept", async () => {
+    volume.fill();
+    const group = [col.insertOne({ _id: "g1", n: 1, body: BIG }), col.updateOne({ _id: "kept" }, { $set: { n: 5 } }), col.insertOne({ _id: "g2", n: 2, key: "k2" })];
+    for (const p of group) expect((await failure(p)).failure).to.equal("full");
+    expect(await col.find({}, { sort: { _id: 1 } })).to.deep.equal([{ _id: "kept", key: "k0", n: 1 }]);
+    volume.free();
+    await Promise.all([col.insertOne({ _id: "g2", n: 2, key: "k2" }), col.updateOne({ _id: "kept" }, { $set: { n: 5 } })]);
+    expect(await col.count({})).to.equal(2);
   });
 
 });
@@ -96,6 +112,22 @@ describe("storage failure causes", () => {
     ]);
     expect(of("EROFS").message).to.equal("the things store's volume is not writable (EROFS); nothing was written");
     expect(of("EIO").message).to.not.include("/secret/path");
+  });
+});
+
+describe("SQLite failure causes", () => {
+  // The engine's own codes: a read-only volume, a moved file or an I/O error cannot be provoked on a tmpfs the store holds open.
+  it("names the cause of each engine failure", () => {
+    const of = (code: string) => storageErrorFromSqlite(Object.assign(new Error(`disk I/O error at /secret/path`), { code }), "things");
+    expect(["SQLITE_FULL", "SQLITE_READONLY", "SQLITE_READONLY_DBMOVED", "SQLITE_IOERR_FSYNC", "SQLITE_CORRUPT"].map((c) => of(c).failure)).to.deep.equal([
+      "full",
+      "read-only",
+      "read-only",
+      "unavailable",
+      "unavailable",
+    ]);
+    expect(of("SQLITE_READONLY").message).to.equal("the things store's volume is not writable (SQLITE_READONLY); nothing was written");
+    expect(of("SQLITE_IOERR_FSYNC").message).to.not.include("/secret/path");
   });
 });
 

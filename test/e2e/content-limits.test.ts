@@ -12,7 +12,7 @@ import { Writable } from "node:stream";
 import { Worker } from "node:worker_threads";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { runCli } from "../../services/auth/cli.js";
 import { api, waitFor } from "../support/http.js";
 
@@ -133,7 +133,7 @@ describe("bounded content work (embedded default)", function () {
 
   it("a restart with a hostile article still pending starts at once and rejects it once", async () => {
     // The state a crash leaves: stored, admission not yet done.
-    const store = await openNedbArticleStore({ dataDir });
+    const store = await openEmbeddedArticleStore({ dataDir });
     const draft = { projectId: "hostile", title: "Left over", url: undefined, externalId: undefined, voice: "alloy", lang: "en-US", labels: [], isRaw: false, parse: true, admission: "pending" as const };
     await store.insert({ ...draft, id: "left-over-cells", text: NESTED_CELLS });
     await store.insert({ ...draft, id: "left-over-divs", text: NESTED_DIVS });

@@ -14,7 +14,7 @@ import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
-import { openNedbCollection } from "../../lib/store/nedb-collection.js";
+import { openSqliteCollection } from "../../lib/store/sqlite-collection.js";
 import { buildSsml } from "../../services/audio/providers/azure.js";
 import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenarios.js";
 import { api, waitFor } from "../support/http.js";
@@ -174,11 +174,11 @@ describe("XML-forbidden characters: refused at the API, dropped from every XML a
     await sys!.close();
     sys = undefined;
     // As an older release left them: straight into the stores, past every check.
-    const articles = await openNedbCollection<{ _id: string }>({ filename: path.join(dir, "articles", "articles.db") });
+    const articles = await openSqliteCollection<{ _id: string }>("articles", { filename: path.join(dir, "articles", "articles.sqlite"), what: "articles" });
     await articles.updateOne({ _id: ids.Plain }, { $set: { title: `Plain${ALL} title` } });
     await articles.updateOne({ _id: ids.Second }, { $set: { title: `Second${ALL}`, url: `https://news.example/second${ALL}`, labels: ["news", `bad${ALL}`] } });
     await articles.close();
-    const projects = await openNedbCollection<{ _id: string }>({ filename: path.join(dir, "auth", "projects.db") });
+    const projects = await openSqliteCollection<{ _id: string }>("projects", { filename: path.join(dir, "auth", "auth.sqlite"), what: "auth" });
     await projects.updateMany({}, { $set: { name: `xml${ALL}`, "player.feed.title": `Show${ALL}`, "player.feed.description": `About${ALL}`, "player.feed.author": `News${ALL}room` } });
     await projects.close();
     await start();

@@ -1,4 +1,4 @@
-// Verified oEmbed hosts on the embedded default (NeDB auth store) and on the
+// Verified oEmbed hosts on the embedded default (SQLite auth store) and on the
 // full stack (MongoDB auth store, the auth service in its own process).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";

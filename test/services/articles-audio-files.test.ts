@@ -14,7 +14,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { waitFor } from "../support/http.js";
 import { startFakeAuth } from "../support/fake-auth.js";
@@ -37,7 +37,7 @@ describe("articles service: audio takedown and re-publish after a bus outage", f
     auth = await startFakeAuth({ "full-token": { projectId: "p", scope: "full" } });
     dir = await mkdtemp(path.join(tmpdir(), "articles-audio-"));
     blobs = createFsBlobStore(dir);
-    store = await openNedbArticleStore();
+    store = await openEmbeddedArticleStore();
     const listeners: Array<() => void> = [];
     bus = Object.assign(recordingBus(), {
       onReconnect: (l: () => void) => void listeners.push(l),

@@ -7,7 +7,7 @@ import { logger } from "../../lib/log.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { startReconciler, type Reconciler } from "../../services/articles/reconciler.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore, NewArticle } from "../../services/articles/store/port.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
 
@@ -23,7 +23,7 @@ describe("articles reconciler", () => {
   const longAgo = () => new Date(Date.now() - 10 * 60_000);
 
   beforeEach(async () => {
-    store = await openNedbArticleStore();
+    store = await openEmbeddedArticleStore();
     bus = recordingBus();
   });
   afterEach(async () => {

@@ -3,7 +3,7 @@
 import { expect } from "chai";
 import { randomBytes } from "node:crypto";
 import { mongoDb } from "../../lib/mongo.js";
-import { openMongoArticleStore, openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore, NewArticle } from "../../services/articles/store/port.js";
 import { requireMongo } from "../support/servers.js";
 
@@ -104,7 +104,7 @@ function admissionStoreContract(open: () => Promise<ArticleStore>) {
   });
 }
 
-describe("ArticleStore admission writes: NeDB", () => admissionStoreContract(() => openNedbArticleStore()));
+describe("ArticleStore admission writes: SQLite", () => admissionStoreContract(() => openEmbeddedArticleStore()));
 
 describe("ArticleStore admission writes: MongoDB", function () {
   let url = "";

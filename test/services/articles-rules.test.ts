@@ -20,10 +20,10 @@ import { startArticlesService } from "../../services/articles/app.js";
 import { classifyContent } from "../../services/articles/content/classify.js";
 import { extractMainContent } from "../../services/articles/content/extract.js";
 import { verifyWebhook } from "../../services/articles/events/webhook.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { startAuthService } from "../../services/auth/app.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 import { waitFor } from "../support/wait.js";
 
@@ -138,8 +138,8 @@ describe("articles admission (settings, limits, credit, rules, events)", functio
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "articles-rules-"));
-    authStore = await openNedbAuthStore(dir);
-    articleStore = await openNedbArticleStore();
+    authStore = await openEmbeddedAuthStore(dir);
+    articleStore = await openEmbeddedArticleStore();
     auth = await startAuthService({ store: authStore, adminToken: ADMIN, internalToken: INTERNAL, log: logger("auth"), host: "127.0.0.1", port: 0, webhookTargets: { allowPrivate: (_h, address) => address === "127.0.0.1" } });
     bus = eventBus();
     pages = http.createServer((req, res) => {
@@ -373,7 +373,7 @@ describe("periodic recrawl", () => {
     const server = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(body));
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/x`;
-    const store = await openNedbArticleStore();
+    const store = await openEmbeddedArticleStore();
     const admitted: string[] = [];
     const deps = {
       store,

@@ -16,7 +16,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { startFakeAuth, type FakeTokens } from "../support/fake-auth.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
@@ -62,7 +62,7 @@ describe("articles service", function () {
 
   before(async () => {
     auth = await startFakeAuth(TOKENS);
-    store = await openNedbArticleStore();
+    store = await openEmbeddedArticleStore();
     bus = recordingBus();
     svc = await startArticlesService({
       store,

@@ -1,4 +1,4 @@
-// A real auth service on loopback over a NeDB store in a temp dir.
+// A real auth service on loopback over an SQLite store in a temp dir.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,7 +8,7 @@ import { rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { startAuthService } from "../../services/auth/app.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 
 export const ADMIN = "admin-secret-for-tests-0123456789";
 export const INTERNAL = "internal-secret-for-tests-0123456789";
@@ -27,7 +27,7 @@ export interface AuthFixture {
 
 export async function startAuthFixture(opts: { adminToken?: string } = {}): Promise<AuthFixture> {
   const dir = await mkdtemp(join(tmpdir(), "auth-svc-"));
-  const store = await openNedbAuthStore(dir);
+  const store = await openEmbeddedAuthStore(dir);
   const svc = await startAuthService({ store, adminToken: opts.adminToken, internalToken: INTERNAL, log: logger("auth-test"), host: "127.0.0.1", port: 0 });
   return {
     dir,

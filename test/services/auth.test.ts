@@ -8,7 +8,7 @@ import { Scope } from "../../gen/auth/v1/auth_pb.js";
 import { ConfigError } from "../../lib/config.js";
 import { closeRpcClients } from "../../lib/rpc/client.js";
 import { applySeedTokens, ensureDemoProject } from "../../services/auth/seed.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import { ADMIN, INTERNAL, rejection, startAuthFixture, type AuthFixture } from "./auth-fixture.js";
 
 const SEED_FULL = "seed-full-token-acme-0001";
@@ -187,10 +187,9 @@ describe("auth service", () => {
 
   it("keeps only hashes of tokens at rest", async () => {
     const issued = await f.clientWith(ADMIN).issueToken({ projectId: "acme", scope: Scope.FULL });
-    await f.store.close(); // flushes and compacts the files
-    const files = await Promise.all(["projects.db", "tokens.db"].map((n) => readFile(join(f.dir, "auth", n), "utf8")));
-    const all = files.join("\n");
     const stored = await f.store.listTokens("acme");
+    await f.store.close(); // checkpoints the write-ahead log into the database file
+    const all = await readFile(join(f.dir, "auth", "auth.sqlite"), "latin1");
     expect(stored).to.have.length(3);
     for (const t of stored) expect(all).to.include(t.hash);
     for (const plain of [issued.token, SEED_FULL, SEED_READ]) expect(all).to.not.include(plain);
@@ -201,7 +200,7 @@ describe("auth service", () => {
       const again = await applySeedTokens(f.store, SEED);
       expect(again).to.deep.equal({ projectsCreated: 0, tokensCreated: 0, unchanged: 2, revoked: [] });
       await f.store.close();
-      const reopened = await openNedbAuthStore(f.dir);
+      const reopened = await openEmbeddedAuthStore(f.dir);
       const third = await applySeedTokens(reopened, SEED);
       expect(third.tokensCreated).to.equal(0);
       expect(await reopened.listTokens("acme")).to.have.length(2);

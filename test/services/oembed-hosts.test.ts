@@ -14,7 +14,7 @@ import { createOembedVerifier } from "../../services/auth/oembed-hosts.js";
 import { createPlayerServiceImpl } from "../../services/auth/player.js";
 import { completePlayerSettings, PlayerSettingsError } from "../../services/auth/player-settings.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import { waitFor } from "../support/http.js";
 import { OwnerSite } from "../listener/oembed-verify-scenarios.js";
 
@@ -32,7 +32,7 @@ describe("oEmbed host verification (auth service)", function () {
   after(() => site.stop());
   beforeEach(async () => {
     dir = await mkdtemp(join(tmpdir(), "oembed-hosts-"));
-    store = await openNedbAuthStore(dir);
+    store = await openEmbeddedAuthStore(dir);
     await store.createProject({ id: "alpha", name: "Alpha" });
     await store.swapPublicKey("alpha", null, KEY);
   });

@@ -1,5 +1,5 @@
 // Pronunciation rules through the public API: the real gateway in front of
-// the real ArticlesService (NeDB store, fake auth). Validation names the rule
+// the real ArticlesService (SQLite store, fake auth). Validation names the rule
 // and field and changes nothing; read tokens read, full tokens write; each
 // project has its own list; the list an article is admitted with is what
 // the audio worker gets when it claims the job.
@@ -16,7 +16,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RpcServer } from "../../lib/rpc/server.js";
 import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
-import { openNedbArticleStore } from "../../services/articles/store/open.js";
+import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
 import { MemoryBlobs } from "../gateway/support.js";
 import { startFakeAuth } from "../support/fake-auth.js";
@@ -66,7 +66,7 @@ describe("pronunciation rules API", function () {
 
   before(async () => {
     auth = await startFakeAuth(TOKENS);
-    store = await openNedbArticleStore();
+    store = await openEmbeddedArticleStore();
     bus = recordingBus();
     svc = await startArticlesService({
       store,

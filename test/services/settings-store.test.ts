@@ -6,7 +6,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mongoDb } from "../../lib/mongo.js";
-import { openMongoAuthStore, openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openMongoAuthStore, openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 import { requireMongo } from "../support/servers.js";
 
@@ -132,10 +132,10 @@ function settingsContract(open: () => Promise<{ store: AuthStore; dispose(): Pro
   });
 }
 
-describe("Project settings store: NeDB", () => {
+describe("Project settings store: SQLite", () => {
   settingsContract(async () => {
     const dir = await mkdtemp(join(tmpdir(), "settings-store-"));
-    return { store: await openNedbAuthStore(dir), dispose: () => rm(dir, { recursive: true, force: true }) };
+    return { store: await openEmbeddedAuthStore(dir), dispose: () => rm(dir, { recursive: true, force: true }) };
   });
 });
 

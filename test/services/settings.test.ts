@@ -11,7 +11,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { startAuthService } from "../../services/auth/app.js";
 import { patchFromArgs } from "../../services/auth/cli.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 
 const ADMIN = "admin-secret-for-settings-0123456789";
@@ -37,7 +37,7 @@ describe("project settings (auth service)", () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "settings-svc-"));
-    store = await openNedbAuthStore(dir);
+    store = await openEmbeddedAuthStore(dir);
     svc = await startAuthService({ store, adminToken: ADMIN, internalToken: INTERNAL, log: logger("settings-test"), host: "127.0.0.1", port: 0 });
     admin = rpcClient(AuthService, svc.url, { token: ADMIN });
     internal = rpcClient(AuthService, svc.url, { token: INTERNAL });

@@ -12,7 +12,7 @@ import { allowPrivateFrom } from "../../lib/net/allow-list.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { startAuthService } from "../../services/auth/app.js";
-import { openNedbAuthStore } from "../../services/auth/store/open.js";
+import { openEmbeddedAuthStore } from "../../services/auth/store/open.js";
 import type { AuthStore } from "../../services/auth/store/port.js";
 
 const ADMIN = "admin-secret-for-webhook-settings-0123";
@@ -26,7 +26,7 @@ describe("webhook URL checked at settings:set", () => {
 
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), "webhook-settings-"));
-    store = await openNedbAuthStore(dir);
+    store = await openEmbeddedAuthStore(dir);
     // As an operator would configure it: one intranet receiver on one port, and one host on any port.
     const allowPrivate = allowPrivateFrom("hooks.intranet:8443, 10.1.2.3");
     // Test DNS: fixed answers, so nothing leaves the machine.

@@ -2,7 +2,7 @@
 // a compare-and-set on the document's revision, so concurrent aggregators (one
 // per articles replica) never lose a count, and the bounds of plausible.ts
 // hold for the sum of all of them, not only for each increment. Written once
-// over the document-collection port; runs on NeDB and MongoDB alike
+// over the document-collection port; runs on SQLite and MongoDB alike
 // (test/contract/stats-store.contract.ts).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection } from "../../../lib/store/collection.js";
 import { addWithinBounds, type FigureBounds } from "./plausible.js";

@@ -1,8 +1,8 @@
-// How an article is laid out as a document. The two drivers keep the layouts
-// they always had, so existing NeDB files and MongoDB collections stay readable:
-// MongoDB stores the change time as a Date (`updatedAt`) and mirrors deletion in
-// a `deleted` flag so listing can use an equality prefix of one index; NeDB keeps
-// `changedAt` as epoch ms and has single-field indexes only.
+// How an article is laid out as a document. MongoDB keeps the layout it always
+// had, so existing collections stay readable: the change time as a Date
+// (`updatedAt`) and deletion mirrored in a `deleted` flag so listing can use an
+// equality prefix of one index. The embedded SQLite layout follows it, with the
+// change time as epoch ms (`changedAt`, as the NeDB release kept it).
 import type { Filter, IndexOptions, IndexSpec } from "../../../lib/store/collection.js";
 import type { StoredArticle } from "./port.js";
 
@@ -55,26 +55,19 @@ export const mongoLayout: ArticleLayout = {
   ],
 };
 
-export const nedbLayout: ArticleLayout = {
-  toDoc: ({ id, ...rest }) => ({ _id: id, ...rest }),
-  fromDoc: ({ _id, changedAt, admissionRun: _run, dueAt: _due, ...rest }) => ({ id: _id, ...rest, changedAt: changedAt as number }),
-  notDeleted: { status: { $ne: "deleted" } },
+/**
+ * SQLite (the embedded default): MongoDB's shape (the `deleted` flag gives the
+ * listing index its equality prefix, so a deep page walks the index alone) with
+ * the change time as epoch ms, which compares as a plain number. No index over
+ * `labels`: the SQLite driver indexes single values, not arrays, so a labelled
+ * ready list walks `project_ready` and checks the label per row.
+ */
+export const embeddedLayout: ArticleLayout = {
+  toDoc: ({ id, ...rest }) => ({ _id: id, ...rest, deleted: rest.status === "deleted" }),
+  fromDoc: ({ _id, changedAt, deleted: _deleted, admissionRun: _run, dueAt: _due, ...rest }) => ({ id: _id, ...rest, changedAt: changedAt as number }),
+  notDeleted: { deleted: false },
   touched: (now) => ({ changedAt: now.getTime() }),
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
-  deletedFields: {},
-  // NeDB indexes single fields only and skips the compound ones (the SQLite driver
-  // that replaces it keeps them). No single projectId or status index: NeDB keeps
-  // one array per key, and every write of an article searched and copied the
-  // whole array of its project and of its status (in a one-project install under
-  // load: every article, and every waiting one; together half a create's CPU at
-  // 2,600 articles, growing with each).
-  indexes: [
-    [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
-    [{ name: "url", keys: { url: 1 } }, { sparse: true }],
-    [{ name: "project_listing", keys: { projectId: 1, status: 1, added: -1, _id: -1 } }],
-    [{ name: "project_added", keys: { projectId: 1, added: -1, _id: -1 } }],
-    [{ name: "project_url_added", keys: { projectId: 1, url: 1, added: -1, _id: -1 } }],
-    [{ name: "due", keys: { dueAt: 1, _id: 1 } }, { sparse: true }],
-    [{ name: "status_added", keys: { status: 1, added: 1, _id: 1 } }],
-  ],
+  deletedFields: { deleted: true },
+  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "project_ready_label" && spec.name !== "status_updatedAt"),
 };

@@ -1,40 +1,37 @@
 // The article store the configuration selects: MongoDB when MONGODB_URL is
-// set, otherwise the embedded NeDB file under DATA_DIR.
+// set, otherwise the embedded SQLite database under DATA_DIR.
 import path from "node:path";
 import type { Db } from "mongodb";
 import type { DataConfig } from "../../../lib/adapters.js";
 import { mongoDb } from "../../../lib/mongo.js";
 import { mongoCollection } from "../../../lib/store/mongo-collection.js";
-import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
-import { mongoLayout, nedbLayout, type ArticleDoc } from "./layout.js";
+import { openSqliteDatabase } from "../../../lib/store/sqlite-collection.js";
+import { mongoLayout, embeddedLayout, type ArticleDoc } from "./layout.js";
 import type { ArticleStore } from "./port.js";
 import { openArticleStoreOn, type PronunciationDoc } from "./store.js";
 
 export async function openArticleStore(cfg: DataConfig): Promise<ArticleStore> {
-  return cfg.MONGODB_URL ? openMongoArticleStore(await mongoDb(cfg.MONGODB_URL, cfg.MONGODB_DB)) : openNedbArticleStore({ dataDir: cfg.DATA_DIR });
+  return cfg.MONGODB_URL ? openMongoArticleStore(await mongoDb(cfg.MONGODB_URL, cfg.MONGODB_DB)) : openEmbeddedArticleStore({ dataDir: cfg.DATA_DIR });
 }
 
-export interface NedbArticleStoreOptions {
-  /** Root data directory; the file lives in `<dataDir>/articles/`. Omit for an in-memory store. */
+/** The articles service's database: articles, pronunciation rules and listening statistics. Omit dataDir for one in memory. */
+export const articlesDatabaseFile = (dataDir: string | undefined) => (dataDir ? path.join(dataDir, "articles", "articles.sqlite") : undefined);
+
+export interface EmbeddedArticleStoreOptions {
+  /** Root data directory; the database lives in `<dataDir>/articles/`. Omit for an in-memory store. */
   dataDir?: string;
-  /** Rewrites the append-only datafile periodically; default 10 minutes. */
-  compactEveryMs?: number;
-  /** false: acknowledge writes before fdatasync; only the benchmark's reference uses it. */
+  /** false: acknowledge writes before they reach the disk; only the benchmark's reference uses it. */
   durable?: boolean;
 }
 
-export async function openNedbArticleStore(opts: NedbArticleStoreOptions = {}): Promise<ArticleStore> {
-  const col = await openNedbCollection<ArticleDoc>({
-    filename: opts.dataDir ? path.join(opts.dataDir, "articles", "articles.db") : undefined,
-    compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
-    what: "articles",
-    durable: opts.durable,
-  });
-  const rules = await openNedbCollection<PronunciationDoc>({
-    filename: opts.dataDir ? path.join(opts.dataDir, "articles", "pronunciations.db") : undefined,
-    compactEveryMs: opts.compactEveryMs ?? 10 * 60_000,
-  });
-  return openArticleStoreOn(col, nedbLayout, rules);
+export async function openEmbeddedArticleStore(opts: EmbeddedArticleStoreOptions = {}): Promise<ArticleStore> {
+  const db = await openSqliteDatabase({ filename: articlesDatabaseFile(opts.dataDir), what: "articles", durable: opts.durable });
+  try {
+    return await openArticleStoreOn(db.collection<ArticleDoc>("articles"), embeddedLayout, db.collection<PronunciationDoc>("pronunciations"));
+  } finally {
+    // The collections keep the database open until the store closes them.
+    await db.close();
+  }
 }
 
 export function openMongoArticleStore(db: Db, collection = "articles"): Promise<ArticleStore> {

@@ -1,5 +1,5 @@
 // The articles storage port. The service talks only to this interface;
-// store.ts implements it once, and on both drivers (NeDB, MongoDB) it passes
+// store.ts implements it once, and on both drivers (SQLite, MongoDB) it passes
 // test/contract/article-store.contract.ts.
 //
 // Every write touches one document and is conditional where a race matters:

@@ -1,16 +1,12 @@
 // The ArticleStore over one document collection; open.ts picks the driver and
 // its document layout. Every write touches one document and is conditional
 // (revision, status), so it is atomic on either driver without transactions.
-//
-// NeDB narrows a query by the LAST indexed field with a plain value in it, so
-// every filter below names its most selective field (_id, externalId, url)
-// last; MongoDB does not mind the order.
 import { randomBytes } from "node:crypto";
 import { groupCommit } from "../../../lib/group-commit.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
 import { urlLookupForms } from "../../../lib/urls.js";
 import { DuplicateKeyError, type DocumentCollection, type Filter, type TallySpec, type Update } from "../../../lib/store/collection.js";
-import { openNedbCollection } from "../../../lib/store/nedb-collection.js";
+import { openSqliteCollection } from "../../../lib/store/sqlite-collection.js";
 import { dueAt } from "./due.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
@@ -90,7 +86,7 @@ export interface PronunciationDoc {
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
   for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally?.(t);
-  const rules = rulesCol ?? (await openNedbCollection<PronunciationDoc>());
+  const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   const { fromDoc, notDeleted, touched } = layout;
 
   /** A tally's count, or a count of the filter where the driver keeps none. */

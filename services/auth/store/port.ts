@@ -1,5 +1,5 @@
-// The auth service's own storage port. store.ts implements it once over NeDB
-// files under DATA_DIR (embedded default) or MongoDB (full stack); both pass
+// The auth service's own storage port. store.ts implements it once over an SQLite
+// database under DATA_DIR (embedded default) or MongoDB (full stack); both pass
 // test/contract/auth-store.contract.ts.
 
 export type TokenScope = "full" | "read";

@@ -1,5 +1,5 @@
 // The AuthStore over three document collections; open.ts picks the driver
-// (NeDB files under DATA_DIR or MongoDB collections auth_projects,
+// (an SQLite database under DATA_DIR or MongoDB collections auth_projects,
 // auth_tokens and auth_oembed_claims).
 import { DuplicateKeyError, isNullOrMissing, type DocumentCollection, type Filter } from "../../../lib/store/collection.js";
 import { byCreatedThenId, DuplicateTokenError, type AuthStore, type OembedClaim, type PlayerRecord, type ProjectRecord, type ProjectState, type TokenRecord } from "./port.js";

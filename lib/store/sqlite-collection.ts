@@ -1,0 +1,615 @@
+// Embedded driver: document collections in one SQLite database file per
+// service (better-sqlite3). A collection is a table of JSON documents keyed
+// by `_id`; its indexes are expression indexes on the fields' JSON paths, and
+// filters are translated to SQL over the same expressions (sqlite-filter.ts)
+// so queries page through indexes instead of loading documents.
+//
+// Writes: every write of a turn of the event loop runs in one transaction
+// with one commit (group commit), each in its own SAVEPOINT so a refused
+// write (a unique key taken) does not undo the others. A failed commit (full
+// or read-only volume, I/O error) rejects every write of the group with a
+// StorageError and changes nothing.
+//
+// Durability without stalling the event loop: better-sqlite3 is synchronous,
+// and a commit with synchronous=FULL would hold the loop (and every request)
+// for the whole fsync, 3 ms on a quiet disk and over 100 ms on a busy one.
+// So commits are made in WAL mode without a sync, then the log is
+// fdatasync'ed on the thread pool, and only then are the group's writes
+// answered; the next group waits, gathering the writes that arrive meanwhile
+// (as SQLite's own FULL mode would, without the stall). Until then nobody may
+// read the commit: reads go to a second, read-only connection that holds a
+// snapshot and moves it forward only after each sync. The writes' own
+// conditional reads run on the writing connection and see everything.
+import Database from "better-sqlite3";
+import { randomBytes } from "node:crypto";
+import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type Update } from "./collection.js";
+import { applyUpdate, upsertedDoc } from "./document-update.js";
+import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
+import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
+import { fromJson, fromSqlValue, toJson } from "./sqlite-json.js";
+
+export interface SqliteDatabaseOptions {
+  /** Database file; its directory is created. Omit for a database in memory. */
+  filename?: string;
+  /** Names the store in error messages, e.g. "articles". */
+  what: string;
+  /** false: commits do not wait for the disk (the benchmark's reference); default true. */
+  durable?: boolean;
+  /** Page cache of the connection, KiB; the only memory that grows with use. Default 16 MiB. */
+  cacheKiB?: number;
+}
+
+export interface SqliteDatabase {
+  /** A collection in this database (its table is created on first use). */
+  collection<D extends { _id: string }>(name: string): DocumentCollection<D>;
+  /** Releases this handle; the database closes once its collections are closed too. */
+  close(): Promise<void>;
+  /** Commits made so far (tests of group commit). */
+  readonly commits: number;
+  /** EXPLAIN QUERY PLAN of the query `find` would run (tests of index use). */
+  plan(collection: string, filter: Filter, opts?: FindOptions): string[];
+}
+
+let durableByDefault = true;
+
+/** For the benchmark's same-run reference only: databases opened from now on acknowledge writes before the disk has them. */
+export function acknowledgeBeforeFsync(): void {
+  durableByDefault = false;
+}
+
+type Doc = Record<string, unknown>;
+type Row = { r: number; doc: string };
+
+/** What a collection's table knows, shared by every handle on it. */
+interface TableState {
+  table: string;
+  /** Indexed fields: filters treat them as single-valued (sqlite-filter.ts). */
+  scalar: Set<string>;
+  /** SQLite index name → the field that makes it unique. */
+  unique: Map<string, string>;
+  tallies: TallySpec[];
+}
+
+interface PendingWrite {
+  work: () => unknown;
+  durable: boolean;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+const NAME = /^[A-Za-z][A-Za-z0-9_]*$/;
+const STATEMENT_CACHE = 500;
+/** The write-ahead log is copied into the database and emptied once it holds this much. */
+const CHECKPOINT_BYTES = 8 * 1024 * 1024;
+
+/** Open databases by file, so the stores of one service share a connection and its group commit. */
+const openFiles = new Map<string, Shared>();
+
+class Shared {
+  /** Writes, and the conditional reads inside them: always the newest committed state. */
+  readonly conn: Database.Database;
+  /** Plain reads: a snapshot moved forward only once the commits in it are on disk (the writer itself in memory). */
+  private readonly reader: Database.Database;
+  readonly tables = new Map<string, TableState>();
+  commits = 0;
+  private refs = 0;
+  private pending: PendingWrite[] = [];
+  /** A group's commit is being made durable; the next group waits for it. */
+  private syncing = false;
+  private idle: Array<() => void> = [];
+  private walFd: number | undefined;
+  private walDirSynced = false;
+  private readonly writes = new Map<string, Database.Statement>();
+  private readonly reads = new Map<string, Database.Statement>();
+  private readonly control: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Database.Statement>;
+  private readonly snapshot: Record<"end" | "begin" | "take", Database.Statement> | undefined;
+
+  constructor(
+    readonly key: string | undefined,
+    readonly what: string,
+    private readonly durable: boolean,
+    cacheKiB: number,
+  ) {
+    if (key) mkdirSync(dirname(key), { recursive: true });
+    const cache = `cache_size = -${Math.max(1024, Math.floor(cacheKiB))}`;
+    try {
+      this.conn = new Database(key ?? ":memory:");
+      if (key) this.conn.pragma("journal_mode = WAL");
+      // The commit does not wait for the disk; flush() syncs the log off the event loop before anyone is answered.
+      this.conn.pragma("synchronous = NORMAL");
+      this.conn.pragma(cache);
+      // Another process (the admin CLI) may hold the lock for a moment.
+      this.conn.pragma("busy_timeout = 5000");
+      // Checkpoints are made between groups (checkpoint()), where the reading snapshot can let go of the log.
+      this.conn.pragma("wal_autocheckpoint = 0");
+      this.ddl(
+        "CREATE TABLE IF NOT EXISTS _tallies (tbl TEXT NOT NULL, name TEXT NOT NULL, grp TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tbl, name, grp)) WITHOUT ROWID;" +
+          "CREATE TABLE IF NOT EXISTS _tally_names (tbl TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (tbl, name)) WITHOUT ROWID;",
+      );
+      this.reader = key ? new Database(key, { readonly: true }) : this.conn;
+      if (key) {
+        this.reader.pragma(cache);
+        this.reader.pragma("busy_timeout = 5000");
+      }
+    } catch (e) {
+      throw storageErrorFromSqlite(e, what);
+    }
+    const p = (sql: string) => this.conn.prepare(sql);
+    this.control = {
+      begin: p("BEGIN IMMEDIATE"),
+      commit: p("COMMIT"),
+      rollback: p("ROLLBACK"),
+      savepoint: p("SAVEPOINT w"),
+      release: p("RELEASE w"),
+      rollbackTo: p("ROLLBACK TO w"),
+    };
+    if (key) {
+      this.snapshot = { end: this.reader.prepare("COMMIT"), begin: this.reader.prepare("BEGIN"), take: this.reader.prepare("SELECT 1 FROM sqlite_schema LIMIT 1") };
+      this.advanceReads();
+    }
+  }
+
+  acquire(): void {
+    this.refs++;
+  }
+
+  async release(): Promise<void> {
+    if (--this.refs > 0 || !this.conn.open) return;
+    if (this.key) openFiles.delete(this.key);
+    // Writes already queued are made and answered first.
+    while (this.syncing || this.pending.length) {
+      await new Promise<void>((resolve) => {
+        this.idle.push(resolve);
+        if (!this.syncing) this.flush();
+      });
+    }
+    if (this.reader !== this.conn) this.reader.close();
+    this.conn.close();
+    if (this.walFd !== undefined) closeSync(this.walFd);
+  }
+
+  /** Schema changes commit at once and durably (tables and indexes are made at start), and reads see them. */
+  ddl(sql: string): void {
+    this.conn.pragma("synchronous = FULL");
+    try {
+      this.conn.exec(sql);
+    } finally {
+      this.conn.pragma("synchronous = NORMAL");
+    }
+    // FULL synced the log with everything in it: nothing not durable becomes visible.
+    if (this.snapshot) this.advanceReads();
+  }
+
+  /** A prepared statement of the writing connection per SQL text; plucked ones answer their single column. */
+  stmt(sql: string, pluck = false): Database.Statement {
+    return this.cached(this.writes, this.conn, sql, pluck);
+  }
+
+  /** The same for reads, on the reading connection. */
+  readStmt(sql: string, pluck = false): Database.Statement {
+    return this.cached(this.reads, this.reader, sql, pluck);
+  }
+
+  private cached(cache: Map<string, Database.Statement>, db: Database.Database, sql: string, pluck: boolean): Database.Statement {
+    const key = pluck ? `p:${sql}` : sql;
+    let s = cache.get(key);
+    if (!s) {
+      if (cache.size >= STATEMENT_CACHE) cache.clear();
+      s = db.prepare(sql);
+      if (pluck) s.pluck();
+      cache.set(key, s);
+    }
+    return s;
+  }
+
+  /** Runs a read, answering an engine failure as a StorageError. */
+  read<T>(work: () => T): Promise<T> {
+    try {
+      return Promise.resolve(work());
+    } catch (e) {
+      return Promise.reject(e instanceof Database.SqliteError ? storageErrorFromSqlite(e, this.what) : e);
+    }
+  }
+
+  /** Queues a write for this turn's transaction; settles once its commit is durable (or made, for `durable` false). */
+  write<T>(work: () => T, durable = true): Promise<T> {
+    if (!this.conn.open) return Promise.reject(new StorageError("unavailable", `the ${this.what} store is closed; nothing was written`));
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, durable, resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  /** Moves the reading connection's snapshot to the newest commit. */
+  private advanceReads(): void {
+    if (!this.snapshot) return;
+    if (this.reader.inTransaction) this.snapshot.end.run();
+    this.snapshot.begin.run();
+    this.snapshot.take.get();
+  }
+
+  private failure(e: unknown): unknown {
+    return e instanceof Database.SqliteError ? storageErrorFromSqlite(e, this.what) : e;
+  }
+
+  private flush(): void {
+    if (this.syncing || !this.conn.open) return;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) {
+      for (const done of this.idle.splice(0)) done();
+      return;
+    }
+    const outcomes = this.commit(batch);
+    if (!outcomes) return this.flush();
+    const settle = (failure?: unknown) =>
+      outcomes.forEach((o, i) => {
+        if (failure !== undefined) batch[i].reject(o.ok ? failure : o.error);
+        else if (o.ok) batch[i].resolve(o.value);
+        else batch[i].reject(o.error);
+      });
+    if (!this.key || !this.durable || batch.every((w) => !w.durable)) {
+      // Only writes that may be lost in a power failure (leases, counters), or no disk at all.
+      this.advanceReads();
+      settle();
+      this.checkpoint();
+      return this.flush();
+    }
+    this.syncing = true;
+    this.syncLog((err) => {
+      this.syncing = false;
+      if (err) {
+        // Committed, but whether it would survive a power failure is unknown: never acknowledged, never shown to reads.
+        settle(storageErrorFromFs(err, this.what));
+      } else {
+        this.advanceReads();
+        settle();
+      }
+      this.checkpoint();
+      this.flush();
+    });
+  }
+
+  /**
+   * The reading snapshot always holds the newest frames of the log, so SQLite
+   * could never empty it on its own: between two groups, with nothing
+   * unacknowledged in the log, the snapshot lets go, the log is copied into
+   * the database and emptied (synchronously: once per CHECKPOINT_BYTES of
+   * writes), and reads take a snapshot again.
+   */
+  private checkpoint(): void {
+    if (!this.snapshot) return;
+    try {
+      this.walFd ??= openSync(`${this.key}-wal`, "r");
+      if (fstatSync(this.walFd).size < CHECKPOINT_BYTES) return;
+    } catch {
+      return;
+    }
+    if (this.reader.inTransaction) this.snapshot.end.run();
+    try {
+      this.conn.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Busy (another process reading) or out of space: the log stays, and the next group tries again.
+    }
+    this.advanceReads();
+  }
+
+  /** fdatasync of the write-ahead log, on the thread pool: the event loop serves reads meanwhile. */
+  private syncLog(done: (err: NodeJS.ErrnoException | null) => void): void {
+    if (!this.walDirSynced) {
+      try {
+        this.walFd ??= openSync(`${this.key}-wal`, "r");
+        // The log file is new: its directory entry must reach the disk too.
+        const dir = openSync(dirname(this.key!), "r");
+        try {
+          fsyncSync(dir);
+        } finally {
+          closeSync(dir);
+        }
+        this.walDirSynced = true;
+      } catch (e) {
+        return done(e as NodeJS.ErrnoException);
+      }
+    }
+    fdatasync(this.walFd!, done);
+  }
+
+  /** One transaction for the group, a savepoint per write; undefined when it failed as a whole (every write rejected). */
+  private commit(batch: PendingWrite[]): Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> | undefined {
+    try {
+      this.control.begin.run();
+    } catch (e) {
+      for (const w of batch) w.reject(this.failure(e));
+      return undefined;
+    }
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    let lost: unknown;
+    for (const w of batch) {
+      if (lost !== undefined) {
+        outcomes.push({ ok: false, error: lost });
+        continue;
+      }
+      try {
+        this.control.savepoint.run();
+        const value = w.work();
+        this.control.release.run();
+        outcomes.push({ ok: true, value });
+      } catch (e) {
+        const error = this.failure(e);
+        outcomes.push({ ok: false, error });
+        // Some engine errors (full, I/O) end the whole transaction: the writes before this one are gone too.
+        if (!this.conn.inTransaction) lost = error;
+        else {
+          try {
+            this.control.rollbackTo.run();
+            this.control.release.run();
+          } catch (undo) {
+            lost = this.failure(undo);
+          }
+        }
+      }
+    }
+    if (lost === undefined) {
+      try {
+        this.control.commit.run();
+        this.commits++;
+        return outcomes;
+      } catch (e) {
+        lost = this.failure(e);
+      }
+    }
+    if (this.conn.inTransaction) {
+      try {
+        this.control.rollback.run();
+      } catch {
+        // The engine rolled back on its own.
+      }
+    }
+    // Refused writes keep their own reason; every other write of the group failed with the commit.
+    outcomes.forEach((o, i) => batch[i].reject(o.ok || !(o.error instanceof DuplicateKeyError) ? lost : o.error));
+    return undefined;
+  }
+}
+
+export async function openSqliteDatabase(opts: SqliteDatabaseOptions): Promise<SqliteDatabase> {
+  const key = opts.filename ? resolve(opts.filename) : undefined;
+  let shared = key ? openFiles.get(key) : undefined;
+  if (!shared) {
+    shared = new Shared(key, opts.what, opts.durable ?? durableByDefault, opts.cacheKiB ?? 16 * 1024);
+    if (key) openFiles.set(key, shared);
+  }
+  const s = shared;
+  s.acquire();
+  let closed = false;
+  return {
+    collection: <D extends { _id: string }>(name: string) => collectionOn<D>(s, name),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await s.release();
+    },
+    get commits() {
+      return s.commits;
+    },
+    plan(name, filter, o = {}) {
+      const t = tableOf(s, name);
+      const { sql, params } = selectSql(t, o.skip ? "rowid" : "doc", filter, o);
+      return (s.conn.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
+    },
+  };
+}
+
+function tableOf(s: Shared, name: string): TableState {
+  let t = s.tables.get(name);
+  if (t) return t;
+  if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
+  t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [] };
+  s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
+  s.tables.set(name, t);
+  return t;
+}
+
+function selectSql(t: TableState, columns: string, filter: Filter, o: FindOptions): { sql: string; params: unknown[] } {
+  const where = whereOf(filter, t.scalar);
+  let sql = `SELECT ${columns} FROM "${t.table}" WHERE ${where.sql}${orderBy(o.sort)}`;
+  const params = [...where.params];
+  if (o.limit !== undefined || o.skip) {
+    sql += " LIMIT ? OFFSET ?";
+    params.push(o.limit ?? -1, o.skip ?? 0);
+  }
+  return { sql, params };
+}
+
+function project(doc: Doc, projection: Record<string, 1>): Doc {
+  const out: Doc = { _id: doc._id };
+  for (const path of Object.keys(projection)) {
+    const segments = path.split(".");
+    let v: unknown = doc;
+    for (const seg of segments) v = v && typeof v === "object" ? (v as Doc)[seg] : undefined;
+    if (v === undefined) continue;
+    let at = out;
+    for (const seg of segments.slice(0, -1)) at = (at[seg] ??= {}) as Doc;
+    at[segments[segments.length - 1]] = v;
+  }
+  return out;
+}
+
+function collectionOn<D extends { _id: string }>(s: Shared, name: string): DocumentCollection<D> {
+  const t = tableOf(s, name);
+  const table = `"${t.table}"`;
+  s.acquire();
+  let closed = false;
+
+  /** A unique index's refusal as the port's error naming the field. */
+  function duplicate(e: unknown): unknown {
+    if (!(e instanceof Database.SqliteError) || !e.code.startsWith("SQLITE_CONSTRAINT")) return e;
+    if (e.message.includes(`${t.table}._id`)) return new DuplicateKeyError("_id");
+    const index = /index '([^']+)'/.exec(e.message)?.[1];
+    return new DuplicateKeyError(index ? t.unique.get(index) : undefined);
+  }
+
+  /** Moves the tallies from the document as it was to the document as it is (either may be absent). */
+  function adjustTallies(before: Doc | undefined, after: Doc | undefined): void {
+    for (const spec of t.tallies) {
+      const delta = new Map<string, number>();
+      if (before) for (const g of new Set(spec.groups(before))) delta.set(g, (delta.get(g) ?? 0) - 1);
+      if (after) for (const g of new Set(spec.groups(after))) delta.set(g, (delta.get(g) ?? 0) + 1);
+      for (const [g, n] of delta) {
+        if (n !== 0) s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET n = n + excluded.n").run(t.table, spec.name, g, n);
+      }
+    }
+  }
+
+  function insertNow(doc: Doc): void {
+    try {
+      s.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?)`).run(doc._id, toJson(doc));
+    } catch (e) {
+      throw duplicate(e);
+    }
+    adjustTallies(undefined, doc);
+  }
+
+  /** Applies `update` to the matching documents (at most one unless `multi`); answers the documents as written. */
+  function updateNow(filter: Filter, update: Update, multi: boolean): { matched: number; modified: number; docs: Doc[] } {
+    const where = whereOf(filter, t.scalar);
+    const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}${multi ? "" : " LIMIT 1"}`).all(...where.params) as Row[];
+    let modified = 0;
+    const docs: Doc[] = [];
+    for (const row of rows) {
+      const after = applyUpdate(fromJson<Doc>(row.doc), update);
+      const text = toJson(after);
+      docs.push(fromJson<Doc>(text));
+      if (text === row.doc) continue;
+      try {
+        s.stmt(`UPDATE ${table} SET doc = ? WHERE rowid = ?`).run(text, row.r);
+      } catch (e) {
+        throw duplicate(e);
+      }
+      modified++;
+      if (t.tallies.length) adjustTallies(fromJson<Doc>(row.doc), docs[docs.length - 1]);
+    }
+    return { matched: rows.length, modified, docs };
+  }
+
+  function findNow(filter: Filter, o: FindOptions): D[] {
+    let texts: string[];
+    if (o.skip) {
+      // A deep page: walk the index for the row ids only (covering, no documents read), then fetch the page.
+      const ids = selectSql(t, "rowid", filter, o);
+      const byRow = s.readStmt(`SELECT doc FROM ${table} WHERE rowid = ?`, true);
+      texts = (s.readStmt(ids.sql, true).all(...ids.params) as number[]).map((r) => byRow.get(r) as string);
+    } else {
+      const q = selectSql(t, "doc", filter, o);
+      texts = s.readStmt(q.sql, true).all(...q.params) as string[];
+    }
+    const docs = texts.map((x) => fromJson<Doc>(x));
+    return (o.projection ? docs.map((d) => project(d, o.projection!)) : docs) as D[];
+  }
+
+  return {
+    insertOne: (doc) => s.write(() => insertNow(doc as Doc)),
+    findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
+    find: (filter, o = {}) => s.read(() => findNow(filter, o)),
+    count: (filter) =>
+      s.read(() => {
+        const where = whereOf(filter, t.scalar);
+        return s.readStmt(`SELECT count(*) FROM ${table} WHERE ${where.sql}`, true).get(...where.params) as number;
+      }),
+    async updateOne(filter, update) {
+      const { matched, modified } = await s.write(() => updateNow(filter, update, false));
+      return { matched, modified };
+    },
+    async findOneAndUpdate(filter, update, o) {
+      const r = await s.write(() => updateNow(filter, update, false), o?.durable ?? true);
+      return (r.docs[0] as D | undefined) ?? null;
+    },
+    async updateMany(filter, update) {
+      const { matched, modified } = await s.write(() => updateNow(filter, update, true));
+      return { matched, modified };
+    },
+    async bulkUpdate(ops) {
+      // Each in its own savepoint of the same transaction: one refused does not undo the others.
+      const results = await Promise.all(ops.map((op) => s.write(() => updateNow(op.filter, op.update, false))));
+      return { matched: results.reduce((n, r) => n + r.matched, 0) };
+    },
+    upsertOne: (key, update, o) =>
+      s.write(() => {
+        if (updateNow(key, update, false).matched > 0) return;
+        const doc = upsertedDoc(key, update);
+        doc._id ??= randomBytes(12).toString("hex");
+        insertNow(doc);
+      }, o?.durable ?? true),
+    deleteMany: (filter) =>
+      s.write(() => {
+        const where = whereOf(filter, t.scalar);
+        if (!t.tallies.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
+        const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
+        for (const row of rows) {
+          s.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(row.r);
+          adjustTallies(fromJson<Doc>(row.doc), undefined);
+        }
+        return rows.length;
+      }),
+    async ensureTally(spec) {
+      const before = t.tallies.find((x) => x.name === spec.name);
+      t.tallies = [...t.tallies.filter((x) => x !== before), spec];
+      try {
+        await s.write(() => {
+          if (s.stmt("SELECT 1 FROM _tally_names WHERE tbl = ? AND name = ?", true).get(t.table, spec.name)) return;
+          // First declared on a collection that may already hold documents: count them once.
+          const counts = new Map<string, number>();
+          for (const text of s.stmt(`SELECT doc FROM ${table}`, true).iterate() as Iterable<string>) {
+            for (const g of new Set(spec.groups(fromJson<Doc>(text)))) counts.set(g, (counts.get(g) ?? 0) + 1);
+          }
+          s.stmt("DELETE FROM _tallies WHERE tbl = ? AND name = ?").run(t.table, spec.name);
+          for (const [g, n] of counts) s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?)").run(t.table, spec.name, g, n);
+          s.stmt("INSERT INTO _tally_names (tbl, name) VALUES (?, ?)").run(t.table, spec.name);
+        });
+      } catch (e) {
+        t.tallies = t.tallies.filter((x) => x !== spec);
+        if (before) t.tallies.push(before);
+        throw e;
+      }
+    },
+    tally: (tallyName, group) => s.read(() => (s.readStmt("SELECT n FROM _tallies WHERE tbl = ? AND name = ? AND grp = ?", true).get(t.table, tallyName, group) as number | undefined) ?? 0),
+    tallies: (tallyName) =>
+      s.read(() => {
+        const rows = s.readStmt("SELECT grp, n FROM _tallies WHERE tbl = ? AND name = ? AND n > 0").all(t.table, tallyName) as Array<{ grp: string; n: number }>;
+        return new Map(rows.map((r) => [r.grp, r.n]));
+      }),
+    async ensureIndex(spec: IndexSpec, o: IndexOptions = {}) {
+      const keys = Object.entries(spec.keys);
+      if (keys.length === 0 || (keys.length === 1 && keys[0][0] === "_id")) return;
+      if (!NAME.test(spec.name)) throw new Error(`invalid index name '${spec.name}'`);
+      const index = `${t.table}__${spec.name}`;
+      const columns = keys.map(([f, dir]) => `${fieldExpr(f)}${dir === -1 ? " DESC" : ""}`).join(", ");
+      // Sparse: documents without the (first) field are left out, as MongoDB leaves them out.
+      const partial = o.sparse ? ` WHERE ${fieldExpr(keys[0][0])} IS NOT NULL` : "";
+      const create = `CREATE ${o.unique ? "UNIQUE " : ""}INDEX "${index}" ON ${table} (${columns})${partial}`;
+      await s.write(() => {
+        const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(index) as string | undefined;
+        if (existing === create) return;
+        // Same name, other keys or options (a newer release changed the index): rebuild it.
+        if (existing !== undefined) s.conn.exec(`DROP INDEX "${index}"`);
+        s.conn.exec(create);
+      });
+      for (const [f] of keys) if (f !== "_id") t.scalar.add(f);
+      if (o.unique) t.unique.set(index, keys[0][0]);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await s.release();
+    },
+  };
+}
+
+/** One collection of its own database (in memory without a filename); closing it closes the database. */
+export async function openSqliteCollection<D extends { _id: string }>(name: string, opts: SqliteDatabaseOptions): Promise<DocumentCollection<D>> {
+  const db = await openSqliteDatabase(opts);
+  const col = db.collection<D>(name);
+  await db.close();
+  return col;
+}
