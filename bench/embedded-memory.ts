@@ -1,0 +1,213 @@
+// Memory of the embedded default (issue 22: RSS ≤ 300 MB after start and while
+// serving). Starts `npm start`'s process on a fresh DATA_DIR, reads its RSS once
+// it answers /healthz and has settled, then drives a fixed small load (creates
+// rendered by the local engine, GET by id, list pages, player lookups, audio
+// downloads) while sampling RSS, and reports the peak (VmHWM: worker threads
+// and WASM memory included, they live in the same process).
+//
+//   npx tsx bench/embedded-memory.ts
+//
+// Environment: BENCH_MEMORY_ARTICLES (articles created and rendered, default 4),
+// BENCH_MEMORY_CHARS (characters per article, default 3,000),
+// BENCH_MEMORY_NODE_ARGS (extra Node flags for the system, for experiments).
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const TOKEN = "bench-memory-full-token-0123456789";
+const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "memory", scope: "full" }]);
+const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+
+export interface EmbeddedMemory {
+  node: string;
+  /** RSS once /healthz answers and the process has been idle for a moment. */
+  afterStartMb: number;
+  /** Highest RSS sampled, and the kernel's high-water mark, through the load. */
+  loadPeakMb: number;
+  peakMb: number;
+  /** RSS once the load is over and the process has been idle again. */
+  afterLoadMb: number;
+  articles: number;
+  chars: number;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+
+/** Resident and peak resident memory of a process, in MB. */
+export function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
+  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+function request(base: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string> = { authorization: `Bearer ${TOKEN}`, ...headers };
+    if (body !== undefined) h["content-type"] = "application/json";
+    const req = http.request(`${base}${path}`, { method, agent, headers: h }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function json<T>(base: string, method: string, path: string, body?: unknown): Promise<T> {
+  const res = await request(base, method, path, body === undefined ? undefined : JSON.stringify(body));
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${res.body.toString().slice(0, 300)}`);
+  return JSON.parse(res.body.toString()) as T;
+}
+
+const WORDS = "the council approved a new budget for schools and roads after a long debate on taxes while residents asked about parks trains housing and the harbour which reopened last spring".split(" ");
+function text(i: number, chars: number): string {
+  let x = (i + 7) * 2654435761;
+  const out: string[] = [];
+  let length = 0;
+  while (length < chars) {
+    const words = Array.from({ length: 12 }, () => WORDS[(x = (x * 1103515245 + 12345) >>> 0) % WORDS.length]).join(" ");
+    const s = `${words[0].toUpperCase()}${words.slice(1)}.`;
+    out.push(s);
+    length += s.length + 1;
+  }
+  return out.join(" ");
+}
+
+export interface StartedEmbedded {
+  url: string;
+  child: ChildProcess;
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/** `npm start`'s process on `dataDir`, answered once /healthz says 200. */
+export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<StartedEmbedded> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "launch/embedded.ts"], {
+    env: { ...process.env, NODE_ENV: "production", LOG_LEVEL: "warn", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS, ...extraEnv },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let err = "";
+  child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-8000)));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+    });
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the embedded default exited (${child.exitCode}):\n${err}`);
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the embedded default did not answer /healthz within 120 s:\n${err}`);
+    }
+    const status = await request(url, "GET", "/healthz").then((r) => r.status, () => 0);
+    if (status === 200) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return { url, child, stderr: () => err, stop };
+}
+
+/** Waits until RSS stops moving (start-up leaves timers, lazy compiles and GC behind it), at most `maxMs`. */
+export async function settledRss(pid: number, maxMs = 5_000): Promise<number> {
+  const end = Date.now() + maxMs;
+  let last = memoryOf(pid).rss;
+  await new Promise((r) => setTimeout(r, 1_000));
+  while (Date.now() < end) {
+    await new Promise((r) => setTimeout(r, 500));
+    const now = memoryOf(pid).rss;
+    if (Math.abs(now - last) < 1) return now;
+    last = now;
+  }
+  return memoryOf(pid).rss;
+}
+
+export async function measureEmbeddedMemory(opts: { articles?: number; chars?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<EmbeddedMemory> {
+  const articles = opts.articles ?? 4;
+  const chars = opts.chars ?? 3_000;
+  const dataDir = mkdtempSync(join(tmpdir(), "embedded-memory-"));
+  const sys = await startEmbeddedProcess(dataDir, opts.env, opts.nodeArgs);
+  const pid = sys.child.pid!;
+  try {
+    const afterStartMb = await settledRss(pid);
+    let loadPeakMb = memoryOf(pid).rss;
+    const sampler = setInterval(() => {
+      try {
+        loadPeakMb = Math.max(loadPeakMb, memoryOf(pid).rss);
+      } catch {
+        // exited; the load's requests report it
+      }
+    }, 50);
+    try {
+      const base = sys.url;
+      const player = await json<{ publicKey: string }>(base, "GET", "/api/player");
+      // Creates first, all at once: their renders overlap with the reads below.
+      const ids: string[] = [];
+      for (let i = 0; i < articles; i++) {
+        const created = await json<{ id: string }>(base, "POST", "/api/articles", { title: `Memory story ${i}`, text: text(i, chars), externalId: `memory-${i}` });
+        ids.push(created.id);
+      }
+      const deadline = Date.now() + 180_000;
+      const ready = new Set<string>();
+      while (ready.size < ids.length) {
+        if (Date.now() > deadline) throw new Error(`audio not ready within 180 s (${ready.size}/${ids.length})`);
+        for (const id of ids) {
+          if (ready.has(id)) continue;
+          const { article } = await json<{ article: { status: string; error?: string } }>(base, "GET", `/api/articles/${id}`);
+          if (article.status === "ready") ready.add(id);
+          else if (article.status === "errored") throw new Error(`article ${id} errored: ${article.error}`);
+        }
+        await json(base, "GET", "/api/articles?limit=20");
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      for (let round = 0; round < 50; round++) {
+        const id = ids[round % ids.length];
+        const { article } = await json<{ article: { audio?: string } }>(base, "GET", `/api/articles/${id}`);
+        await json(base, "GET", "/api/articles?limit=100");
+        await json(base, "GET", `/player/v1/article?key=${encodeURIComponent(player.publicKey)}&id=${id}`);
+        if (round % 10 === 0) {
+          const feed = await request(base, "GET", `/feeds/${player.publicKey}.xml`);
+          if (feed.status !== 200) throw new Error(`feed: ${feed.status}`);
+        }
+        if (round < ids.length) {
+          if (!article.audio) throw new Error(`article ${id} is ready without audio`);
+          const file = await request(base, "GET", new URL(article.audio).pathname);
+          if (file.status !== 200) throw new Error(`audio of ${id}: ${file.status}`);
+        }
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    const afterLoadMb = await settledRss(pid);
+    return { node: process.version, afterStartMb, loadPeakMb, peakMb: memoryOf(pid).peak, afterLoadMb, articles, chars };
+  } finally {
+    await sys.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const isMain = process.argv[1]?.endsWith("embedded-memory.ts");
+if (isMain) {
+  const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const r = await measureEmbeddedMemory({ articles: Number(process.env.BENCH_MEMORY_ARTICLES ?? 4), chars: Number(process.env.BENCH_MEMORY_CHARS ?? 3_000), nodeArgs });
+  console.log(
+    `embedded default memory (Node ${r.node}): RSS after start ${r.afterStartMb.toFixed(0)} MB; ` +
+      `under load (${r.articles} × ${r.chars} chars rendered, GET/list/player/audio) peak ${r.loadPeakMb.toFixed(0)} MB sampled, ${r.peakMb.toFixed(0)} MB high-water; ` +
+      `after the load ${r.afterLoadMb.toFixed(0)} MB`,
+  );
+}
