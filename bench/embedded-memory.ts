@@ -2,15 +2,18 @@
 // serving). Starts `npm start`'s process on a fresh DATA_DIR, reads its RSS once
 // it answers /healthz and has settled, then drives a fixed small load (creates
 // rendered by the local engine, GET by id, list pages, player lookups, audio
-// downloads) while sampling RSS, and reports the peak (VmHWM: worker threads
-// and WASM memory included, they live in the same process).
+// downloads, then GET by id from 20 connections for a few seconds) while
+// sampling RSS, and reports the peak (VmHWM: worker threads and WASM memory
+// included, they live in the same process).
 //
 //   npx tsx bench/embedded-memory.ts
 //
 // Environment: BENCH_MEMORY_ARTICLES (articles created and rendered, default 4),
 // BENCH_MEMORY_CHARS (characters per article, default 3,000),
+// BENCH_MEMORY_LOAD_S (seconds of concurrent GET by id, default 8),
 // BENCH_MEMORY_NODE_ARGS (extra Node flags for the system, for experiments).
 import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
@@ -32,6 +35,8 @@ export interface EmbeddedMemory {
   afterLoadMb: number;
   articles: number;
   chars: number;
+  /** Requests answered by the concurrent GET phase. */
+  getRequests: number;
 }
 
 const freePort = () =>
@@ -97,7 +102,19 @@ export interface StartedEmbedded {
 export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<StartedEmbedded> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "launch/embedded.ts"], {
-    env: { ...process.env, NODE_ENV: "production", LOG_LEVEL: "warn", PORT: String(port), HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS, ...extraEnv },
+    env: {
+      ...process.env,
+      NODE_ENV: "production",
+      LOG_LEVEL: "warn",
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATA_DIR: dataDir,
+      SEED_TOKENS,
+      // The limiter stays in the path; the load must not be refused by it.
+      RATE_LIMIT_READS_PER_SECOND: "100000",
+      RATE_LIMIT_READS_BURST: "1000000",
+      ...extraEnv,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let err = "";
@@ -137,14 +154,29 @@ export async function settledRss(pid: number, maxMs = 5_000): Promise<number> {
   return memoryOf(pid).rss;
 }
 
-export async function measureEmbeddedMemory(opts: { articles?: number; chars?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<EmbeddedMemory> {
+/** GET by id from `connections` keep-alive clients for `seconds` (autocannon in its own process, bench/load.mjs). */
+async function getLoad(url: string, ids: string[], seconds: number, connections = 20): Promise<number> {
+  const job = { url, connections, duration: seconds, kind: "getById", token: TOKEN, ids };
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./load.mjs", import.meta.url))], { env: { ...process.env, BENCH_LOAD: JSON.stringify(job) }, stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+  if (code !== 0) throw new Error(`load generator exited with ${code}`);
+  const r = JSON.parse(out.trim().split("\n").pop()!) as { total: number; non2xx: number; errors: number };
+  if (r.non2xx || r.errors) throw new Error(`GET load: ${r.non2xx} non-2xx, ${r.errors} errors of ${r.total}`);
+  return r.total;
+}
+
+export async function measureEmbeddedMemory(opts: { articles?: number; chars?: number; loadSeconds?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<EmbeddedMemory> {
   const articles = opts.articles ?? 4;
+  const loadSeconds = opts.loadSeconds ?? 8;
   const chars = opts.chars ?? 3_000;
   const dataDir = mkdtempSync(join(tmpdir(), "embedded-memory-"));
   const sys = await startEmbeddedProcess(dataDir, opts.env, opts.nodeArgs);
   const pid = sys.child.pid!;
   try {
     const afterStartMb = await settledRss(pid);
+    let getRequests = 0;
     let loadPeakMb = memoryOf(pid).rss;
     const sampler = setInterval(() => {
       try {
@@ -190,11 +222,12 @@ export async function measureEmbeddedMemory(opts: { articles?: number; chars?: n
           if (file.status !== 200) throw new Error(`audio of ${id}: ${file.status}`);
         }
       }
+      if (loadSeconds > 0) getRequests = await getLoad(base, ids, loadSeconds);
     } finally {
       clearInterval(sampler);
     }
     const afterLoadMb = await settledRss(pid);
-    return { node: process.version, afterStartMb, loadPeakMb, peakMb: memoryOf(pid).peak, afterLoadMb, articles, chars };
+    return { node: process.version, afterStartMb, loadPeakMb, peakMb: memoryOf(pid).peak, afterLoadMb, articles, chars, getRequests };
   } finally {
     await sys.stop();
     rmSync(dataDir, { recursive: true, force: true });
@@ -204,10 +237,15 @@ export async function measureEmbeddedMemory(opts: { articles?: number; chars?: n
 const isMain = process.argv[1]?.endsWith("embedded-memory.ts");
 if (isMain) {
   const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? "").split(" ").filter(Boolean);
-  const r = await measureEmbeddedMemory({ articles: Number(process.env.BENCH_MEMORY_ARTICLES ?? 4), chars: Number(process.env.BENCH_MEMORY_CHARS ?? 3_000), nodeArgs });
+  const r = await measureEmbeddedMemory({
+    articles: Number(process.env.BENCH_MEMORY_ARTICLES ?? 4),
+    chars: Number(process.env.BENCH_MEMORY_CHARS ?? 3_000),
+    loadSeconds: Number(process.env.BENCH_MEMORY_LOAD_S ?? 8),
+    nodeArgs,
+  });
   console.log(
     `embedded default memory (Node ${r.node}): RSS after start ${r.afterStartMb.toFixed(0)} MB; ` +
-      `under load (${r.articles} × ${r.chars} chars rendered, GET/list/player/audio) peak ${r.loadPeakMb.toFixed(0)} MB sampled, ${r.peakMb.toFixed(0)} MB high-water; ` +
+      `under load (${r.articles} × ${r.chars} chars rendered, GET/list/player/audio, then ${r.getRequests} GETs from 20 connections) peak ${r.loadPeakMb.toFixed(0)} MB sampled, ${r.peakMb.toFixed(0)} MB high-water; ` +
       `after the load ${r.afterLoadMb.toFixed(0)} MB`,
   );
 }
