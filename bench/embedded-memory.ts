@@ -12,16 +12,13 @@
 // BENCH_MEMORY_CHARS (characters per article, default 3,000),
 // BENCH_MEMORY_LOAD_S (seconds of concurrent GET by id, default 8),
 // BENCH_MEMORY_NODE_ARGS (extra Node flags for the system, for experiments).
-import { spawn, type ChildProcess } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import http from "node:http";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-const TOKEN = "bench-memory-full-token-0123456789";
-const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "memory", scope: "full" }]);
+import { fileURLToPath } from "node:url";
+import { EMBEDDED_TOKEN as TOKEN, memoryOf, settledRss, startEmbeddedProcess } from "../test/support/embedded-process.js";
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
 
 export interface EmbeddedMemory {
@@ -37,23 +34,6 @@ export interface EmbeddedMemory {
   chars: number;
   /** Requests answered by the concurrent GET phase. */
   getRequests: number;
-}
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-/** Resident and peak resident memory of a process, in MB. */
-export function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
 function request(base: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Buffer }> {
@@ -89,69 +69,6 @@ function text(i: number, chars: number): string {
     length += s.length + 1;
   }
   return out.join(" ");
-}
-
-export interface StartedEmbedded {
-  url: string;
-  child: ChildProcess;
-  stderr(): string;
-  stop(): Promise<void>;
-}
-
-/** `npm start`'s process on `dataDir`, answered once /healthz says 200. */
-export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<StartedEmbedded> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "launch/embedded.ts"], {
-    env: {
-      ...process.env,
-      NODE_ENV: "production",
-      LOG_LEVEL: "warn",
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      DATA_DIR: dataDir,
-      SEED_TOKENS,
-      // The limiter stays in the path; the load must not be refused by it.
-      RATE_LIMIT_READS_PER_SECOND: "100000",
-      RATE_LIMIT_READS_BURST: "1000000",
-      ...extraEnv,
-    },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let err = "";
-  child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-8000)));
-  const url = `http://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once("exit", () => resolve());
-      child.kill("SIGTERM");
-    });
-  const deadline = Date.now() + 120_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the embedded default exited (${child.exitCode}):\n${err}`);
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`the embedded default did not answer /healthz within 120 s:\n${err}`);
-    }
-    const status = await request(url, "GET", "/healthz").then((r) => r.status, () => 0);
-    if (status === 200) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { url, child, stderr: () => err, stop };
-}
-
-/** Waits until RSS stops moving (start-up leaves timers, lazy compiles and GC behind it), at most `maxMs`. */
-export async function settledRss(pid: number, maxMs = 5_000): Promise<number> {
-  const end = Date.now() + maxMs;
-  let last = memoryOf(pid).rss;
-  await new Promise((r) => setTimeout(r, 1_000));
-  while (Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 500));
-    const now = memoryOf(pid).rss;
-    if (Math.abs(now - last) < 1) return now;
-    last = now;
-  }
-  return memoryOf(pid).rss;
 }
 
 /** GET by id from `connections` keep-alive clients for `seconds` (autocannon in its own process, bench/load.mjs). */
