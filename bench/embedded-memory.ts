@@ -151,6 +151,11 @@ export async function measureEmbeddedMemory(opts: { articles?: number; chars?: n
   }
 }
 
+export const formatEmbeddedMemory = (r: EmbeddedMemory) =>
+  `embedded default memory (Node ${r.node}): RSS after start ${r.afterStartMb.toFixed(0)} MB; ` +
+  `under load (${r.articles} × ${r.chars} chars rendered, GET/list/player/audio, then ${r.getRequests} GETs from 20 connections) peak ${r.loadPeakMb.toFixed(0)} MB sampled, ${r.peakMb.toFixed(0)} MB high-water; ` +
+  `after the load ${r.afterLoadMb.toFixed(0)} MB (issue 22: at most 300 MB after start and while serving)`;
+
 const isMain = process.argv[1]?.endsWith("embedded-memory.ts");
 if (isMain) {
   const nodeArgs = (process.env.BENCH_MEMORY_NODE_ARGS ?? "").split(" ").filter(Boolean);
@@ -160,9 +165,5 @@ if (isMain) {
     loadSeconds: Number(process.env.BENCH_MEMORY_LOAD_S ?? 8),
     nodeArgs,
   });
-  console.log(
-    `embedded default memory (Node ${r.node}): RSS after start ${r.afterStartMb.toFixed(0)} MB; ` +
-      `under load (${r.articles} × ${r.chars} chars rendered, GET/list/player/audio, then ${r.getRequests} GETs from 20 connections) peak ${r.loadPeakMb.toFixed(0)} MB sampled, ${r.peakMb.toFixed(0)} MB high-water; ` +
-      `after the load ${r.afterLoadMb.toFixed(0)} MB`,
-  );
+  console.log(formatEmbeddedMemory(r));
 }
