@@ -34,7 +34,7 @@ const cfg = {
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale").split(",").filter(Boolean),
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale,memory").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -511,6 +511,14 @@ async function scaleSuite(): Promise<unknown> {
   return JSON.parse(readFileSync(join(HERE, "results", "scale.json"), "utf8")) as unknown;
 }
 
+/** RSS of npm start's process after start and under a small fixed load (bench/embedded-memory.ts). */
+async function memorySuite(): Promise<unknown> {
+  const { measureEmbeddedMemory, formatEmbeddedMemory } = await import("./embedded-memory.js");
+  const r = await measureEmbeddedMemory();
+  console.log(`\n${formatEmbeddedMemory(r)}`);
+  return r;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -520,6 +528,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
   if (cfg.suites.includes("listener")) report.listener = await listenerSuite();
   if (cfg.suites.includes("scale")) report.scale = await scaleSuite();
+  if (cfg.suites.includes("memory")) report.memory = await memorySuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

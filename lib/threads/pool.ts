@@ -4,8 +4,11 @@
 // project's requests. Each job gets a hard time limit (its thread is
 // terminated when it is exceeded) and a heap limit; waiting jobs are taken
 // from the projects in turn, so one project's flood does not hold up another
-// project's next job for more than one job per thread. The worker side of the
-// protocol is serveJobs() (serve.ts).
+// project's next job for more than one job per thread. Threads start when
+// work arrives and, with idleMs, stop when none came for that long: each
+// holds a V8 heap of its own (~35 MB for the content work), which an idle
+// process need not keep. The worker side of the protocol is serveJobs()
+// (serve.ts).
 import { Worker } from "node:worker_threads";
 import { workerEntry } from "./worker-entry.js";
 
@@ -18,6 +21,8 @@ export interface ThreadPoolLimits {
   threads: number;
   /** Jobs waiting for a thread, over all projects; more are refused until the queue drains. */
   maxQueued: number;
+  /** A thread without a job for this long is stopped (the next job starts one again); unset: threads stay. */
+  idleMs?: number;
 }
 
 export interface ThreadPoolOptions extends ThreadPoolLimits {
@@ -37,8 +42,8 @@ export interface ThreadPoolOptions extends ThreadPoolLimits {
 export interface ThreadPool<M extends object, R extends object> {
   /** Runs `message` on a thread; `project` decides the turn it waits for. */
   run(project: string, message: M): Promise<R>;
-  /** Starts the threads now, so the first job does not pay for it. */
-  warm(): void;
+  /** Gets the threads' code ready now (bundling it from TypeScript sources), so the first job pays only for starting its thread. */
+  prepare(): void;
   close(): Promise<void>;
 }
 
@@ -61,6 +66,7 @@ interface Slot<M, R> {
   worker: Worker;
   job?: Job<M, R>;
   timer?: NodeJS.Timeout;
+  idle?: NodeJS.Timeout;
 }
 
 export function createThreadPool<M extends object, R extends object>(opts: ThreadPoolOptions): ThreadPool<M, R> {
@@ -90,13 +96,24 @@ export function createThreadPool<M extends object, R extends object>(opts: Threa
     for (const slot of slots) {
       if (slot.job) continue;
       const job = take();
-      if (!job) return;
+      if (!job) break;
       run(slot, job);
     }
     if (queued > starting && slots.length + starting < opts.threads) spawn();
+    if (opts.idleMs !== undefined) for (const slot of slots) if (!slot.job && !slot.idle) slot.idle = setTimeout(() => retire(slot), opts.idleMs).unref();
+  }
+
+  function retire(slot: Slot<M, R>): void {
+    slot.idle = undefined;
+    const index = slots.indexOf(slot);
+    if (index < 0 || slot.job) return;
+    slots.splice(index, 1);
+    void slot.worker.terminate();
   }
 
   function run(slot: Slot<M, R>, job: Job<M, R>): void {
+    clearTimeout(slot.idle);
+    slot.idle = undefined;
     slot.job = job;
     slot.worker.ref();
     slot.timer = setTimeout(() => fail(slot, opts.rejected(timeoutReason(opts.work, opts.timeoutMs))), opts.timeoutMs);
@@ -117,6 +134,7 @@ export function createThreadPool<M extends object, R extends object>(opts: Threa
     const index = slots.indexOf(slot);
     if (index < 0) return;
     slots.splice(index, 1);
+    clearTimeout(slot.idle);
     const job = finish(slot);
     void slot.worker.terminate();
     job?.reject(err);
@@ -172,15 +190,18 @@ export function createThreadPool<M extends object, R extends object>(opts: Threa
         dispatch();
       });
     },
-    warm() {
-      while (!closed && slots.length + starting < opts.threads) spawn();
+    prepare() {
+      workerEntry(opts.entry).catch(() => undefined);
     },
     async close() {
       closed = true;
       const closing = () => opts.busy(`the ${opts.work} pool is closed`);
       for (let job = take(); job; job = take()) job.reject(closing());
       const all = slots.splice(0);
-      for (const slot of all) finish(slot)?.reject(closing());
+      for (const slot of all) {
+        clearTimeout(slot.idle);
+        finish(slot)?.reject(closing());
+      }
       await Promise.all(all.map((s) => s.worker.terminate()));
     },
   };

@@ -134,8 +134,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   // Removals still due from before a restart (deleted articles, superseded revisions); in the background, start-up does not wait.
   audioFiles?.sweep().catch((err: unknown) => opts.log.warn({ err }, "audio sweep failed; it runs again at the next start"));
 
-  // Content threads start now (in the background), not on the first article that needs one.
-  admission!.content.warm();
+  // The content threads' code is made ready now (in the background); the threads start with the first article that needs one.
+  admission!.content.prepare();
   const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
   const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, ...opts.reconcile });
   const scheduler =

@@ -1,11 +1,17 @@
 // The content pool's limits and fairness, on its real worker threads.
 import { expect } from "chai";
+import { readdirSync, readFileSync } from "node:fs";
 import { htmlDepth } from "../../services/articles/content/analyse.js";
 import { ContentRejectedError } from "../../services/articles/content/limits.js";
 import { createContentPool, type ContentWork } from "../../services/articles/content/pool.js";
 
 const page = (paragraphs: number) => `<article>${"<p>Some words in a sentence about the council and its budget.</p>".repeat(paragraphs)}</article>`;
 const input = (text: string) => ({ title: "T", text, lang: "en", parse: true });
+
+/** This process's threads and resident memory (MB): what an operator's tools show. */
+const threads = () => readdirSync("/proc/self/task").length;
+const rssMb = () => Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync("/proc/self/status", "utf8"))![1]) / 1024;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function rejection(p: Promise<unknown>): Promise<string> {
   try {
@@ -58,5 +64,26 @@ describe("content pool", function () {
     expect(refused).to.not.be.instanceOf(ContentRejectedError);
     expect(String(refused)).to.match(/content jobs are already waiting/);
     await Promise.all(running);
+  });
+
+  it("starts no thread before work arrives, and stops an idle thread so its memory is returned", async () => {
+    const before = threads();
+    pool = createContentPool({ threads: 1, idleMs: 1_000 });
+    pool.prepare();
+    await sleep(200);
+    expect(threads(), "threads before any job").to.equal(before);
+    const baseline = rssMb();
+    expect((await pool.analyse("a", input(page(300)))).spoken).to.match(/^Some words/);
+    const busy = threads();
+    const withThread = rssMb();
+    expect(busy, "a job started a thread").to.be.above(before);
+    // Stopped after idleMs; polled, since a loaded machine may stop it late.
+    const deadline = Date.now() + 20_000;
+    while (threads() > before && Date.now() < deadline) await sleep(100);
+    expect(threads(), "threads once idle").to.equal(before);
+    // Most of what the thread added is given back (its heap); a generous share, as allocators keep some.
+    expect(rssMb(), `RSS ${baseline.toFixed(0)} MB before the job, ${withThread.toFixed(0)} with the thread`).to.be.below(withThread - (withThread - baseline) / 2);
+    // The next job starts a thread again.
+    expect((await pool.analyse("b", input(page(10)))).spoken).to.match(/^Some words/);
   });
 });

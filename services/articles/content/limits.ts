@@ -18,6 +18,8 @@ export const CONTENT_LIMITS = {
   inlineChars: 2_000,
   /** Jobs waiting for a thread, over all projects; more are refused until the queue drains. */
   maxQueued: 256,
+  /** A thread idle this long stops: each holds ~35 MB, and a thread starts again in well under a second. */
+  idleMs: 30_000,
 } as const;
 
 export type ContentLimits = { readonly [K in keyof typeof CONTENT_LIMITS]: number };

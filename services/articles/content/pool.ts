@@ -14,8 +14,8 @@ export interface ContentWork {
   analyse(projectId: string, input: AnalyseInput): Promise<Analysis>;
   /** The main text of a fetched page (recrawl). */
   extract(projectId: string, html: string, url?: string): Promise<string>;
-  /** Starts the threads now, so the first article does not pay for it (a service calls this at start). */
-  warm(): void;
+  /** Gets the threads' code ready now, so the first article pays only for starting a thread (a service calls this at start). */
+  prepare(): void;
   close(): Promise<void>;
 }
 
@@ -44,7 +44,7 @@ export function createContentPool(overrides: Partial<ContentLimits> = {}): Conte
     async extract(projectId, html, url) {
       return ((await pool.run(projectId, { kind: "extract", html, url })) as { text: string }).text;
     },
-    warm: () => pool.warm(),
+    prepare: () => pool.prepare(),
     close: () => pool.close(),
   };
 }

@@ -23,6 +23,8 @@ export const TEXT_LIMITS = {
   /** Started on first use; one is enough for 2 articles rendered at once, whose text work is a small part of their time. */
   threads: 1,
   maxQueued: 256,
+  /** Its thread stops when no article needed it for this long (~23 MB an idle process need not keep). */
+  idleMs: 30_000,
 } as const;
 
 /** Configuration of the processes that run the audio service (lib/config.ts schema). */
