@@ -15,10 +15,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
 import net from "node:net";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
+import { memoryOf, npmStartArgs } from "../test/support/embedded-process.js";
 
 const TOKEN = "bench-scale-full-token-0123456789";
 const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "scale", scope: "full" }]);
@@ -87,11 +88,11 @@ function systemEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
   };
 }
 
-/** The embedded default as `npm start` runs it, in a process of its own (its RSS is what we report). */
+/** The embedded default as `npm start` runs it (its node flags too), in a process of its own (its RSS is what we report). */
 async function startEmbedded(dataDir: string, port?: number): Promise<System & { startedMs: number }> {
   port ??= await freePort();
   const t0 = performance.now();
-  const child = spawn(process.execPath, ["--import", "tsx", "launch/embedded.ts"], { env: systemEnv(dataDir, port), stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, npmStartArgs(), { env: systemEnv(dataDir, port), stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
   const url = `http://127.0.0.1:${port}`;
@@ -131,13 +132,6 @@ function stopChild(child: ChildProcess): Promise<number> {
     child.once("exit", () => resolve(performance.now() - t0));
     child.kill("SIGTERM");
   });
-}
-
-/** Resident and peak resident memory of a process, in MB. */
-function memoryOf(pid: number): { rss: number; peak: number } {
-  const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
-  return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
 }
 
 function dirBytes(dir: string): number {
