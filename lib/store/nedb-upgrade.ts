@@ -30,15 +30,27 @@ export interface NedbUpgradePlan {
   what: string;
   /** Directory under DATA_DIR that holds both the NeDB files and the new database, e.g. "articles". */
   dir: string;
-  /** The new database's file name(s) in `dir`; their size counts as already used when a copy resumes. */
-  databaseFiles: string[];
+  /** The new database's file in `dir`. */
+  database: string;
   /** NeDB file name in `dir` → collection name in the new database. */
   collections: Record<string, string>;
-  open(): Promise<UpgradeTarget>;
 }
+
+/** The NeDB release's files, per service, and the collections of this release that take them over. */
+export const NEDB_RELEASE = {
+  auth: { what: "auth", dir: "auth", database: "auth.sqlite", collections: { "projects.db": "projects", "tokens.db": "tokens", "oembed-claims.db": "oembed_claims" } },
+  articles: {
+    what: "articles",
+    dir: "articles",
+    database: "articles.sqlite",
+    collections: { "articles.db": "articles", "pronunciations.db": "pronunciations", "listening-stats.db": "listening_stats" },
+  },
+} as const satisfies Record<string, NedbUpgradePlan>;
 
 export interface NedbUpgradeOptions {
   log: Logger;
+  /** Opens (creating) the new database at `filename`. */
+  open(filename: string, what: string): Promise<UpgradeTarget>;
   /** Documents written together (one transaction where the driver groups the writes of a turn). */
   batchSize?: number;
   /** Free bytes on the volume of `dir`; statfs unless a test says otherwise. */
@@ -111,7 +123,8 @@ export async function upgradeFromNedb(dataDir: string, plans: NedbUpgradePlan[],
   let needed = 0;
   for (const { plan, files } of pending) {
     let existing = 0;
-    for (const f of plan.databaseFiles) existing += (await sizeOf(path.join(dataDir, plan.dir, f))) ?? 0;
+    // A resumed copy: what the database (and its write-ahead log) holds already.
+    for (const f of [plan.database, `${plan.database}-wal`]) existing += (await sizeOf(path.join(dataDir, plan.dir, f))) ?? 0;
     needed += spaceNeeded(files.reduce((s, f) => s + f.bytes, 0), existing);
   }
   const free = await (opts.freeBytes ?? freeBytesOf)(dataDir);
@@ -119,7 +132,7 @@ export async function upgradeFromNedb(dataDir: string, plans: NedbUpgradePlan[],
 
   const copied: string[] = [];
   for (const { plan, files } of pending) {
-    const target = await plan.open();
+    const target = await opts.open(path.join(dataDir, plan.dir, plan.database), plan.what);
     try {
       if (!(await isComplete(target))) {
         await copyDatabase(plan, files, target, opts);
