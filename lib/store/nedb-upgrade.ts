@@ -102,8 +102,10 @@ async function nedbFilesOf(dataDir: string, plan: NedbUpgradePlan): Promise<Arra
   return found;
 }
 
-async function isComplete(target: UpgradeTarget): Promise<boolean> {
-  return (await target.collection<MetaDoc>(META_COLLECTION).findOne({ _id: "nedb" }))?.complete === true;
+type Collections = <D extends { _id: string }>(name: string) => DocumentCollection<D>;
+
+async function isComplete(collection: Collections): Promise<boolean> {
+  return (await collection<MetaDoc>(META_COLLECTION).findOne({ _id: "nedb" }))?.complete === true;
 }
 
 /**
@@ -133,12 +135,20 @@ export async function upgradeFromNedb(dataDir: string, plans: NedbUpgradePlan[],
   const copied: string[] = [];
   for (const { plan, files } of pending) {
     const target = await opts.open(path.join(dataDir, plan.dir, plan.database), plan.what);
+    // Each collection handle holds the database open until it is closed too.
+    const used: Array<DocumentCollection<{ _id: string }>> = [];
+    const collection: Collections = <D extends { _id: string }>(name: string) => {
+      const c = target.collection<D>(name);
+      used.push(c as unknown as DocumentCollection<{ _id: string }>);
+      return c;
+    };
     try {
-      if (!(await isComplete(target))) {
-        await copyDatabase(plan, files, target, opts);
+      if (!(await isComplete(collection))) {
+        await copyDatabase(plan, files, collection, opts);
         copied.push(plan.what);
       }
     } finally {
+      for (const c of used) await c.close();
       await target.close();
     }
     await moveAside(dataDir, plan, files, opts.log);
@@ -151,8 +161,8 @@ async function freeBytesOf(dir: string): Promise<number> {
   return s.bavail * s.bsize;
 }
 
-async function copyDatabase(plan: NedbUpgradePlan, files: Awaited<ReturnType<typeof nedbFilesOf>>, target: UpgradeTarget, opts: NedbUpgradeOptions): Promise<void> {
-  const meta = target.collection<MetaDoc>(META_COLLECTION);
+async function copyDatabase(plan: NedbUpgradePlan, files: Awaited<ReturnType<typeof nedbFilesOf>>, collection: Collections, opts: NedbUpgradeOptions): Promise<void> {
+  const meta = collection<MetaDoc>(META_COLLECTION);
   const log = opts.log;
   const documents: Record<string, number> = {};
   log.info({ database: plan.what, files: files.map((f) => f.path) }, `upgrading the ${plan.what} data from NeDB files; the old files are kept aside afterwards`);
@@ -160,7 +170,7 @@ async function copyDatabase(plan: NedbUpgradePlan, files: Awaited<ReturnType<typ
     const name = plan.collections[f.file];
     const datafile = await openNedbDatafile(f.path);
     if (datafile.unreadableLines) log.warn({ file: f.path, lines: datafile.unreadableLines }, "unreadable lines in a NeDB file skipped, as NeDB itself did (a write torn by a crash)");
-    documents[name] = await copyCollection(datafile, name, target.collection<NedbDocument>(name), meta, opts);
+    documents[name] = await copyCollection(datafile, name, collection<NedbDocument>(name), meta, opts);
   }
   await meta.upsertOne({ _id: "nedb" }, { $set: { complete: true, completedAt: new Date(), documents } });
   log.info({ database: plan.what, documents }, `the ${plan.what} data is upgraded`);

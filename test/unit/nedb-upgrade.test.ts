@@ -30,7 +30,9 @@ async function contents(dataDir: string): Promise<Record<string, NedbDocument[]>
   for (const plan of PLANS) {
     const db = await openUpgradeTarget(path.join(dataDir, plan.dir, plan.database), plan.what);
     for (const name of Object.values(plan.collections)) {
-      out[name] = await (db.collection<NedbDocument>(name) as DocumentCollection<NedbDocument>).find({}, { sort: { _id: 1 } });
+      const col = db.collection<NedbDocument>(name);
+      out[name] = await col.find({}, { sort: { _id: 1 } });
+      await col.close();
     }
     await db.close();
   }
