@@ -12,7 +12,9 @@
 // space is checked, so a disk too small stops start-up with nothing changed.
 import { mkdir, rename, stat, statfs } from "node:fs/promises";
 import path from "node:path";
+import { ConfigError } from "../config.js";
 import type { Logger } from "../log.js";
+import { openSqliteDatabase } from "./sqlite-collection.js";
 import { DuplicateKeyError, type DocumentCollection } from "./collection.js";
 import { openNedbDatafile, type NedbDatafile, type NedbDocument } from "./nedb-datafile.js";
 
@@ -49,8 +51,8 @@ export const NEDB_RELEASE = {
 
 export interface NedbUpgradeOptions {
   log: Logger;
-  /** Opens (creating) the new database at `filename`. */
-  open(filename: string, what: string): Promise<UpgradeTarget>;
+  /** Opens (creating) the new database at `filename`; default the embedded SQLite database. */
+  open?(filename: string, what: string): Promise<UpgradeTarget>;
   /** Documents written together (one transaction where the driver groups the writes of a turn). */
   batchSize?: number;
   /** Free bytes on the volume of `dir`; statfs unless a test says otherwise. */
@@ -72,14 +74,14 @@ type MetaDoc = { _id: string; complete?: boolean; completedAt?: Date; copied?: n
  */
 export const spaceNeeded = (nedbBytes: number, existingBytes: number): number => Math.max(0, Math.ceil(nedbBytes * 1.5) - existingBytes) + 32 * 1024 * 1024;
 
-export class UpgradeSpaceError extends Error {
+/** A ConfigError, so start-up stops with the message alone, like a bad variable. */
+export class UpgradeSpaceError extends ConfigError {
   constructor(readonly dataDir: string, readonly needed: number, readonly free: number) {
     const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`;
     super(
       `Cannot upgrade DATA_DIR=${dataDir} from the NeDB files: it needs about ${mib(needed)} of free space and its volume has ${mib(free)}. ` +
         "Nothing was changed; free some space (or move DATA_DIR to a larger volume) and start again.",
     );
-    this.name = "UpgradeSpaceError";
   }
 }
 
@@ -134,7 +136,7 @@ export async function upgradeFromNedb(dataDir: string, plans: NedbUpgradePlan[],
 
   const copied: string[] = [];
   for (const { plan, files } of pending) {
-    const target = await opts.open(path.join(dataDir, plan.dir, plan.database), plan.what);
+    const target = await (opts.open ?? ((filename, what) => openSqliteDatabase({ filename, what })))(path.join(dataDir, plan.dir, plan.database), plan.what);
     // Each collection handle holds the database open until it is closed too.
     const used: Array<DocumentCollection<{ _id: string }>> = [];
     const collection: Collections = <D extends { _id: string }>(name: string) => {
