@@ -6,41 +6,18 @@
 // they are seen on their way to ready; test/unit/nedb-upgrade.test.ts checks
 // that the upgraded store holds them exactly as the release left them.
 import { expect } from "chai";
-import { cp, mkdtemp, readFile, readdir, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, readdir, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { Writable } from "node:stream";
-import { fileURLToPath } from "node:url";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { runCli } from "../../services/auth/cli.js";
 import { api, waitFor } from "../support/http.js";
+import { listedNewsIds, NEDB_FIXTURE, nedbDataDir, nedbManifest, type NedbManifest } from "../support/nedb-fixture.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 
-export const NEDB_FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "fixtures", "nedb-release");
 const PENDING = ["waiting", "parsed", "processing", "retry", "fallback"];
 const ADMIN = "admin-token-for-the-upgrade-0123456789";
 const INTERNAL = "internal-token-for-the-upgrade-0123456789";
-
-type Manifest = {
-  tokens: Record<"newsFull" | "newsRead" | "newsRevoked" | "limitedFull" | "payingFull", string>;
-  revokedTokenId: string;
-  oembedHost: string;
-  publicKey: string;
-  ids: Record<string, string>;
-  settings: Record<string, Record<string, unknown>>;
-  articleStats: { from: string; to: string; total: Record<string, number> };
-  projectStats: { total: Record<string, number> };
-  articles: Record<string, Record<string, unknown>>;
-};
-
-/** Copies the fixture's data directory to a fresh temporary one. */
-export async function nedbDataDir(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), "upgrade-nedb-"));
-  await cp(path.join(NEDB_FIXTURE, "data"), dir, { recursive: true });
-  return dir;
-}
-
-export const nedbManifest = async (): Promise<Manifest> => JSON.parse(await readFile(path.join(NEDB_FIXTURE, "manifest.json"), "utf8"));
 
 /** The article as the API shows it, with the audio links relative to the gateway that served them. */
 const portable = (a: Record<string, unknown>) => Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === "string" && /^https?:\/\/127\.0\.0\.1:\d+\/audio\//.test(v) ? new URL(v).pathname : v]));
@@ -49,7 +26,7 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
   this.timeout(180_000);
   let dataDir: string;
   let sys: Embedded;
-  let m: Manifest;
+  let m: NedbManifest;
   let banner = "";
 
   before(async () => {
@@ -102,9 +79,9 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
   it("lists each project's articles with the count it had, and knows the errors and decisions", async () => {
     const news = api(sys.url, m.tokens.newsFull);
     const list = await news("GET", "/api/articles?limit=100");
-    const newsIds = Object.entries(m.ids).filter(([n]) => !n.startsWith("limit") && n !== "noMoney" && n !== "deleted" && n !== "toRecrawl").map(([, id]) => id);
-    expect(list.body.count).to.equal(new Set(newsIds).size);
-    expect(list.body.articles.map((a: { id: string }) => a.id).sort()).to.deep.equal([...new Set(newsIds)].sort());
+    const newsIds = listedNewsIds(m);
+    expect(list.body.count).to.equal(newsIds.length);
+    expect(list.body.articles.map((a: { id: string }) => a.id).sort()).to.deep.equal(newsIds.sort());
     const errored = m.articles.errored as { errors: Array<{ error: string }> };
     const cli = async (...argv: string[]) => {
       let out = "";
@@ -193,7 +170,7 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
     const news = api(sys.url, m.tokens.newsFull);
     expect((await news("GET", "/api/articles_external_id/after-upgrade")).status).to.equal(200);
     const listed = await news("GET", "/api/articles?limit=10");
-    expect(listed.body.count, listed.text).to.equal(new Set(Object.entries(m.ids).filter(([n]) => !n.startsWith("limit") && n !== "noMoney" && n !== "deleted").map(([, id]) => id)).size + 1);
+    expect(listed.body.count, listed.text).to.equal(listedNewsIds(m).length + 1);
     expect((await readdir(path.join(aside, "articles"))).sort()).to.deep.equal(["articles.db", "listening-stats.db", "pronunciations.db"]);
   });
 });
