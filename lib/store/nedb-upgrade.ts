@@ -210,10 +210,13 @@ async function copyCollection(datafile: NedbDatafile, name: string, col: Documen
   };
 
   if (resumeAt) opts.log.info({ collection: name, documents: resumeAt, total }, `resuming the copy of ${name} after ${resumeAt} documents`);
-  for await (const doc of datafile.read()) {
-    if (seen++ < resumeAt) continue;
-    batch.push(doc);
-    if (batch.length >= batchSize) await flush();
+  // A collection the interrupted run finished is not read again.
+  if (resumeAt < total) {
+    for await (const doc of datafile.read()) {
+      if (seen++ < resumeAt) continue;
+      batch.push(doc);
+      if (batch.length >= batchSize) await flush();
+    }
   }
   if (batch.length) await flush();
   report(true);
