@@ -1,7 +1,8 @@
 // The upgrade from NeDB under the conditions an operator meets: the embedded
 // default killed (SIGKILL) in the middle of copying an archive resumes on the
-// next start and ends with every document once; a volume too small stops
-// start-up with a message naming DATA_DIR and nothing changed.
+// next start and ends with every document once; the auth and articles
+// processes started on their own upgrade their own directories; a volume too
+// small stops start-up with a message naming DATA_DIR and nothing changed.
 import { expect } from "chai";
 import { spawn } from "node:child_process";
 import { appendFile, cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
@@ -117,6 +118,41 @@ describe("upgrade from NeDB: interrupted, and on a volume too small", function (
     expect(archived(got)).to.deep.equal(archived(want));
     expect(await readdir(path.join(dataDir, "nedb-before-sqlite", "articles"))).to.include("articles.db");
     console.log(`      (${want.length} documents; killed after ${progress!.documents} were reported, ${partial} in the database; the restart finished the copy and was ready in ${restartMs} ms)`);
+  });
+
+  it("the auth and articles processes, started on their own, each upgrade their own directory", async () => {
+    const dataDir = await nedbDataDir();
+    dirs.push(dataDir);
+    const run = (entry: string, env: Record<string, string>) => {
+      const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, entry)], {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: dataDir, LOG_LEVEL: "info", INTERNAL_TOKEN: BASE_ENV.INTERNAL_TOKEN, ...env },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      const exited = new Promise((r) => child.once("exit", r));
+      const listening = (async () => {
+        for await (const line of createInterface({ input: child.stdout! })) {
+          const entry = line.startsWith("{") ? JSON.parse(line) : {};
+          if (String(entry.msg).endsWith(" listening")) return entry.url as string;
+        }
+        throw new Error(`${entry} exited before listening`);
+      })();
+      return { listening, stop: async () => (child.kill("SIGTERM"), await exited) };
+    };
+    const auth = run("services/auth/main.ts", { AUTH_PORT: "0" });
+    const authUrl = await auth.listening;
+    expect(await readdir(path.join(dataDir, "nedb-before-sqlite"))).to.deep.equal(["auth"]);
+    expect(await readdir(path.join(dataDir, "articles"))).to.include("articles.db");
+    const articles = run("services/articles/main.ts", { AUTH_URL: authUrl, ARTICLES_PORT: "0" });
+    try {
+      await articles.listening;
+    } finally {
+      await articles.stop();
+      await auth.stop();
+    }
+    expect((await readdir(path.join(dataDir, "nedb-before-sqlite"))).sort()).to.deep.equal(["articles", "auth"]);
+    expect((await sqliteDocs(path.join(dataDir, "auth", "auth.sqlite"), "tokens")).length).to.equal(5);
+    expect((await sqliteDocs(path.join(dataDir, "articles", "articles.sqlite"), "articles")).map((d) => d._id)).to.include((await nedbManifest()).ids.revised);
   });
 
   it("stops start-up with an error naming DATA_DIR when the volume is too small, and changes nothing", async function () {
