@@ -94,12 +94,20 @@ const sizeOf = async (file: string): Promise<number | undefined> => {
   }
 };
 
+/**
+ * NeDB compacted a file by writing `<file>~` and renaming it over the file; a
+ * crash between the two left only the `~` copy, which NeDB then took as the
+ * file. So do we; a `~` beside a file is an unfinished copy and only moves aside.
+ */
 async function nedbFilesOf(dataDir: string, plan: NedbUpgradePlan): Promise<Array<{ file: string; path: string; bytes: number }>> {
   const found = [];
   for (const file of Object.keys(plan.collections)) {
-    const p = path.join(dataDir, plan.dir, file);
-    const bytes = await sizeOf(p);
-    if (bytes !== undefined) found.push({ file, path: p, bytes });
+    for (const p of [path.join(dataDir, plan.dir, file), path.join(dataDir, plan.dir, `${file}~`)]) {
+      const bytes = await sizeOf(p);
+      if (bytes === undefined) continue;
+      found.push({ file, path: p, bytes });
+      break;
+    }
   }
   return found;
 }
@@ -236,6 +244,10 @@ async function insertOrSkip(col: DocumentCollection<NedbDocument>, doc: NedbDocu
 async function moveAside(dataDir: string, plan: NedbUpgradePlan, files: Awaited<ReturnType<typeof nedbFilesOf>>, log: Logger): Promise<void> {
   const aside = path.join(dataDir, NEDB_ASIDE_DIR, plan.dir);
   await mkdir(aside, { recursive: true });
-  for (const f of files) await rename(f.path, path.join(aside, f.file));
+  for (const f of files) {
+    await rename(f.path, path.join(aside, path.basename(f.path)));
+    const unfinished = path.join(dataDir, plan.dir, `${f.file}~`);
+    if (f.path !== unfinished && (await sizeOf(unfinished)) !== undefined) await rename(unfinished, path.join(aside, `${f.file}~`));
+  }
   log.info({ dir: aside }, `the ${plan.what} NeDB files are kept in ${aside}; remove them once the upgraded platform has your data`);
 }

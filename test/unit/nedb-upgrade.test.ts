@@ -3,7 +3,7 @@
 // interrupted copy resumes and ends identical, a volume too small stops it
 // with nothing changed, and a second start does nothing.
 import { expect } from "chai";
-import { cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
@@ -137,6 +137,18 @@ describe("upgrade of a NeDB data directory", function () {
     expect((await contents(dataDir)).articles.length).to.equal(8);
     await upgradeFromNedb(dataDir, PLANS, options(log, { batchSize: 4 }));
     expect(await contents(dataDir)).to.deep.equal(want);
+  });
+
+  it("takes the copy a crash during NeDB's compaction left (file~ without the file), as NeDB did", async () => {
+    const { log } = capture();
+    await rename(path.join(dataDir, "auth", "tokens.db"), path.join(dataDir, "auth", "tokens.db~"));
+    // Beside a file, a ~ copy is unfinished: the file counts, the copy only moves aside.
+    await writeFile(path.join(dataDir, "articles", "articles.db~"), '{"_id":"half-written","status":"ready"}\n');
+    await upgradeFromNedb(dataDir, PLANS, options(log));
+    expect(await contents(dataDir)).to.deep.equal(want);
+    expect((await readdir(path.join(dataDir, "nedb-before-sqlite", "auth"))).sort()).to.deep.equal(["oembed-claims.db", "projects.db", "tokens.db~"]);
+    expect((await readdir(path.join(dataDir, "nedb-before-sqlite", "articles"))).sort()).to.deep.equal(["articles.db", "articles.db~", "listening-stats.db", "pronunciations.db"]);
+    expect((await readdir(path.join(dataDir, "articles"))).filter((f) => /\.db~?$/.test(f))).to.deep.equal([]);
   });
 
   it("stops with a clear error naming DATA_DIR when the volume is too small, and changes nothing", async () => {
