@@ -23,11 +23,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const BASE_ENV = { PORT: "0", HOST: "127.0.0.1", INTERNAL_TOKEN: "internal-token-for-the-upgrade-0123456789", ...ROOMY_RATE_LIMITS };
 
-/** Grows the fixture's articles file into an archive: `n` more articles of ~1,000 characters, a tenth of them revised later. */
+/** Grows the fixture's articles file into an archive: `n` more articles of ~500 characters, a tenth of them revised later. */
 async function growArchive(dataDir: string, n: number): Promise<void> {
   const file = path.join(dataDir, "articles", "articles.db");
   const model = JSON.parse((await readFile(file, "utf8")).split("\n")[0]) as NedbDocument;
-  const text = "The council met again on Tuesday to discuss the harbour budget. ".repeat(16);
+  const text = "The council met again on Tuesday to discuss the harbour budget. ".repeat(8);
   let chunk = "";
   for (let i = 0; i < n; i++) {
     const revision = i % 10 === 0 ? 2 : 1;
@@ -63,7 +63,7 @@ describe("upgrade from NeDB: interrupted, and on a volume too small", function (
   it("a start killed in the middle of the copy resumes on the next start and ends with every document exactly once", async () => {
     const dataDir = await nedbDataDir();
     dirs.push(dataDir);
-    const archive = 20_000;
+    const archive = 80_000;
     await growArchive(dataDir, archive);
     const source = await openNedbDatafile(path.join(dataDir, "articles", "articles.db"));
     const want: NedbDocument[] = [];
@@ -76,18 +76,22 @@ describe("upgrade from NeDB: interrupted, and on a volume too small", function (
       stdio: ["ignore", "pipe", "pipe"],
     });
     const exited = new Promise<NodeJS.Signals | null>((r) => child.once("exit", (_code, signal) => r(signal)));
+    // Killed at its first progress line (after 2 s): the archive is large enough that the copy takes longer.
     let progress: Record<string, unknown> | undefined;
-    for await (const line of createInterface({ input: child.stdout! })) {
-      const entry = line.startsWith("{") ? JSON.parse(line) : {};
-      if (entry.collection === "articles" && String(entry.msg).startsWith("copying")) {
-        progress = entry;
-        child.kill("SIGKILL");
-        break;
+    try {
+      for await (const line of createInterface({ input: child.stdout! })) {
+        const entry = line.startsWith("{") ? JSON.parse(line) : {};
+        if (entry.collection === "articles" && String(entry.msg).startsWith("copying")) {
+          progress = entry;
+          break;
+        }
+        if (String(entry.msg).startsWith("copied articles")) break;
       }
-      if (String(entry.msg).startsWith("copied articles")) break;
+    } finally {
+      child.kill("SIGKILL");
     }
     expect(await exited).to.equal("SIGKILL");
-    expect(progress, "killed during the copy").to.not.equal(undefined);
+    expect(progress, "killed during the copy (it ended within 2 s: make the archive larger)").to.not.equal(undefined);
     expect(progress!.documents as number).to.be.within(1, archive);
     // The old file is untouched and still in place; the database holds part of it.
     expect((await stat(path.join(dataDir, "articles", "articles.db"))).size).to.equal(source.bytes);
