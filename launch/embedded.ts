@@ -33,6 +33,7 @@ import { startAuthService } from "../services/auth/app.js";
 import { OEMBED_VARS, oembedVerifierConfig } from "../services/auth/oembed-hosts.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
+import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
 import { startGateway } from "../gateway/app.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
 import { freePort } from "../lib/net/free-port.js";
@@ -121,6 +122,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
   const publicPort = cfg.PORT === 0 ? await freePort(cfg.HOST) : cfg.PORT;
   const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
   if (!cfg.MONGODB_URL) await mkdir(cfg.DATA_DIR, { recursive: true });
+  // A DATA_DIR of the NeDB release is carried over before any store opens it.
+  if (!cfg.MONGODB_URL) await upgradeFromNedb(cfg.DATA_DIR, [NEDB_RELEASE.auth, NEDB_RELEASE.articles], { log });
 
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => {

@@ -10,6 +10,7 @@ import { startAuthService } from "./app.js";
 import { OEMBED_VARS, oembedVerifierConfig } from "./oembed-hosts.js";
 import { provisionTokens } from "./provision.js";
 import { openAuthStore } from "./store/open.js";
+import { NEDB_RELEASE, upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
 
 const schema = {
   RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the RPC listener" },
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
     throw new ConfigError("Invalid configuration: ADMIN_TOKEN must be at least 16 characters without spaces (e.g. `openssl rand -base64 32`)");
   }
 
+  if (!config.MONGODB_URL) await upgradeFromNedb(config.DATA_DIR, [NEDB_RELEASE.auth], { log });
   const store = await openAuthStore(config);
   log.info({ store: config.MONGODB_URL ? "mongodb" : "sqlite" }, "auth store open");
 
