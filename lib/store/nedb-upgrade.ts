@@ -36,6 +36,8 @@ export interface NedbUpgradePlan {
   database: string;
   /** NeDB file name in `dir` → collection name in the new database. */
   collections: Record<string, string>;
+  /** Collection name → how one of its documents changes shape on the way (absent: copied as it is). */
+  reshape?: Record<string, (doc: NedbDocument) => NedbDocument>;
 }
 
 /** The NeDB release's files, per service, and the collections of this release that take them over. */
@@ -46,6 +48,8 @@ export const NEDB_RELEASE = {
     dir: "articles",
     database: "articles.sqlite",
     collections: { "articles.db": "articles", "pronunciations.db": "pronunciations", "listening-stats.db": "listening_stats" },
+    // The SQLite layout mirrors deletion in a flag, the listing index's equality prefix (services/articles/store/layout.ts).
+    reshape: { articles: (d) => ({ ...d, deleted: d.status === "deleted" }) },
   },
 } as const satisfies Record<string, NedbUpgradePlan>;
 
@@ -180,13 +184,20 @@ async function copyDatabase(plan: NedbUpgradePlan, files: Awaited<ReturnType<typ
     const name = plan.collections[f.file];
     const datafile = await openNedbDatafile(f.path);
     if (datafile.unreadableLines) log.warn({ file: f.path, lines: datafile.unreadableLines }, "unreadable lines in a NeDB file skipped, as NeDB itself did (a write torn by a crash)");
-    documents[name] = await copyCollection(datafile, name, collection<NedbDocument>(name), meta, opts);
+    documents[name] = await copyCollection(datafile, name, collection<NedbDocument>(name), meta, opts, plan.reshape?.[name]);
   }
   await meta.upsertOne({ _id: "nedb" }, { $set: { complete: true, completedAt: new Date(), documents } });
   log.info({ database: plan.what, documents }, `the ${plan.what} data is upgraded`);
 }
 
-async function copyCollection(datafile: NedbDatafile, name: string, col: DocumentCollection<NedbDocument>, meta: DocumentCollection<MetaDoc>, opts: NedbUpgradeOptions): Promise<number> {
+async function copyCollection(
+  datafile: NedbDatafile,
+  name: string,
+  col: DocumentCollection<NedbDocument>,
+  meta: DocumentCollection<MetaDoc>,
+  opts: NedbUpgradeOptions,
+  reshape: (doc: NedbDocument) => NedbDocument = (d) => d,
+): Promise<number> {
   const batchSize = opts.batchSize ?? 500;
   const everyMs = opts.progressEveryMs ?? 2_000;
   const total = datafile.documents;
@@ -222,7 +233,7 @@ async function copyCollection(datafile: NedbDatafile, name: string, col: Documen
   if (resumeAt < total) {
     for await (const doc of datafile.read()) {
       if (seen++ < resumeAt) continue;
-      batch.push(doc);
+      batch.push(reshape(doc));
       if (batch.length >= batchSize) await flush();
     }
   }
