@@ -14,7 +14,7 @@ export const TRUST_PROXY_VARS = {
 // A name or address and an optional port: nothing that could leave an HTML attribute or a URL's authority.
 const HOST = /^(?:[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/;
 
-// Checked bases by the host a request named, per scheme: the same few hosts come on every
+// Checked bases by the Host header a request sent, per scheme: the same few hosts come on every
 // request, and the check (and the string) need not be made again. Bounded: hosts are the client's choice.
 const KNOWN_HOSTS_MAX = 1_000;
 const checked = { http: new Map<string, string>(), https: new Map<string, string>() };
@@ -34,14 +34,18 @@ export function baseOf(ctx: Context, configured?: string): string {
   }
   const proto = ctx.protocol.toLowerCase();
   if (proto !== "http" && proto !== "https") throw new HttpError(400, "X-Forwarded-Proto: must be http or https");
-  const host = ctx.host;
+  // Without a proxy the Host header as sent is the key (Koa's ctx.host splits and trims it every time).
+  const sent = ctx.app.proxy ? undefined : ctx.req.headers.host;
   const known = checked[proto];
-  const hit = known.get(host);
+  const hit = sent === undefined ? undefined : known.get(sent);
   if (hit !== undefined) return hit;
+  const host = ctx.host;
   if (host.length > 255 || !HOST.test(host)) throw new HttpError(400, "Host: must be a host name or address with an optional port");
   const base = `${proto}://${host.toLowerCase()}`;
-  if (known.size >= KNOWN_HOSTS_MAX) known.clear();
-  known.set(host, base);
+  if (sent !== undefined) {
+    if (known.size >= KNOWN_HOSTS_MAX) known.clear();
+    known.set(sent, base);
+  }
   return base;
 }
 
