@@ -26,7 +26,7 @@ export function gatewayMetrics(opts: { serve: boolean } = { serve: false }) {
     }
     const end = httpDuration.startTimer();
     // Timed until the response is fully written (audio streams included), or the client went away.
-    ctx.res.once("close", () => end({ method: ctx.method, route: routeOf(ctx), status: String(ctx.res.statusCode) }));
+    ctx.res.on("close", () => end({ method: ctx.method, route: routeOf(ctx), status: String(ctx.res.statusCode) }));
     await next();
   };
 }

@@ -16,7 +16,7 @@ import type { Context, Next } from "koa";
 import type { AuthService } from "../gen/auth/v1/auth_pb.js";
 import type { RateLimitSettings } from "../lib/project-settings.js";
 import type { CallerResolver } from "../lib/rpc/caller.js";
-import type { RateLimiter } from "../lib/ratelimit/limiter.js";
+import type { Decision, RateLimiter } from "../lib/ratelimit/limiter.js";
 import type { BucketPolicy } from "../lib/ratelimit/port.js";
 import { HttpError } from "./errors.js";
 
@@ -34,8 +34,8 @@ export const DEFAULT_LIMITS: ProjectLimits = Object.freeze({
 export interface RateLimitMiddlewareOptions {
   limiter: RateLimiter;
   resolveCaller: CallerResolver;
-  /** The project's limits; see projectLimitsFromSettings. */
-  limitsOf: (projectId: string) => Promise<ProjectLimits>;
+  /** The project's limits; see projectLimitsFromSettings. A cached answer may come without a promise. */
+  limitsOf: (projectId: string) => ProjectLimits | Promise<ProjectLimits>;
 }
 
 /** Routes under /api that are not the publisher API: the docs and the OpenAPI document (route templates, as registered). */
@@ -83,48 +83,70 @@ export function rateLimitHeaders(cls: LimitClass, p: BucketPolicy, remaining: nu
 const RECENT_MS = 1_000;
 const RECENT_MAX = 10_000;
 
+/** Marks a request already counted: a property of its context, not a WeakSet entry per request (weak entries cost the collector). */
+const COUNTED = Symbol("rate limit counted");
+
 export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
   // projectId null: the internal token; false: a token the auth service refused (not counted, the route answers 401).
   const recent = new Map<string, { projectId: string | null | false; until: number }>();
-  // Should a request ever reach two limited routes (one handing over to the next), it is counted once.
-  const counted = new WeakSet<Context>();
-  return async (ctx: Context, next: Next): Promise<void> => {
+
+  const projectOf = async (authorization: string): Promise<string | null | false> => {
+    let projectId: string | null | false;
+    try {
+      // The resolver reads one header; no need to build a Headers object per request.
+      const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
+      projectId = caller.kind === "publisher" ? caller.projectId : null;
+    } catch (e) {
+      if (ConnectError.from(e).code !== Code.Unauthenticated) throw e;
+      projectId = false;
+    }
+    if (recent.size >= RECENT_MAX) recent.clear();
+    recent.set(authorization, { projectId, until: Date.now() + RECENT_MS });
+    return projectId;
+  };
+
+  const refusal = (cls: LimitClass, policy: BucketPolicy, d: Decision): HttpError => {
+    const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
+    return new HttpError(
+      429,
+      `Too many ${cls} for this project: the limit is ${policy.perSecond}/s with bursts of ${policy.burst}; retry after ${seconds} s`,
+      { ...rateLimitHeaders(cls, policy, 0, d.retryAfterMs), "Retry-After": String(seconds) },
+    );
+  };
+
+  // Every step answers from memory on the hot path (a token seen within the second, cached limits, a
+  // local lease or in-process bucket), so a counted request usually costs no promise of its own.
+  return (ctx: Context & { [COUNTED]?: true }, next: Next): Promise<void> => {
     const cls = limitClassOf(ctx.method);
     const authorization = ctx.get("Authorization");
     // Only authenticated API calls are counted; a missing or bad token is the route's 401.
-    if (!cls || !authorization || counted.has(ctx)) return next();
-    counted.add(ctx);
-    let projectId: string | null | false;
+    if (!cls || !authorization || ctx[COUNTED]) return next();
+    ctx[COUNTED] = true;
     const hit = recent.get(authorization);
-    if (hit && hit.until > Date.now()) {
-      projectId = hit.projectId;
-    } else {
-      try {
-        // The resolver reads one header; no need to build a Headers object per request.
-        const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
-        projectId = caller.kind === "publisher" ? caller.projectId : null;
-      } catch (e) {
-        if (ConnectError.from(e).code !== Code.Unauthenticated) throw e;
-        projectId = false;
-      }
-      if (recent.size >= RECENT_MAX) recent.clear();
-      recent.set(authorization, { projectId, until: Date.now() + RECENT_MS });
-    }
+    if (hit && hit.until > Date.now()) return limited(ctx, next, cls, hit.projectId);
+    return projectOf(authorization).then((projectId) => limited(ctx, next, cls, projectId));
+  };
+
+  function limited(ctx: Context, next: Next, cls: LimitClass, projectId: string | null | false): Promise<void> {
     // The internal token is not a project; a refused token gets its 401 from the route.
     if (projectId === null || projectId === false) return next();
-    const policy = (await opts.limitsOf(projectId))[cls];
-    const d = await opts.limiter.take(`${projectId}.${cls}`, policy);
-    if (!d.allowed) {
-      const seconds = Math.max(1, Math.ceil(d.retryAfterMs / 1000));
-      throw new HttpError(
-        429,
-        `Too many ${cls} for this project: the limit is ${policy.perSecond}/s with bursts of ${policy.burst}; retry after ${seconds} s`,
-        { ...rateLimitHeaders(cls, policy, 0, d.retryAfterMs), "Retry-After": String(seconds) },
-      );
-    }
+    const limits = opts.limitsOf(projectId);
+    if (limits instanceof Promise) return limits.then((l) => counted(ctx, next, cls, projectId, l[cls]));
+    return counted(ctx, next, cls, projectId, limits[cls]);
+  }
+
+  function counted(ctx: Context, next: Next, cls: LimitClass, projectId: string, policy: BucketPolicy): Promise<void> {
+    const key = `${projectId}.${cls}`;
+    const d = opts.limiter.takeNow(key, policy);
+    if (!d) return opts.limiter.take(key, policy).then((later) => admit(ctx, next, cls, policy, later));
+    return admit(ctx, next, cls, policy, d);
+  }
+
+  function admit(ctx: Context, next: Next, cls: LimitClass, policy: BucketPolicy, d: Decision): Promise<void> {
+    if (!d.allowed) return Promise.reject(refusal(cls, policy, d));
     ctx.set(rateLimitHeaders(cls, policy, d.remaining, d.fullInMs));
     return next();
-  };
+  }
 }
 
 /** A project's limits: its `rateLimit` settings over the deployment's defaults. */
@@ -185,7 +207,7 @@ export interface SettingsLimitsOptions {
  * stale entry is answered at once and refreshed behind it. When the auth
  * service cannot say, the defaults apply for a short while.
  */
-export function projectLimitsFromSettings(opts: SettingsLimitsOptions): (projectId: string) => Promise<ProjectLimits> {
+export function projectLimitsFromSettings(opts: SettingsLimitsOptions): (projectId: string) => ProjectLimits | Promise<ProjectLimits> {
   const ttl = opts.ttlMs ?? 30_000;
   const max = opts.maxEntries ?? 10_000;
   const cache = new Map<string, { limits: ProjectLimits; expires: number; refreshing?: Promise<ProjectLimits> }>();
@@ -208,7 +230,7 @@ export function projectLimitsFromSettings(opts: SettingsLimitsOptions): (project
         },
       );
 
-  return async (projectId) => {
+  return (projectId) => {
     const hit = cache.get(projectId);
     if (!hit) {
       const first = load(projectId);

@@ -52,19 +52,24 @@ export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDr
   };
   server.on("connection", track);
 
-  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
-    const socket = req.socket;
+  // One shared listener, not a closure per request: this runs for every request the server answers.
+  function onResponseClose(this: http.ServerResponse): void {
+    responses.delete(this);
+    const socket = this.req.socket;
     const conn = conns.get(socket);
+    if (!conn) return;
+    conn.busy--;
+    conn.readAt = socket.bytesRead;
+    conn.idleSince = Date.now();
+  }
+
+  const onRequest = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const conn = conns.get(req.socket);
     if (conn) conn.busy++;
     responses.add(res);
     if (draining) res.shouldKeepAlive = false;
-    res.once("close", () => {
-      responses.delete(res);
-      if (!conn) return;
-      conn.busy--;
-      conn.readAt = socket.bytesRead;
-      conn.idleSince = Date.now();
-    });
+    // A response closes once ("on" spares the once-wrapper).
+    res.on("close", onResponseClose);
   };
   // Ahead of the application's listeners, so the flag is set before any answer starts.
   server.prependListener("request", onRequest);

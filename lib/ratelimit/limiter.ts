@@ -8,7 +8,7 @@
 // the other side: tokens leased by one replica are not usable by another, so
 // a project can be refused up to (replicas − 1) × lease tokens early; leases
 // lapse after leaseTtlMs so stranded tokens do not linger.
-import type { BucketPolicy, BucketStore } from "./port.js";
+import type { BucketPolicy, BucketStore, TakeResult } from "./port.js";
 
 export interface Decision {
   allowed: boolean;
@@ -22,6 +22,11 @@ export interface Decision {
 
 export interface RateLimiter {
   take(key: string, policy: BucketPolicy): Promise<Decision>;
+  /**
+   * The same decision when it needs no wait: a leased token, a refusal still
+   * remembered, or a store in this process. Undefined: call take().
+   */
+  takeNow(key: string, policy: BucketPolicy): Decision | undefined;
 }
 
 export interface RateLimiterOptions {
@@ -85,22 +90,28 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     fullInMs: Math.max(0, l.fullAt - t),
   });
 
+  /** A lease from the store goes into the key's local state. */
+  function leased(l: Local, r: TakeResult): void {
+    const t = now();
+    l.leased += r.granted;
+    l.leaseExpires = t + leaseTtlMs;
+    l.sharedRemaining = r.remaining;
+    l.fullAt = t + r.fullInMs;
+    if (r.granted === 0) l.deniedUntil = t + r.retryAfterMs;
+  }
+
+  /** Everyone queued behind this lease gets served by it when the bucket allows. */
+  const wanted = (l: Local, policy: BucketPolicy) => Math.min(policy.burst, Math.max(leaseSize(policy), l.waiting + 1));
+
   async function refill(key: string, l: Local, policy: BucketPolicy): Promise<void> {
-    // Everyone queued behind this lease gets served by it when the bucket allows.
-    const want = Math.min(policy.burst, Math.max(leaseSize(policy), l.waiting + 1));
+    const want = wanted(l, policy);
     if (now() < storeDownUntil) {
       l.leased += want;
       l.leaseExpires = now() + leaseTtlMs;
       return;
     }
     try {
-      const r = await opts.store.take(key, want, policy);
-      const t = now();
-      l.leased += r.granted;
-      l.leaseExpires = t + leaseTtlMs;
-      l.sharedRemaining = r.remaining;
-      l.fullAt = t + r.fullInMs;
-      if (r.granted === 0) l.deniedUntil = t + r.retryAfterMs;
+      leased(l, await opts.store.take(key, want, policy));
     } catch (err) {
       opts.onStoreError?.(err);
       storeDownUntil = now() + storeRestMs;
@@ -110,19 +121,42 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     }
   }
 
+  /** One round of take() without waiting; undefined when only the store (asynchronously) can say. */
+  function decideNow(key: string, l: Local, policy: BucketPolicy): Decision | undefined {
+    const t = now();
+    if (l.leased > 0 && t >= l.leaseExpires) l.leased = 0;
+    if (l.leased >= 1) {
+      l.leased -= 1;
+      return decision(l, t, true);
+    }
+    if (t < l.deniedUntil) return decision(l, t, false);
+    // A store in this process answers at once; nobody can be queued on a pending lease then.
+    if (!opts.store.takeNow || l.pending) return undefined;
+    const want = wanted(l, policy);
+    try {
+      leased(l, opts.store.takeNow(key, want, policy));
+    } catch (err) {
+      // As refill(): admit rather than refuse every project's traffic.
+      opts.onStoreError?.(err);
+      l.leased += want;
+      l.leaseExpires = t + leaseTtlMs;
+    }
+    if (l.leased < 1) return decision(l, now(), false);
+    l.leased -= 1;
+    return decision(l, now(), true);
+  }
+
   return {
+    takeNow(key, policy) {
+      return decideNow(key, localOf(key, policy), policy);
+    },
     async take(key, policy) {
       const l = localOf(key, policy);
       for (let round = 0; ; round++) {
-        const t = now();
-        if (l.leased > 0 && t >= l.leaseExpires) l.leased = 0;
-        if (l.leased >= 1) {
-          l.leased -= 1;
-          return decision(l, t, true);
-        }
-        if (t < l.deniedUntil) return decision(l, t, false);
+        const decided = decideNow(key, l, policy);
+        if (decided) return decided;
         // Outrun by others queued on the same key several times: the bucket is as good as empty.
-        if (round >= 5) return { ...decision(l, t, false), retryAfterMs: Math.ceil(1000 / policy.perSecond) };
+        if (round >= 5) return { ...decision(l, now(), false), retryAfterMs: Math.ceil(1000 / policy.perSecond) };
         if (!l.pending) {
           l.pending = refill(key, l, policy).finally(() => {
             l.pending = undefined;

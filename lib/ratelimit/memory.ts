@@ -12,16 +12,20 @@ export function createMemoryBucketStore(opts: MemoryBucketStoreOptions = {}): Bu
   const now = opts.now ?? Date.now;
   const maxKeys = opts.maxKeys ?? 100_000;
   const buckets = new Map<string, BucketState>();
+  const takeNow = (key: string, want: number, policy: BucketPolicy): TakeResult => {
+    const t = now();
+    const current = buckets.get(key) ?? null;
+    const { next, result } = takeFrom(current, want, policy, t);
+    // Re-inserting keeps the map ordered by last use for the eviction below.
+    buckets.delete(key);
+    buckets.set(key, next);
+    if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value as string);
+    return result;
+  };
   return {
+    takeNow,
     async take(key: string, want: number, policy: BucketPolicy): Promise<TakeResult> {
-      const t = now();
-      const current = buckets.get(key) ?? null;
-      const { next, result } = takeFrom(current, want, policy, t);
-      // Re-inserting keeps the map ordered by last use for the eviction below.
-      buckets.delete(key);
-      buckets.set(key, next);
-      if (buckets.size > maxKeys) buckets.delete(buckets.keys().next().value as string);
-      return result;
+      return takeNow(key, want, policy);
     },
     async close() {
       buckets.clear();

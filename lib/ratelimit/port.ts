@@ -23,6 +23,8 @@ export interface TakeResult {
 export interface BucketStore {
   /** Atomically refills bucket `key` by the time elapsed and takes up to `want` tokens. */
   take(key: string, want: number, policy: BucketPolicy): Promise<TakeResult>;
+  /** The same take answered at once, by a store that lives in this process (no promise per request on the hot path). */
+  takeNow?(key: string, want: number, policy: BucketPolicy): TakeResult;
   close(): Promise<void>;
 }
 
@@ -44,14 +46,16 @@ export function takeFrom(state: BucketState | null, want: number, policy: Bucket
   const granted = Math.max(0, Math.min(Math.floor(want), Math.floor(level)));
   const tokens = level - granted;
   const next = { tokens, at: state ? Math.max(now, state.at) : now };
-  const msFor = (n: number) => (n <= 0 ? 0 : Math.ceil((n * 1000) / policy.perSecond));
   return {
     next,
     result: {
       granted,
       remaining: Math.floor(tokens),
-      retryAfterMs: granted > 0 ? 0 : msFor(1 - tokens),
-      fullInMs: msFor(policy.burst - tokens),
+      retryAfterMs: granted > 0 ? 0 : msFor(1 - tokens, policy),
+      fullInMs: msFor(policy.burst - tokens, policy),
     },
   };
 }
+
+/** Time for n tokens to come in. Not a closure inside takeFrom: that was one function object per request. */
+const msFor = (n: number, policy: BucketPolicy): number => (n <= 0 ? 0 : Math.ceil((n * 1000) / policy.perSecond));

@@ -69,4 +69,26 @@ describe("rate limiter (leased tokens)", () => {
     t += 1000;
     expect((await limiter.take("c.writes", { perSecond: 10, burst: 5 })).allowed).to.equal(true);
   });
+  it("decides at once (takeNow) with the in-process store, exactly as take() does, so a counted request needs no promise", async () => {
+    const p = { perSecond: 10, burst: 5 };
+    const sync = createRateLimiter({ store: createMemoryBucketStore({ now }), now, leaseSize: () => 1 });
+    const async = createRateLimiter({ store: createMemoryBucketStore({ now }), now, leaseSize: () => 1 });
+    for (let i = 0; i < 12; i++) {
+      const d = sync.takeNow("s.reads", p);
+      expect(d, `take ${i} is decided without waiting`).to.not.equal(undefined);
+      expect(d).to.deep.equal(await async.take("s.reads", p));
+      if (i === 7) t += 250; // 2.5 tokens come back
+    }
+  });
+
+  it("leaves takeNow undecided while only a shared store can say, then spends the lease it took without waiting", async () => {
+    const { store, c } = counted(createMemoryBucketStore({ now }));
+    const limiter = createRateLimiter({ store, now });
+    const p = { perSecond: 100, burst: 100 }; // lease: 10 tokens
+    expect(limiter.takeNow("l.reads", p)).to.equal(undefined);
+    expect((await limiter.take("l.reads", p)).allowed).to.equal(true);
+    for (let i = 0; i < 9; i++) expect(limiter.takeNow("l.reads", p)?.allowed, `leased token ${i}`).to.equal(true);
+    expect(limiter.takeNow("l.reads", p)).to.equal(undefined);
+    expect(c.calls).to.equal(1);
+  });
 });
