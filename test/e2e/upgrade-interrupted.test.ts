@@ -13,6 +13,7 @@ import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startEmbedded } from "../../launch/embedded.js";
 import { openNedbDatafile, type NedbDocument } from "../../lib/store/nedb-datafile.js";
+import { NEDB_RELEASE } from "../../lib/store/nedb-upgrade.js";
 import { openSqliteDatabase } from "../../lib/store/sqlite-collection.js";
 import { mountSmallVolume } from "../support/tmpfs.js";
 import { api } from "../support/http.js";
@@ -67,7 +68,9 @@ describe("upgrade from NeDB: interrupted, and on a volume too small", function (
     await growArchive(dataDir, archive);
     const source = await openNedbDatafile(path.join(dataDir, "articles", "articles.db"));
     const want: NedbDocument[] = [];
-    for await (const d of source.read()) want.push(d);
+    // As the copy reshapes them for this release's layout (the articles' deleted flag).
+    const reshape = NEDB_RELEASE.articles.reshape.articles;
+    for await (const d of source.read()) want.push(reshape(d));
     want.sort((a, b) => (a._id < b._id ? -1 : 1));
 
     const child = spawn(process.execPath, ["--import", "tsx", path.join(ROOT, "launch/embedded.ts")], {
