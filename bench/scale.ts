@@ -19,10 +19,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } 
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
-import { memoryOf, npmStartArgs } from "../test/support/embedded-process.js";
+import { EMBEDDED_TOKEN, memoryOf, startEmbeddedProcess } from "../test/support/embedded-process.js";
 
-const TOKEN = "bench-scale-full-token-0123456789";
-const SEED_TOKENS = JSON.stringify([{ token: TOKEN, project: "scale", scope: "full" }]);
+const TOKEN = EMBEDDED_TOKEN;
 const sizes = (process.env.BENCH_SCALE_N ?? "10000,100000,1000000").split(",").map((s) => Number(s.replace(/_/g, "")));
 const system = process.env.BENCH_SCALE_SYSTEM ?? "embedded";
 const probeSeconds = Number(process.env.BENCH_SCALE_PROBE_S ?? 300);
@@ -57,53 +56,35 @@ interface System {
   stop(): Promise<number>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-function systemEnv(dataDir: string, port: number): NodeJS.ProcessEnv {
-  return {
-    ...process.env,
-    NODE_ENV: "production",
-    LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
-    PORT: String(port),
-    HOST: "127.0.0.1",
-    DATA_DIR: dataDir,
-    SEED_TOKENS,
-    // The limiter stays in the measured path; the load must not be refused by it.
-    RATE_LIMIT_READS_PER_SECOND: "100000",
-    RATE_LIMIT_READS_BURST: "1000000",
-    RATE_LIMIT_WRITES_PER_SECOND: "100000",
-    RATE_LIMIT_WRITES_BURST: "1000000",
-    RATE_LIMIT_IMPORTS_PER_SECOND: "100000",
-    RATE_LIMIT_IMPORTS_BURST: "1000000",
-    AUDIO_CONCURRENCY: "1",
-    AUDIO_THREADS: "1",
-  };
-}
+/** The limits stay in the measured path, raised out of the load's reach. */
+const LIMITS = {
+  RATE_LIMIT_READS_PER_SECOND: "100000",
+  RATE_LIMIT_READS_BURST: "1000000",
+  RATE_LIMIT_WRITES_PER_SECOND: "100000",
+  RATE_LIMIT_WRITES_BURST: "1000000",
+  RATE_LIMIT_IMPORTS_PER_SECOND: "100000",
+  RATE_LIMIT_IMPORTS_BURST: "1000000",
+  AUDIO_CONCURRENCY: "1",
+  AUDIO_THREADS: "1",
+};
 
 /** The embedded default as `npm start` runs it (its node flags too), in a process of its own (its RSS is what we report). */
-async function startEmbedded(dataDir: string, port?: number): Promise<System & { startedMs: number }> {
-  port ??= await freePort();
+async function startEmbedded(dataDir: string): Promise<System & { startedMs: number }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, npmStartArgs(), { env: systemEnv(dataDir, port), stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4000)));
-  const url = `http://127.0.0.1:${port}`;
-  await waitHealthy(url, child, () => stderr);
+  const s = await startEmbeddedProcess(dataDir, { ...LIMITS, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" });
   const startedMs = performance.now() - t0;
-  return { url, pid: child.pid, dataDir, startedMs, stop: () => stopChild(child) };
+  const stop = async () => {
+    const t = performance.now();
+    await s.stop();
+    return performance.now() - t;
+  };
+  return { url: s.url, pid: s.child.pid, dataDir, startedMs, stop };
 }
 
 /** The full stack over a local NATS and MongoDB stand-in (bench/sut.ts); per-request figures only. */
 async function startStack(): Promise<System> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/sut.ts", "stack"], { env: systemEnv(mkdtempSync(join(tmpdir(), "scale-stack-")), 0), stdio: ["pipe", "pipe", "inherit"] });
+  const env = { ...process.env, ...LIMITS, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", BENCH_SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "scale", scope: "full" }]) };
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/sut.ts", "stack"], { env, stdio: ["pipe", "pipe", "inherit"] });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on("line", (l) => {
       if (l.startsWith("READY ") || l.startsWith("SKIP ")) resolve(l);
@@ -113,15 +94,6 @@ async function startStack(): Promise<System> {
   if (line.startsWith("SKIP")) throw new Error(`full stack: ${line}`);
   const { url } = JSON.parse(line.slice(6)) as { url: string };
   return { url, stop: () => stopChild(child) };
-}
-
-async function waitHealthy(url: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the system exited (${child.exitCode}):\n${stderr()}`);
-    const status = await request(url, "GET", "/healthz").then((r) => r.status, () => 0);
-    if (status === 200) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** SIGTERM and wait; answers the milliseconds it took to stop. */
@@ -277,7 +249,6 @@ async function measure(n: number): Promise<Row> {
   const dataDir = mkdtempSync(join(tmpdir(), `scale-${n}-`));
   let sys: System = system === "stack" ? await startStack() : await startEmbedded(dataDir);
   try {
-    const port = Number(new URL(sys.url).port);
     process.stderr.write(`N=${n}: importing…\n`);
     const imported = await importArchive(sys.url, n);
     const row: Partial<Row> = { n, importPerS: imported.perSecond, rawMB: imported.rawBytes / 1e6 };
@@ -286,7 +257,7 @@ async function measure(n: number): Promise<Row> {
       row.dataMB = dirBytes(dataDir) / 1e6;
       await sys.stop();
       // The restart an operator waits for: the process start to /healthz answering 200.
-      const again = await startEmbedded(dataDir, port);
+      const again = await startEmbedded(dataDir);
       row.restartS = again.startedMs / 1000;
       row.rssAfterStartMB = memoryOf(again.pid!).rss;
       sys = again;

@@ -6,7 +6,6 @@ import type { CallOptions, Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import {
-  AudioTiming,
   PromptChangeSchema,
   LabelListSchema,
   type ArticlesService,
@@ -18,6 +17,7 @@ import { readJsonBody } from "../body.js";
 import { createCoalescer } from "../coalesce.js";
 import { createBatcher } from "../create-batch.js";
 import { HttpError } from "../errors.js";
+import { createRequestOf } from "../import-stream.js";
 import { articleJson, listItemJson } from "../present.js";
 import { baseOf } from "../public-links.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
@@ -130,19 +130,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const body = await readBody(ctx, call.headers.authorization);
     validate.createBody(body);
     const b = body as CreateBody;
-    const id = await createArticle(call.headers.authorization, ctx.state.requestId, {
-      title: b.title,
-      text: b.text,
-      url: b.url,
-      externalId: b.externalId,
-      voice: b.voice,
-      lang: b.lang,
-      parse: b.parse ?? false,
-      isRaw: b.isRaw ?? false,
-      prompt: b.prompt,
-      labels: b.labels ?? [],
-      audio: AudioTiming.UNSPECIFIED,
-    });
+    const id = await createArticle(call.headers.authorization, ctx.state.requestId, createRequestOf(b));
     ctx.body = { result: "ok", id };
   });
 
