@@ -78,7 +78,9 @@ TOML
 
 set +e
 # From the scratch directory: schemathesis keeps a cache (.schemathesis/) where it runs.
-(cd "$work" && "$venv/bin/st" --config-file "$work/schemathesis.toml" --no-color run "$base/api/openapi.json" \
+# The NDJSON import's serializer and deserializer (schemathesis_hooks.py), imported by module name.
+hooks_dir="$PWD/scripts/ci"
+(cd "$work" && PYTHONPATH="$hooks_dir${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=schemathesis_hooks "$venv/bin/st" --config-file "$work/schemathesis.toml" --no-color run "$base/api/openapi.json" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
   --phases examples,coverage,fuzzing \
   --max-time "$max_time" \
