@@ -100,9 +100,11 @@ describe("faults on the full stack (worker crash, restarts, NATS outage)", funct
     const killedAt = Date.now();
     const art = await ready(A, id);
     const recoveredMs = Date.now() - killedAt;
-    // JetStream gave the same message to the other worker once the lease ran out.
+    // JetStream gave the same message to the other worker once the lease ran out: a redelivery
+    // (attempt 2, or later when a loaded machine let a pull expire as the server answered it).
     const reclaim = t.logs.records({ proc: survivor.name, msg: "audio job claimed", articleId: id });
-    expect(reclaim.map((r) => r.attempt)).to.include(2);
+    expect(reclaim.length, "the survivor claimed the job").to.be.greaterThan(0);
+    expect(Math.min(...reclaim.map((r) => r.attempt as number))).to.be.at.least(2);
     // The worker logs completion after the article has turned ready.
     await waitFor("the survivor to log the completion", async () => t.logs.records({ proc: survivor.name, msg: "audio job completed", articleId: id })[0], 10_000, 20);
     const mp3 = Buffer.from(await (await fetch(art.audio.replace("localhost", "127.0.0.1"))).arrayBuffer());
