@@ -97,15 +97,16 @@ export interface DocumentCollection<D extends { _id: string }> {
    * collection has none under this name yet (an upgraded install), the counts
    * are built once from the documents.
    */
-  ensureTally?(spec: TallySpec): Promise<void>;
+  ensureTally(spec: TallySpec): Promise<void>;
   /** Documents counting in `group` now; 0 for a group never seen. */
-  tally?(name: string, group: string): Promise<number>;
+  tally(name: string, group: string): Promise<number>;
   /** Every non-empty group of the tally with its count. */
-  tallies?(name: string): Promise<Map<string, number>>;
+  tallies(name: string): Promise<Map<string, number>>;
   /**
    * Recomputes every declared tally from the documents, in one pass over them: the repair
    * for counts a failure left off (a server stopped between a write and its count). Run it
    * while writes are quiet: a write during the pass may be counted from before or after.
+   * Absent where the counts change in the same transaction as the documents (SQLite).
    */
   recount?(): Promise<void>;
   /** Idempotent: opening the same store again keeps the existing index. */

@@ -7,7 +7,6 @@
 // creates, edits, deletions, status changes and racing writers, on an upgraded
 // collection too.
 import { expect } from "chai";
-import { randomBytes } from "node:crypto";
 import type { CommandStartedEvent, Db, Document } from "mongodb";
 import { logger } from "../../lib/log.js";
 import { closeMongo, mongoDb, watchMongoCommands } from "../../lib/mongo.js";
@@ -15,9 +14,10 @@ import { periodicRecrawl } from "../../services/articles/admission/recrawl.js";
 import { UNBOUNDED } from "../../services/articles/admission/settings.js";
 import { startReconciler } from "../../services/articles/reconciler.js";
 import { openMongoArticleStore } from "../../services/articles/store/open.js";
-import { ARTICLE_STATUSES, DEFERRED_STATUSES, type ArticleStatus, type ArticleStore, type NewArticle } from "../../services/articles/store/port.js";
+import { ARTICLE_STATUSES, DEFERRED_STATUSES, type ArticleStatus, type ArticleStore } from "../../services/articles/store/port.js";
 import { recordingBus } from "../support/recording-bus.js";
 import { requireMongo } from "../support/servers.js";
+import { draft } from "./article-store.contract.js";
 
 const HIDDEN = new Set(["_tallyOf", "_tallyBuilt", "_tallyGhost", "_tally"]);
 
@@ -54,18 +54,7 @@ function serves(keys: Array<[string, number]>, filter: Document, sort: Document 
   return same || reversed;
 }
 
-const base = (projectId: string, over: Partial<NewArticle> = {}): NewArticle => ({
-  id: `a-${randomBytes(6).toString("hex")}`,
-  projectId,
-  title: "T",
-  text: "Some text.",
-  isRaw: false,
-  parse: false,
-  voice: "alloy",
-  lang: "en-US",
-  labels: [],
-  ...over,
-});
+const base = draft;
 
 describe("article store on MongoDB: query shapes and exact counts", function () {
   this.timeout(120_000);

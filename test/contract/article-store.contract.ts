@@ -18,7 +18,7 @@ export interface StoreFixture {
 let seq = 0;
 const uniq = (p: string) => `${p}-${Date.now().toString(36)}-${(seq++).toString(36)}`;
 
-function draft(projectId: string, over: Partial<NewArticle> = {}): NewArticle {
+export function draft(projectId: string, over: Partial<NewArticle> = {}): NewArticle {
   return {
     id: uniq("art"),
     projectId,

@@ -85,12 +85,9 @@ export interface PronunciationDoc {
  */
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
-  for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally?.(t);
+  for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally(t);
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   const { fromDoc, notDeleted, touched } = layout;
-
-  /** A tally's count, or a count of the filter where the driver keeps none. */
-  const tallied = (t: TallySpec, group: string, filter: Filter) => (col.tally ? col.tally(t.name, group) : col.count(filter));
 
   /** The fields a move to `status` at `now` sets and unsets: the change time and the due time that follows (due.ts). */
   const moved = (status: ArticleStatus, now: Date) => {
@@ -177,13 +174,13 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     async list(projectId, limit, offset) {
       const filter = { projectId, ...notDeleted };
-      const [count, docs] = await Promise.all([tallied(LIVE, projectId, filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([col.tally(LIVE.name, projectId), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async listReady(projectId, { label, limit, offset }) {
       const filter: Filter = label === undefined ? { projectId, status: "ready" } : { projectId, status: "ready", labels: label };
-      const [count, docs] = await Promise.all([tallied(READY, readyGroup(projectId, label), filter), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([col.tally(READY.name, readyGroup(projectId, label)), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
@@ -330,9 +327,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     },
 
     async countByStatus() {
-      const counts = col.tallies ? await col.tallies(BY_STATUS.name) : undefined;
-      const of = async (s: ArticleStatus) => (counts ? (counts.get(s) ?? 0) : col.count({ status: s }));
-      return Object.fromEntries(await Promise.all(ARTICLE_STATUSES.map(async (s) => [s, await of(s)]))) as Record<ArticleStatus, number>;
+      const counts = await col.tallies(BY_STATUS.name);
+      return Object.fromEntries(ARTICLE_STATUSES.map((s) => [s, counts.get(s) ?? 0])) as Record<ArticleStatus, number>;
     },
 
     recount: async () => {
