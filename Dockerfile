@@ -5,15 +5,11 @@
 # Node.js 24 LTS; deploy/build-image.sh builds an equivalent base where Docker Hub is out of reach.
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
-# better-sqlite3 (the embedded stores) is a native addon that npm builds from source here:
-# its prebuilt binaries live outside the registries a build can reach. The compilers stay in
-# the build stages; the runtime gets the built node_modules.
-FROM ${NODE_IMAGE} AS toolchain
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
-
-FROM toolchain AS build
+# No compilers: the embedded stores' SQLite binding on Node.js 24 is better-sqlite3 13, whose
+# prebuilt Node-API binary ships inside the npm package. Its optional 12.x alias is Node.js 20's
+# (lib/store/sqlite-binding.ts); --omit=optional leaves it out, with the platform binaries of
+# tools the image does not run (esbuild for tsx, buf).
+FROM ${NODE_IMAGE} AS build
 # Only for builds behind a TLS-intercepting proxy: its CA bundle, mounted into the build
 # (deploy/build-image.sh). Unset by default; not in the image's environment (its path shows
 # in the build history of the RUN steps, the certificates are in no layer).
@@ -23,19 +19,19 @@ COPY package.json package-lock.json ./
 COPY scripts/ci/check-node-modules.mjs scripts/ci/
 # npm can exit 0 after crashing half-way ("Exit handler never called!"), leaving a partial
 # node_modules: check the tree against the lock before anything builds on it.
-RUN npm ci --no-audit --no-fund \
- && npm ls --all >/dev/null \
+RUN npm ci --omit=optional --no-audit --no-fund \
+ && npm ls --all --omit=optional >/dev/null \
  && node scripts/ci/check-node-modules.mjs
 COPY . .
 RUN npm run build
 
-FROM toolchain AS deps
+FROM ${NODE_IMAGE} AS deps
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
-RUN npm ci --omit=dev --no-audit --no-fund \
- && npm ls --all --omit=dev >/dev/null \
+RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
+ && npm ls --all --omit=dev --omit=optional >/dev/null \
  && node /tmp/check-node-modules.mjs --omit=dev \
  && npm cache clean --force
 

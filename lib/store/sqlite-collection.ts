@@ -20,7 +20,8 @@
 // read the commit: reads go to a second, read-only connection that holds a
 // snapshot and moves it forward only after each sync. The writes' own
 // conditional reads run on the writing connection and see everything.
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
+import { sqliteDriver } from "./sqlite-binding.js";
 import { randomBytes } from "node:crypto";
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -114,8 +115,9 @@ class Shared {
   ) {
     if (key) mkdirSync(dirname(key), { recursive: true });
     const cache = `cache_size = -${Math.max(1024, Math.floor(cacheKiB))}`;
+    const Driver = sqliteDriver();
     try {
-      this.conn = new Database(key ?? ":memory:");
+      this.conn = new Driver(key ?? ":memory:");
       // An article document is 1-2 KB: 4 KB pages held two and left a third of each page empty
       // (2.5x the raw text on disk). 16 KB pages waste at most one document's room per page.
       // Only a new database takes it (set before WAL and before the first table); an existing one keeps its size.
@@ -132,7 +134,7 @@ class Shared {
         "CREATE TABLE IF NOT EXISTS _tallies (tbl TEXT NOT NULL, name TEXT NOT NULL, grp TEXT NOT NULL, n INTEGER NOT NULL, PRIMARY KEY (tbl, name, grp)) WITHOUT ROWID;" +
           "CREATE TABLE IF NOT EXISTS _tally_names (tbl TEXT NOT NULL, name TEXT NOT NULL, PRIMARY KEY (tbl, name)) WITHOUT ROWID;",
       );
-      this.reader = key ? new Database(key, { readonly: true }) : this.conn;
+      this.reader = key ? new Driver(key, { readonly: true }) : this.conn;
       if (key) {
         this.reader.pragma(cache);
         this.reader.pragma("busy_timeout = 5000");
@@ -213,7 +215,7 @@ class Shared {
     try {
       return Promise.resolve(work());
     } catch (e) {
-      return Promise.reject(e instanceof Database.SqliteError ? storageErrorFromSqlite(e, this.what) : e);
+      return Promise.reject(e instanceof sqliteDriver().SqliteError ? storageErrorFromSqlite(e, this.what) : e);
     }
   }
 
@@ -235,7 +237,7 @@ class Shared {
   }
 
   private failure(e: unknown): unknown {
-    return e instanceof Database.SqliteError ? storageErrorFromSqlite(e, this.what) : e;
+    return e instanceof sqliteDriver().SqliteError ? storageErrorFromSqlite(e, this.what) : e;
   }
 
   private flush(): void {
@@ -448,7 +450,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
 
   /** A unique index's refusal as the port's error naming the field. */
   function duplicate(e: unknown): unknown {
-    if (!(e instanceof Database.SqliteError) || !e.code.startsWith("SQLITE_CONSTRAINT")) return e;
+    if (!(e instanceof sqliteDriver().SqliteError) || !e.code.startsWith("SQLITE_CONSTRAINT")) return e;
     if (e.message.includes(`${t.table}._id`)) return new DuplicateKeyError("_id");
     const index = /index '([^']+)'/.exec(e.message)?.[1];
     return new DuplicateKeyError(index ? t.unique.get(index) : undefined);

