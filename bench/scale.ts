@@ -234,27 +234,34 @@ async function importArchive(base: string, n: number): Promise<{ perSecond: numb
   return { perSecond: n / ((performance.now() - t0) / 1000), rawBytes, ids };
 }
 
-/** 20 reads a second for `seconds` (GET by id, first page, deep page), not waiting on each other; the slowest. */
-async function probe(base: string, ids: string[], n: number, seconds: number): Promise<{ max: number; count: number }> {
-  const paths = [() => `/api/articles/${ids[Math.floor(Math.random() * ids.length)]}`, () => "/api/articles?limit=20", () => `/api/articles?limit=20&offset=${Math.max(0, n - 100)}`];
+/**
+ * 20 reads a second for `seconds` (GET by id and the first page of the list, what players and
+ * dashboards read; deep pages have their own figure), not waiting on each other: the slowest,
+ * and when in the probe it came (seconds from its start), to find the background work behind it.
+ */
+async function probe(base: string, ids: string[], seconds: number): Promise<{ max: number; maxAtS: number; maxPath: string; count: number }> {
+  const paths = [() => `/api/articles/${ids[Math.floor(Math.random() * ids.length)]}`, () => "/api/articles?limit=20"];
   const pending: Array<Promise<void>> = [];
   let max = 0;
+  let maxAtS = 0;
+  let maxPath = "";
   let count = 0;
-  const end = performance.now() + seconds * 1000;
-  for (let k = 0; performance.now() < end; k++) {
-    const due = k * 50;
-    const wait = due - (performance.now() - (end - seconds * 1000));
+  const start = performance.now();
+  for (let k = 0; performance.now() < start + seconds * 1000; k++) {
+    const wait = k * 50 - (performance.now() - start);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const path = paths[k % paths.length]();
+    const sent = performance.now();
     pending.push(
-      request(base, "GET", paths[k % paths.length]()).then((r) => {
+      request(base, "GET", path).then((r) => {
         if (r.status !== 200) throw new Error(`probe: ${r.status} ${r.body.slice(0, 200)}`);
-        max = Math.max(max, r.ms);
+        if (r.ms > max) [max, maxAtS, maxPath] = [r.ms, (sent - start) / 1000, path];
         count++;
       }),
     );
   }
   await Promise.all(pending);
-  return { max, count };
+  return { max, maxAtS, maxPath, count };
 }
 
 // ---------------------------------------------------------------- per N
@@ -285,7 +292,8 @@ async function measure(n: number): Promise<Row> {
     row.listDeepP99 = await p99(sys.url, Math.min(samples, 200), () => ({ method: "GET", path: `/api/articles?limit=100&offset=${Math.max(0, n - 100)}` }));
     row.createP99 = await p99(sys.url, Math.min(samples, 500), (i) => ({ method: "POST", path: "/api/articles", body: JSON.stringify({ ...article(n + i), externalId: `created-${n}-${i}` }) }));
     process.stderr.write(`N=${n}: probe for ${probeSeconds} s…\n`);
-    const pr = await probe(sys.url, ids, n, probeSeconds);
+    const pr = await probe(sys.url, ids, probeSeconds);
+    process.stderr.write(`N=${n}: slowest probe read ${pr.max.toFixed(1)} ms at ${pr.maxAtS.toFixed(1)} s: GET ${pr.maxPath}\n`);
     row.probeMaxMs = pr.max;
     row.probeCount = pr.count;
     if (sys.pid) row.rssPeakMB = memoryOf(sys.pid).peak;

@@ -99,8 +99,9 @@ describe("graceful shutdown (processes over NATS)", function () {
     const second = await stack.start("audio", { SHUTDOWN_GRACE_MS: "20000" });
     const article = await ready(id);
     expect(article.audio).to.match(/\.mp3$/);
-    const done = second.lines.find((l) => l.msg === "audio job completed" && l.articleId === id);
-    expect(done, "the second worker completed the redelivered job").to.exist;
+    // The article can read ready a moment before the worker's log line for it arrives.
+    const done = await waitFor("the second worker completed the redelivered job", async () => second.lines.find((l) => l.msg === "audio job completed" && l.articleId === id), 5_000, 20).catch(() => undefined);
+    expect(done, `the second worker completed the redelivered job\n${second.tail()}\n--- first worker:\n${first.tail()}`).to.exist;
     // The interrupted delivery did not use up an attempt: a job stopped on its last attempt still runs.
     expect(done!.attempt).to.equal(1);
   });
