@@ -30,7 +30,6 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, fromSqlValue, toJson } from "./sqlite-json.js";
-import { pack, packAsync, splitPacked, unpack } from "./sqlite-pack.js";
 
 export interface SqliteDatabaseOptions {
   /** Database file; its directory is created. Omit for a database in memory. */
@@ -45,22 +44,13 @@ export interface SqliteDatabaseOptions {
 
 export interface SqliteDatabase {
   /** A collection in this database (its table is created on first use). */
-  collection<D extends { _id: string }>(name: string, opts?: SqliteCollectionOptions): DocumentCollection<D>;
+  collection<D extends { _id: string }>(name: string): DocumentCollection<D>;
   /** Releases this handle; the database closes once its collections are closed too. */
   close(): Promise<void>;
   /** Commits made so far (tests of group commit). */
   readonly commits: number;
   /** EXPLAIN QUERY PLAN of the query `find` would run (tests of index use). */
   plan(collection: string, filter: Filter, opts?: FindOptions): string[];
-}
-
-export interface SqliteCollectionOptions {
-  /**
-   * Top-level fields kept deflated beside the JSON (sqlite-pack.ts): large ones that no
-   * filter, sort or index reads (asking to would throw). Documents written before keep
-   * theirs in the JSON and read as before.
-   */
-  packed?: string[];
 }
 
 let durableByDefault = true;
@@ -71,7 +61,7 @@ export function acknowledgeBeforeFsync(): void {
 }
 
 type Doc = Record<string, unknown>;
-type Row = { r: number; doc: string; z: Uint8Array | null };
+type Row = { r: number; doc: string };
 
 /** What a collection's table knows, shared by every handle on it. */
 interface TableState {
@@ -81,7 +71,6 @@ interface TableState {
   /** SQLite index name → the field that makes it unique. */
   unique: Map<string, string>;
   tallies: TallySpec[];
-  packed: Set<string>;
 }
 
 interface PendingWrite {
@@ -401,7 +390,7 @@ export async function openSqliteDatabase(opts: SqliteDatabaseOptions): Promise<S
   s.acquire();
   let closed = false;
   return {
-    collection: <D extends { _id: string }>(name: string, o?: SqliteCollectionOptions) => collectionOn<D>(s, name, o),
+    collection: <D extends { _id: string }>(name: string) => collectionOn<D>(s, name),
     async close() {
       if (closed) return;
       closed = true;
@@ -422,47 +411,14 @@ function tableOf(s: Shared, name: string): TableState {
   let t = s.tables.get(name);
   if (t) return t;
   if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-  t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: new Set() };
-  s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
-  // Tables of releases before packed fields: the column is added, their rows keep z NULL.
-  const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
-  if (!columns.includes("z")) s.ddl(`ALTER TABLE "${t.table}" ADD COLUMN z BLOB`);
+  t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [] };
+  s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
   s.tables.set(name, t);
   return t;
 }
 
-/** The filter as SQL, refusing fields that are packed (no SQL can read them). */
-function sqlWhere(t: TableState, filter: Filter, sort?: FindOptions["sort"]): ReturnType<typeof whereOf> {
-  if (t.packed.size) {
-    const check = (f: Filter) => {
-      for (const [k, v] of Object.entries(f)) {
-        if (k === "$and" || k === "$or" || k === "$nor") (v as Filter[]).forEach(check);
-        else if (t.packed.has(k.split(".")[0])) throw new Error(`${t.table}: '${k}' is a packed field, which no query can filter or sort on`);
-      }
-    };
-    check(filter);
-    if (sort) check(sort as Filter);
-  }
-  return whereOf(filter, t.scalar);
-}
-
-/** A row's document: its JSON, and the packed fields when it has them. */
-function rowDoc(doc: string, z: Uint8Array | null): Doc {
-  const d = fromJson<Doc>(doc);
-  return z ? Object.assign(d, unpack(z)) : d;
-}
-
-/** Whether an update writes any packed field (otherwise the row keeps its blob as it is). */
-function writesPacked(t: TableState, update: Update): boolean {
-  if (!t.packed.size) return false;
-  for (const op of Object.values(update)) {
-    for (const k of Object.keys(op ?? {})) if (t.packed.has(k.split(".")[0])) return true;
-  }
-  return false;
-}
-
 function selectSql(t: TableState, columns: string, filter: Filter, o: FindOptions): { sql: string; params: unknown[] } {
-  const where = sqlWhere(t, filter, o.sort);
+  const where = whereOf(filter, t.scalar);
   let sql = `SELECT ${columns} FROM "${t.table}" WHERE ${where.sql}${orderBy(o.sort)}`;
   const params = [...where.params];
   if (o.limit !== undefined || o.skip) {
@@ -486,12 +442,8 @@ function project(doc: Doc, projection: Record<string, 1>): Doc {
   return out;
 }
 
-function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: SqliteCollectionOptions = {}): DocumentCollection<D> {
+function collectionOn<D extends { _id: string }>(s: Shared, name: string): DocumentCollection<D> {
   const t = tableOf(s, name);
-  for (const f of o.packed ?? []) {
-    if (f === "_id" || t.scalar.has(f)) throw new Error(`${t.table}: '${f}' is indexed and cannot be packed`);
-    t.packed.add(f);
-  }
   const table = `"${t.table}"`;
   s.acquire();
   let closed = false;
@@ -516,11 +468,9 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: Sql
     }
   }
 
-  /** `z`: the packed fields already deflated (insertOne does it off the event loop). */
-  function insertNow(doc: Doc, z?: Buffer): void {
-    const parts = splitPacked(doc, t.packed);
+  function insertNow(doc: Doc): void {
     try {
-      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, toJson(parts.plain), z ?? (parts.packed ? pack(parts.packed) : null));
+      s.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?)`).run(doc._id, toJson(doc));
     } catch (e) {
       throw duplicate(e);
     }
@@ -529,58 +479,48 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: Sql
 
   /** Applies `update` to the matching documents (at most one unless `multi`); answers the documents as written. */
   function updateNow(filter: Filter, update: Update, multi: boolean): { matched: number; modified: number; docs: Doc[] } {
-    const where = sqlWhere(t, filter);
-    const rows = s.stmt(`SELECT rowid AS r, doc, z FROM ${table} WHERE ${where.sql}${multi ? "" : " LIMIT 1"}`).all(...where.params) as Row[];
-    const repack = writesPacked(t, update);
+    const where = whereOf(filter, t.scalar);
+    const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}${multi ? "" : " LIMIT 1"}`).all(...where.params) as Row[];
     let modified = 0;
     const docs: Doc[] = [];
     for (const row of rows) {
-      const after = applyUpdate(rowDoc(row.doc, row.z), update);
-      const parts = splitPacked(after, t.packed);
-      const text = toJson(parts.plain);
-      // The packed fields as written: a copy when they changed, else the ones just read, untouched by the update.
-      const written = repack ? (parts.packed && fromJson<Doc>(toJson(parts.packed))) : parts.packed;
-      docs.push(written ? Object.assign(fromJson<Doc>(text), written) : fromJson<Doc>(text));
-      // Rows written before packing keep their fields in the JSON until an update writes the row.
-      const z = repack || (parts.packed && !row.z) ? (parts.packed ? pack(parts.packed) : null) : row.z;
-      if (text === row.doc && z === row.z) continue;
+      const after = applyUpdate(fromJson<Doc>(row.doc), update);
+      const text = toJson(after);
+      docs.push(fromJson<Doc>(text));
+      if (text === row.doc) continue;
       try {
-        s.stmt(`UPDATE ${table} SET doc = ?, z = ? WHERE rowid = ?`).run(text, z, row.r);
+        s.stmt(`UPDATE ${table} SET doc = ? WHERE rowid = ?`).run(text, row.r);
       } catch (e) {
         throw duplicate(e);
       }
       modified++;
-      if (t.tallies.length) adjustTallies(rowDoc(row.doc, row.z), docs[docs.length - 1]);
+      if (t.tallies.length) adjustTallies(fromJson<Doc>(row.doc), docs[docs.length - 1]);
     }
     return { matched: rows.length, modified, docs };
   }
 
   function findNow(filter: Filter, o: FindOptions): D[] {
-    let rows: Array<Pick<Row, "doc" | "z">>;
+    let texts: string[];
     if (o.skip) {
       // A deep page: walk the index for the row ids only (covering, no documents read), then fetch the page.
       const ids = selectSql(t, "rowid", filter, o);
-      const byRow = s.readStmt(`SELECT doc, z FROM ${table} WHERE rowid = ?`);
-      rows = (s.readStmt(ids.sql, true).all(...ids.params) as number[]).map((r) => byRow.get(r) as Row);
+      const byRow = s.readStmt(`SELECT doc FROM ${table} WHERE rowid = ?`, true);
+      texts = (s.readStmt(ids.sql, true).all(...ids.params) as number[]).map((r) => byRow.get(r) as string);
     } else {
-      const q = selectSql(t, "doc, z", filter, o);
-      rows = s.readStmt(q.sql).all(...q.params) as Row[];
+      const q = selectSql(t, "doc", filter, o);
+      texts = s.readStmt(q.sql, true).all(...q.params) as string[];
     }
-    const docs = rows.map((x) => rowDoc(x.doc, x.z));
+    const docs = texts.map((x) => fromJson<Doc>(x));
     return (o.projection ? docs.map((d) => project(d, o.projection!)) : docs) as D[];
   }
 
   return {
-    async insertOne(doc) {
-      const { packed } = splitPacked(doc as Doc, t.packed);
-      const z = packed ? await packAsync(packed) : undefined;
-      return s.write(() => insertNow(doc as Doc, z));
-    },
+    insertOne: (doc) => s.write(() => insertNow(doc as Doc)),
     findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
     find: (filter, o = {}) => s.read(() => findNow(filter, o)),
     count: (filter) =>
       s.read(() => {
-        const where = sqlWhere(t, filter);
+        const where = whereOf(filter, t.scalar);
         return s.readStmt(`SELECT count(*) FROM ${table} WHERE ${where.sql}`, true).get(...where.params) as number;
       }),
     async updateOne(filter, update) {
@@ -609,12 +549,12 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: Sql
       }, o?.durable ?? true),
     deleteMany: (filter) =>
       s.write(() => {
-        const where = sqlWhere(t, filter);
+        const where = whereOf(filter, t.scalar);
         if (!t.tallies.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
-        const rows = s.stmt(`SELECT rowid AS r, doc, z FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
+        const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
         for (const row of rows) {
           s.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(row.r);
-          adjustTallies(rowDoc(row.doc, row.z), undefined);
+          adjustTallies(fromJson<Doc>(row.doc), undefined);
         }
         return rows.length;
       }),
@@ -626,8 +566,8 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: Sql
           if (s.stmt("SELECT 1 FROM _tally_names WHERE tbl = ? AND name = ?", true).get(t.table, spec.name)) return;
           // First declared on a collection that may already hold documents: count them once.
           const counts = new Map<string, number>();
-          for (const row of s.stmt(`SELECT doc, z FROM ${table}`).iterate() as Iterable<Row>) {
-            for (const g of new Set(spec.groups(rowDoc(row.doc, row.z)))) counts.set(g, (counts.get(g) ?? 0) + 1);
+          for (const text of s.stmt(`SELECT doc FROM ${table}`, true).iterate() as Iterable<string>) {
+            for (const g of new Set(spec.groups(fromJson<Doc>(text)))) counts.set(g, (counts.get(g) ?? 0) + 1);
           }
           s.stmt("DELETE FROM _tallies WHERE tbl = ? AND name = ?").run(t.table, spec.name);
           for (const [g, n] of counts) s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?)").run(t.table, spec.name, g, n);
@@ -649,7 +589,6 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, o: Sql
       const keys = Object.entries(spec.keys);
       if (keys.length === 0 || (keys.length === 1 && keys[0][0] === "_id")) return;
       if (!NAME.test(spec.name)) throw new Error(`invalid index name '${spec.name}'`);
-      for (const [f] of keys) if (t.packed.has(f.split(".")[0])) throw new Error(`${t.table}: '${f}' is a packed field and cannot be indexed`);
       const index = `${t.table}__${spec.name}`;
       const columns = keys.map(([f, dir]) => `${fieldExpr(f)}${dir === -1 ? " DESC" : ""}`).join(", ");
       // Sparse: documents without the (first) field are left out, as MongoDB leaves them out.

@@ -13,7 +13,6 @@ import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { DuplicateKeyError, type DocumentCollection } from "../../lib/store/collection.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../lib/store/sqlite-collection.js";
-import { sqliteDriver } from "../../lib/store/sqlite-binding.js";
 import { mongoLayout, embeddedLayout } from "../../services/articles/store/layout.js";
 import { openArticleStoreOn } from "../../services/articles/store/store.js";
 import { openStatsStoreOn } from "../../services/articles/stats/store.js";
@@ -211,82 +210,6 @@ describe("SQLite collection", function () {
     const page = await col.find({ projectId: "p" }, { sort: { added: -1, _id: -1 }, skip: 900, limit: 50 });
     expect(page).to.deep.equal(all.slice(900, 950));
     expect(await col.find({ projectId: "p" }, { sort: { added: -1, _id: -1 }, skip: 990, limit: 50 })).to.have.length(10);
-  });
-
-  describe("packed fields", () => {
-    type Story = { _id: string; projectId: string; status: string; title?: string; text?: string; errors?: string[] };
-    const prose = (i: number) =>
-      Array.from({ length: 40 }, (_, k) => ["the council", "approved", `budget ${i * 7 + k}`, "for schools", "after debate", "on the harbour", `line ${k}`][(i + k) % 7]).join(" ");
-    /** The rows as the file holds them, read with the binding itself. */
-    const rawRows = (filename: string, table: string) => {
-      const raw = new (sqliteDriver())(filename, { readonly: true });
-      try {
-        return raw.prepare(`SELECT _id, doc, z FROM "${table}" ORDER BY _id`).all() as Array<{ _id: string; doc: string; z: Buffer | null }>;
-      } finally {
-        raw.close();
-      }
-    };
-
-    it("keeps them out of the JSON, deflated, and answers documents whole through every read and update", async () => {
-      const filename = path.join(dir, "p.sqlite");
-      db = await openSqliteDatabase({ filename, what: "stories" });
-      const col = db.collection<Story>("stories", { packed: ["title", "text", "errors"] });
-      await col.ensureIndex({ name: "by_project", keys: { projectId: 1, status: 1 } });
-      await Promise.all(Array.from({ length: 200 }, (_, i) => col.insertOne({ _id: `s${String(i).padStart(3, "0")}`, projectId: "p", status: "waiting", title: `Story ${i}`, text: prose(i), errors: [] })));
-      expect(await col.findOne({ _id: "s007" })).to.deep.equal({ _id: "s007", projectId: "p", status: "waiting", title: "Story 7", text: prose(7), errors: [] });
-      // An update of plain fields leaves the packed ones as they were; one of packed fields changes them.
-      expect(await col.findOneAndUpdate({ _id: "s007" }, { $set: { status: "ready" } })).to.deep.include({ status: "ready", text: prose(7), title: "Story 7" });
-      await col.updateOne({ _id: "s008" }, { $set: { text: "Rewritten." }, $push: { errors: "too short" } });
-      await col.updateOne({ _id: "s009" }, { $unset: { title: true } });
-      expect(await col.find({ projectId: "p", status: "waiting", _id: { $gte: "s006" } }, { sort: { _id: 1 }, skip: 1, limit: 2 })).to.deep.equal([
-        { _id: "s008", projectId: "p", status: "waiting", title: "Story 8", text: "Rewritten.", errors: ["too short"] },
-        { _id: "s009", projectId: "p", status: "waiting", text: prose(9), errors: [] },
-      ]);
-      await col.close();
-      await db.close();
-      db = undefined;
-      const rows = rawRows(filename, "c_stories");
-      expect(rows).to.have.length(200);
-      for (const row of rows) {
-        expect(Object.keys(JSON.parse(row.doc)), row._id).to.have.members(["_id", "projectId", "status"]);
-        expect(row.z, row._id).to.be.an.instanceOf(Buffer);
-      }
-      const plain = rows.reduce((n, r) => n + Buffer.byteLength(prose(Number(r._id.slice(1)))), 0);
-      const packed = rows.reduce((n, r) => n + r.z!.length, 0);
-      expect(packed / plain, "packed bytes / text bytes").to.be.below(0.5);
-    });
-
-    it("refuses a filter, sort or index on a packed field instead of answering wrongly", async () => {
-      db = await openSqliteDatabase({ what: "stories" });
-      const col = db.collection<Story>("stories", { packed: ["text"] });
-      await col.insertOne({ _id: "a", projectId: "p", status: "ready", text: "x" });
-      expect((await refusal(col.find({ text: "x" }))).message).to.match(/'text' is a packed field/);
-      expect((await refusal(col.find({ $or: [{ status: "ready" }, { "text.length": 1 }] }))).message).to.match(/'text.length' is a packed field/);
-      expect((await refusal(col.find({}, { sort: { text: 1 } })))).to.be.an("error");
-      expect((await refusal(col.ensureIndex({ name: "t", keys: { text: 1 } }))).message).to.match(/cannot be indexed/);
-      expect(await col.find({})).to.deep.equal([{ _id: "a", projectId: "p", status: "ready", text: "x" }]);
-    });
-
-    it("reads a table of the release before packing as it was, and packs a row when it is next written", async () => {
-      const filename = path.join(dir, "old.sqlite");
-      const old = new (sqliteDriver())(filename);
-      old.exec(`CREATE TABLE "c_stories" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL)`);
-      for (const id of ["a", "b"]) old.prepare(`INSERT INTO "c_stories" (_id, doc) VALUES (?, ?)`).run(id, JSON.stringify({ _id: id, projectId: "p", status: "ready", text: prose(1) }));
-      old.close();
-      db = await openSqliteDatabase({ filename, what: "stories" });
-      const col = db.collection<Story>("stories", { packed: ["text"] });
-      expect(await col.find({}, { sort: { _id: 1 } })).to.deep.equal(["a", "b"].map((id) => ({ _id: id, projectId: "p", status: "ready", text: prose(1) })));
-      await col.updateOne({ _id: "b" }, { $set: { status: "deleted" } });
-      expect(await col.findOne({ _id: "b" })).to.deep.equal({ _id: "b", projectId: "p", status: "deleted", text: prose(1) });
-      await col.close();
-      await db.close();
-      db = undefined;
-      const [a, b] = rawRows(filename, "c_stories");
-      expect(JSON.parse(a.doc)).to.have.property("text");
-      expect(a.z).to.equal(null);
-      expect(JSON.parse(b.doc)).to.not.have.property("text");
-      expect(b.z).to.be.an.instanceOf(Buffer);
-    });
   });
 
   describe("tallies", () => {

@@ -24,16 +24,10 @@ export interface EmbeddedArticleStoreOptions {
   durable?: boolean;
 }
 
-/**
- * An article's large fields that no query reads: deflated in the embedded database, which
- * keeps a 1,000-character article in about half the room (lib/store/sqlite-pack.ts).
- */
-export const PACKED_ARTICLE_FIELDS = ["title", "text", "prompt", "spokenText", "crawledText", "types", "errors", "decision"] as const;
-
 export async function openEmbeddedArticleStore(opts: EmbeddedArticleStoreOptions = {}): Promise<ArticleStore> {
   const db = await openSqliteDatabase({ filename: articlesDatabaseFile(opts.dataDir), what: "articles", durable: opts.durable });
   try {
-    return await openArticleStoreOn(db.collection<ArticleDoc>("articles", { packed: [...PACKED_ARTICLE_FIELDS] }), embeddedLayout, db.collection<PronunciationDoc>("pronunciations"));
+    return await openArticleStoreOn(db.collection<ArticleDoc>("articles"), embeddedLayout, db.collection<PronunciationDoc>("pronunciations"));
   } finally {
     // The collections keep the database open until the store closes them.
     await db.close();
