@@ -14,6 +14,12 @@ export interface FindOptions {
   limit?: number;
   /** Inclusion projection, e.g. {_id: 1, status: 1}. */
   projection?: Record<string, 1>;
+  /**
+   * The index (its IndexSpec name) the query walks, for a query two indexes could serve where
+   * only the data says which is cheap. SQLite keeps no statistics and guesses: it read the
+   * reconciler's due articles through the status index, a million parked ones every pass.
+   */
+  hint?: string;
 }
 
 export interface IndexSpec {

@@ -115,6 +115,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     find(filter, o: FindOptions = {}) {
       let cursor = col.find(own(filter), o.projection ? { projection: o.projection } : {});
       if (o.sort) cursor = cursor.sort(o.sort);
+      if (o.hint) cursor = cursor.hint(o.hint);
       if (o.skip) cursor = cursor.skip(o.skip);
       if (o.limit !== undefined) cursor = cursor.limit(o.limit);
       return read(async () => (await cursor.toArray()).map((d) => tallies.strip(d)) as unknown as D[]);

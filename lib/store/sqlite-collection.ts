@@ -419,7 +419,10 @@ function tableOf(s: Shared, name: string): TableState {
 
 function selectSql(t: TableState, columns: string, filter: Filter, o: FindOptions): { sql: string; params: unknown[] } {
   const where = whereOf(filter, t.scalar);
-  let sql = `SELECT ${columns} FROM "${t.table}" WHERE ${where.sql}${orderBy(o.sort)}`;
+  if (o.hint !== undefined && !NAME.test(o.hint)) throw new Error(`invalid index name '${o.hint}'`);
+  // INDEXED BY fails the query outright when that index cannot serve it, rather than scanning.
+  const indexed = o.hint === undefined ? "" : ` INDEXED BY "${t.table}__${o.hint}"`;
+  let sql = `SELECT ${columns} FROM "${t.table}"${indexed} WHERE ${where.sql}${orderBy(o.sort)}`;
   const params = [...where.params];
   if (o.limit !== undefined || o.skip) {
     sql += " LIMIT ? OFFSET ?";

@@ -189,6 +189,30 @@ describe("SQLite collection", function () {
     expect(plan("articles", { projectId: "p", _id: "a" })).to.match(/USING INDEX sqlite_autoindex_c_articles/);
   });
 
+  it("walks the due index for the reconciler's pass, not the status index, when most articles are parked", async () => {
+    db = await openSqliteDatabase({ what: "articles" });
+    const d = db;
+    const raw = d.collection<Doc & Record<string, unknown>>("articles");
+    // The store's own queries, as it sends them, explained afterwards.
+    const sent: Array<[Record<string, unknown>, Record<string, unknown>]> = [];
+    const watched = new Proxy(raw, {
+      get: (target, key) =>
+        key === "find"
+          ? (f: Record<string, unknown>, o: Record<string, unknown> = {}) => (sent.push([f, o]), target.find(f, o))
+          : Reflect.get(target, key),
+    });
+    const store = await openArticleStoreOn(watched as never, embeddedLayout, d.collection("pronunciations"));
+    // An archive imported on demand: waiting articles without a due time, and two that are due.
+    const base = { projectId: "p", title: "t", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", types: [], labels: [], revision: 1, updated: null, errors: [], deleted: false };
+    await Promise.all(Array.from({ length: 3_000 }, (_, i) => raw.insertOne({ _id: `parked-${i}`, n: i, ...base, status: "waiting", added: i, changedAt: i, parked: true })));
+    await Promise.all([1, 2].map((i) => raw.insertOne({ _id: `due-${i}`, n: i, ...base, status: "waiting", added: i, changedAt: i, dueAt: i })));
+    sent.length = 0;
+    expect((await store.findStale(["waiting"], Date.now())).map((a) => a.id)).to.deep.equal(["due-1", "due-2"]);
+    expect(sent).to.have.length(1);
+    const plan = d.plan("articles", sent[0][0], sent[0][1]).join(" | ");
+    expect(plan).to.match(/USING INDEX c_articles__due/).and.not.match(/TEMP B-TREE/);
+  });
+
   it("keeps an index opened again with the same keys, and rebuilds one whose keys changed", async () => {
     const filename = path.join(dir, "i.sqlite");
     db = await openSqliteDatabase({ filename, what: "things" });

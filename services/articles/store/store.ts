@@ -255,7 +255,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       // Only due articles carry dueAt (due.ts; never a parked one): the range reads them and nothing else.
       const from = afterKey("dueAt", o.after, 1);
       const filter: Filter = { ...from, dueAt: { ...(from.dueAt as object | undefined), $lt: olderThan }, status: { $in: [...statuses] } };
-      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500 });
+      // The status index matches the filter too, and would walk every waiting article, parked ones included.
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500, hint: "due" });
       return docs.map(stale);
     },
 
