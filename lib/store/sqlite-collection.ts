@@ -61,7 +61,23 @@ export function acknowledgeBeforeFsync(): void {
 }
 
 type Doc = Record<string, unknown>;
-type Row = { r: number; doc: string };
+type Row = { r: number; _id: string; doc: string };
+
+/**
+ * The JSON column without `_id`: the key column holds it already, and an archive's ids (a
+ * title slug and a random part, ~50 characters) would otherwise be stored twice per row.
+ */
+function docJson(doc: Doc): string {
+  const { _id: _unused, ...rest } = doc;
+  return toJson(rest);
+}
+
+/** A row's document; rows of the first SQLite builds still carry `_id` in the JSON too. */
+function docOf(row: { _id: string; doc: string }): Doc {
+  const d = fromJson<Doc>(row.doc);
+  d._id = row._id;
+  return d;
+}
 
 /** What a collection's table knows, shared by every handle on it. */
 interface TableState {
@@ -473,7 +489,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
 
   function insertNow(doc: Doc): void {
     try {
-      s.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?)`).run(doc._id, toJson(doc));
+      s.stmt(`INSERT INTO ${table} (_id, doc) VALUES (?, ?)`).run(doc._id, docJson(doc));
     } catch (e) {
       throw duplicate(e);
     }
@@ -483,13 +499,13 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
   /** Applies `update` to the matching documents (at most one unless `multi`); answers the documents as written. */
   function updateNow(filter: Filter, update: Update, multi: boolean): { matched: number; modified: number; docs: Doc[] } {
     const where = whereOf(filter, t.scalar);
-    const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}${multi ? "" : " LIMIT 1"}`).all(...where.params) as Row[];
+    const rows = s.stmt(`SELECT rowid AS r, _id, doc FROM ${table} WHERE ${where.sql}${multi ? "" : " LIMIT 1"}`).all(...where.params) as Row[];
     let modified = 0;
     const docs: Doc[] = [];
     for (const row of rows) {
-      const after = applyUpdate(fromJson<Doc>(row.doc), update);
-      const text = toJson(after);
-      docs.push(fromJson<Doc>(text));
+      const after = applyUpdate(docOf(row), update);
+      const text = docJson(after);
+      docs.push(docOf({ _id: after._id as string, doc: text }));
       if (text === row.doc) continue;
       try {
         s.stmt(`UPDATE ${table} SET doc = ? WHERE rowid = ?`).run(text, row.r);
@@ -497,23 +513,23 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
         throw duplicate(e);
       }
       modified++;
-      if (t.tallies.length) adjustTallies(fromJson<Doc>(row.doc), docs[docs.length - 1]);
+      if (t.tallies.length) adjustTallies(docOf(row), docs[docs.length - 1]);
     }
     return { matched: rows.length, modified, docs };
   }
 
   function findNow(filter: Filter, o: FindOptions): D[] {
-    let texts: string[];
+    let rows: Array<Pick<Row, "_id" | "doc">>;
     if (o.skip) {
       // A deep page: walk the index for the row ids only (covering, no documents read), then fetch the page.
       const ids = selectSql(t, "rowid", filter, o);
-      const byRow = s.readStmt(`SELECT doc FROM ${table} WHERE rowid = ?`, true);
-      texts = (s.readStmt(ids.sql, true).all(...ids.params) as number[]).map((r) => byRow.get(r) as string);
+      const byRow = s.readStmt(`SELECT _id, doc FROM ${table} WHERE rowid = ?`);
+      rows = (s.readStmt(ids.sql, true).all(...ids.params) as number[]).map((r) => byRow.get(r) as Row);
     } else {
-      const q = selectSql(t, "doc", filter, o);
-      texts = s.readStmt(q.sql, true).all(...q.params) as string[];
+      const q = selectSql(t, "_id, doc", filter, o);
+      rows = s.readStmt(q.sql).all(...q.params) as Row[];
     }
-    const docs = texts.map((x) => fromJson<Doc>(x));
+    const docs = rows.map(docOf);
     return (o.projection ? docs.map((d) => project(d, o.projection!)) : docs) as D[];
   }
 
@@ -554,10 +570,10 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
       s.write(() => {
         const where = whereOf(filter, t.scalar);
         if (!t.tallies.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
-        const rows = s.stmt(`SELECT rowid AS r, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
+        const rows = s.stmt(`SELECT rowid AS r, _id, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
         for (const row of rows) {
           s.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(row.r);
-          adjustTallies(fromJson<Doc>(row.doc), undefined);
+          adjustTallies(docOf(row), undefined);
         }
         return rows.length;
       }),
@@ -569,8 +585,8 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
           if (s.stmt("SELECT 1 FROM _tally_names WHERE tbl = ? AND name = ?", true).get(t.table, spec.name)) return;
           // First declared on a collection that may already hold documents: count them once.
           const counts = new Map<string, number>();
-          for (const text of s.stmt(`SELECT doc FROM ${table}`, true).iterate() as Iterable<string>) {
-            for (const g of new Set(spec.groups(fromJson<Doc>(text)))) counts.set(g, (counts.get(g) ?? 0) + 1);
+          for (const row of s.stmt(`SELECT _id, doc FROM ${table}`).iterate() as Iterable<Row>) {
+            for (const g of new Set(spec.groups(docOf(row)))) counts.set(g, (counts.get(g) ?? 0) + 1);
           }
           s.stmt("DELETE FROM _tallies WHERE tbl = ? AND name = ?").run(t.table, spec.name);
           for (const [g, n] of counts) s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?)").run(t.table, spec.name, g, n);

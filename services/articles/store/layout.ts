@@ -69,5 +69,16 @@ export const embeddedLayout: ArticleLayout = {
   touched: (now) => ({ changedAt: now.getTime() }),
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
   deletedFields: { deleted: true },
-  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "project_ready_label" && spec.name !== "status_updatedAt"),
+  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "project_ready_label" && spec.name !== "status_updatedAt").map(([spec, o]) => [ascending(spec), o]),
 };
+
+/**
+ * The same keys in ascending order. SQLite walks an index backwards as readily as forwards, so
+ * "newest first" needs no descending key; and new articles carry the largest `added`, so with
+ * ascending keys they land at the end of their range, where SQLite fills pages up, not at its
+ * start, where every full page splits in two and stays half empty (the descending listing
+ * indexes took twice their payload: 142 B per article for 69 B of keys).
+ */
+function ascending(spec: IndexSpec): IndexSpec {
+  return { ...spec, keys: Object.fromEntries(Object.keys(spec.keys).map((k) => [k, 1])) };
+}
