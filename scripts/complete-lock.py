@@ -2,7 +2,14 @@
 """Adds lock entries for platform binaries that the registry reachable here
 does not serve (buf ships one optional package per OS/CPU). Without them
 `npm ci` refuses the lock as "not in sync"; with them it skips the foreign
-platforms as usual. Run after any `npm install` that rewrote the lock."""
+platforms as usual.
+
+Also carries `"gypfile": false` of installed packages into their lock entries.
+`npm ci` decides from the lock whether to run its default `node-gyp rebuild`
+for a package that ships a binding.gyp, and the lock npm writes leaves the
+field out: better-sqlite3 13, whose prebuilt binary is in the package, was
+compiled from source (and failed where no compiler is installed, e.g. the
+image). Run after any `npm install` that rewrote the lock."""
 import json
 import pathlib
 
@@ -37,6 +44,18 @@ if template:
             "engines": {"node": ">=12"},
         }
         added.append(key)
-    lock["packages"] = dict(sorted(packages.items(), key=lambda kv: (kv[0] != "", kv[0])))
+    lock["packages"] = packages = dict(sorted(packages.items(), key=lambda kv: (kv[0] != "", kv[0])))
+
+no_gyp = []
+for key, entry in packages.items():
+    manifest = LOCK.parent / key / "package.json"
+    if not key or entry.get("gypfile") is False or not manifest.is_file():
+        continue
+    if json.loads(manifest.read_text()).get("gypfile") is False:
+        entry["gypfile"] = False
+        no_gyp.append(key)
+if added or no_gyp:
     LOCK.write_text(json.dumps(lock, indent=2) + "\n")
-print(f"complete-lock: added {len(added)} platform entries" if added else "complete-lock: nothing to add")
+print(f"complete-lock: added {len(added)} platform entries" if added else "complete-lock: no platform entries to add")
+if no_gyp:
+    print(f"complete-lock: gypfile false in {', '.join(no_gyp)}")

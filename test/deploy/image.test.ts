@@ -65,6 +65,19 @@ describe("deploy: container image and Node.js versions", () => {
     }
   });
 
+  it("npm ci installs the prebuilt SQLite binding without compiling it, so no compiler is needed on Node.js 24 or in the image", async () => {
+    // npm ci takes from the lock whether to run its default `node-gyp rebuild` for a package with a
+    // binding.gyp; the lock npm writes drops better-sqlite3's "gypfile": false (scripts/complete-lock.py).
+    const lock = JSON.parse(await read("package-lock.json")) as { packages: Record<string, { version?: string; gypfile?: boolean; optional?: boolean }> };
+    const binding = lock.packages["node_modules/better-sqlite3"];
+    expect(Number(binding.version!.split(".")[0]), "better-sqlite3 on Node.js 22+ is the Node-API build").to.be.at.least(13);
+    expect(binding.gypfile, "node_modules/better-sqlite3: gypfile false in the lock").to.equal(false);
+    expect(lock.packages["node_modules/better-sqlite3-node20"]?.optional, "Node.js 20's build is optional").to.equal(true);
+    const docker = await read("Dockerfile");
+    expect(docker).to.not.match(/\bg\+\+|\bpython3\b/);
+    for (const run of instructions(docker).filter((i) => /\bnpm ci\b/.test(i))) expect(run, "the image leaves Node.js 20's build out").to.include("--omit=optional");
+  });
+
   it("package.json engines names the Node.js lines CI tests, and this run's Node.js is one of them", async () => {
     const engines = JSON.parse(await read("package.json")).engines.node as string;
     expect(engines).to.match(/^\^20\.\d+\.\d+ \|\| \^24\.\d+\.\d+$/);
