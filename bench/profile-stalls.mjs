@@ -23,7 +23,7 @@ const stackOf = (id) => {
   for (let at = id; at !== undefined; at = parent.get(at)) out.push(name(byId.get(at)));
   return out;
 };
-const idle = (id) => ["(idle)", "(program)", "(garbage collector)"].includes(byId.get(id).callFrame.functionName) && byId.get(id).callFrame.functionName === "(idle)";
+const idle = (id) => byId.get(id).callFrame.functionName === "(idle)";
 
 let t = prof.startTime;
 const samples = prof.samples.map((id, i) => ({ id, at: (t += prof.timeDeltas[i] ?? 0) }));

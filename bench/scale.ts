@@ -14,7 +14,6 @@
 // default 1,000), BENCH_SCALE_KEEP=1 keeps the data directories.
 import { spawn, type ChildProcess } from "node:child_process";
 import http from "node:http";
-import net from "node:net";
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -154,7 +153,7 @@ async function p99(base: string, count: number, next: (i: number) => { method: s
 
 /**
  * A deterministic article of about `textChars` characters. Prose-like, so that the data size
- * means something for stores that compress: word ranks follow a Zipf-like law over the 150
+ * means something for stores that compress: word ranks follow a Zipf-like law over the 149
  * commonest English words and a long tail of made-up words. 1,000-character texts deflate to
  * 0.53 of their size; 1,000-character chunks of our own docs and of the GPL deflate to 0.50,
  * so this text is, if anything, harder to compress than real writing.

@@ -38,3 +38,8 @@ export function sqliteDriver(): SqliteDriver {
   }
   return driver;
 }
+
+/** An error of the SQLite engine (its `code`, e.g. SQLITE_FULL), from whichever build is loaded. */
+export function isSqliteError(e: unknown): e is InstanceType<SqliteDriver["SqliteError"]> {
+  return e instanceof sqliteDriver().SqliteError;
+}

@@ -21,7 +21,7 @@
 // snapshot and moves it forward only after each sync. The writes' own
 // conditional reads run on the writing connection and see everything.
 import type Database from "better-sqlite3";
-import { sqliteDriver } from "./sqlite-binding.js";
+import { isSqliteError, sqliteDriver } from "./sqlite-binding.js";
 import { randomBytes } from "node:crypto";
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -29,7 +29,7 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptio
 import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
-import { fromJson, fromSqlValue, toJson } from "./sqlite-json.js";
+import { fromJson, toJson } from "./sqlite-json.js";
 
 export interface SqliteDatabaseOptions {
   /** Database file; its directory is created. Omit for a database in memory. */
@@ -231,7 +231,7 @@ class Shared {
     try {
       return Promise.resolve(work());
     } catch (e) {
-      return Promise.reject(e instanceof sqliteDriver().SqliteError ? storageErrorFromSqlite(e, this.what) : e);
+      return Promise.reject(isSqliteError(e) ? storageErrorFromSqlite(e, this.what) : e);
     }
   }
 
@@ -253,7 +253,7 @@ class Shared {
   }
 
   private failure(e: unknown): unknown {
-    return e instanceof sqliteDriver().SqliteError ? storageErrorFromSqlite(e, this.what) : e;
+    return isSqliteError(e) ? storageErrorFromSqlite(e, this.what) : e;
   }
 
   private flush(): void {
@@ -469,7 +469,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
 
   /** A unique index's refusal as the port's error naming the field. */
   function duplicate(e: unknown): unknown {
-    if (!(e instanceof sqliteDriver().SqliteError) || !e.code.startsWith("SQLITE_CONSTRAINT")) return e;
+    if (!isSqliteError(e) || !e.code.startsWith("SQLITE_CONSTRAINT")) return e;
     if (e.message.includes(`${t.table}._id`)) return new DuplicateKeyError("_id");
     const index = /index '([^']+)'/.exec(e.message)?.[1];
     return new DuplicateKeyError(index ? t.unique.get(index) : undefined);

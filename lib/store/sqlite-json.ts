@@ -30,8 +30,3 @@ export function fromJson<T>(text: string): T {
   // Most documents hold no date: the reviver (several times slower) only runs when one might.
   return (text.includes(DATE_MARK_IN_JSON) ? JSON.parse(text, reviver) : JSON.parse(text)) as T;
 }
-
-/** A value read by SQL (json_extract) back to what the document holds. */
-export function fromSqlValue(v: unknown): unknown {
-  return typeof v === "string" && v.startsWith(DATE_MARK) ? new Date(v.slice(DATE_MARK.length)) : v;
-}
