@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { execFile, spawn } from "node:child_process";
 import os from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { requireNativeEngine } from "../support/native-engine.js";
@@ -352,5 +353,46 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     const started = performance.now();
     expect(((await pending) as Error).name).to.equal("AbortError");
     expect(performance.now() - started).to.be.lessThan(2000);
+    // The programs run from a worker thread of this process: they are its children, and gone.
+    expect(await speechChildren()).to.deep.equal([]);
+  });
+
+  it("runs the programs below the service's priority, and stops them when closed", async function () {
+    if (process.platform !== "linux") this.skip();
+    const own = await createLocalEngine({ native: "always", threads: 1 });
+    const pending = own.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }).catch((e: Error) => e);
+    let running: Array<{ comm: string; nice: number }> = [];
+    for (let i = 0; i < 100 && running.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      running = await speechChildrenNow();
+    }
+    expect(running.map((c) => c.comm).sort()).to.deep.equal(["espeak-ng", "lame"]);
+    for (const c of running) expect(c.nice, c.comm).to.equal(10);
+    await own.close();
+    expect(await pending).to.be.instanceOf(EngineClosedError);
+    expect(await speechChildren()).to.deep.equal([]);
   });
 });
+
+/** espeak-ng and lame processes whose parent is this process, with their nice values (Linux /proc). */
+async function speechChildrenNow(): Promise<Array<{ comm: string; nice: number }>> {
+  const found: Array<{ comm: string; nice: number }> = [];
+  for (const pid of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    // pid (comm) state ppid, 14 more fields, nice.
+    const m = /^\d+ \((.*)\) (\S) (\d+)(?: \S+){14} (-?\d+)/.exec(stat);
+    if (!m || Number(m[3]) !== process.pid || m[2] === "Z") continue;
+    if (m[1] === "espeak-ng" || m[1] === "lame") found.push({ comm: m[1], nice: Number(m[4]) });
+  }
+  return found;
+}
+
+/** The same, once the killed ones are gone (up to a second: a killed program lingers until it is reaped). */
+async function speechChildren(): Promise<Array<{ comm: string; nice: number }>> {
+  for (let attempt = 0; ; attempt++) {
+    const found = await speechChildrenNow();
+    if (found.length === 0 || attempt === 50) return found;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,7 +1,8 @@
 import { Worker } from "node:worker_threads";
 import { workerEntry } from "../../../lib/threads/worker-entry.js";
 import { compileWasm, wasmAssetsDir } from "./assets.js";
-import type { JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
+import type { NativePrograms } from "./native.js";
+import type { AbortMessage, JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
 import { EngineClosedError } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
 
@@ -22,18 +23,24 @@ interface Slot {
   job?: Job;
 }
 
-/** A fixed set of worker threads, each with its own eSpeak + LAME, fed from one FIFO queue. */
+/**
+ * A fixed set of worker threads fed from one FIFO queue, each with its own eSpeak + LAME: in WASM
+ * inside the thread, or (given the programs) as native processes the thread runs and streams.
+ */
 export class SynthPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 1;
   private closed = false;
 
-  private constructor(private readonly size: number) {}
+  private constructor(
+    private readonly size: number,
+    private readonly native: NativePrograms | undefined,
+  ) {}
 
-  static async start(size: number): Promise<SynthPool> {
-    const pool = new SynthPool(size);
-    const started = await Promise.allSettled(Array.from({ length: size }, () => spawnSlot()));
+  static async start(size: number, native?: NativePrograms): Promise<SynthPool> {
+    const pool = new SynthPool(size, native);
+    const started = await Promise.allSettled(Array.from({ length: size }, () => spawnSlot(native)));
     for (const s of started) if (s.status === "fulfilled") pool.adopt(s.value);
     const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failure) {
@@ -76,6 +83,8 @@ export class SynthPool {
     for (const job of this.queue.splice(0)) this.settle(job, new EngineClosedError());
     const slots = this.slots.splice(0);
     for (const slot of slots) if (slot.job) this.settle(slot.job, new EngineClosedError());
+    // A native thread's programs outlive it unless it kills them first: it answers the abort once they are gone.
+    await Promise.all(slots.map((s) => (s.job && this.native ? this.stopJob(s, s.job) : undefined)));
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
@@ -123,7 +132,7 @@ export class SynthPool {
     if (slot.job) this.settle(slot.job, new Error(`Speech worker crashed: ${err.message}`));
     void slot.worker.terminate();
     if (this.closed) return;
-    spawnSlot().then(
+    spawnSlot(this.native).then(
       (fresh) => this.adopt(fresh),
       (spawnErr) => {
         // Without any worker the queue would wait forever; fail it loudly instead.
@@ -137,8 +146,28 @@ export class SynthPool {
     if (queued >= 0) this.queue.splice(queued, 1);
     const slot = this.slots.find((s) => s.job === job);
     // The worker notices at its next audio chunk and reports back; the slot stays busy until then.
-    if (slot) Atomics.store(slot.abortFlag, 0, job.id);
+    if (slot) void this.stopJob(slot, job);
     this.settle(job, abortReason(job.signal!));
+  }
+
+  /** Asks the thread to stop the job; settles once it answered (or exited, or after a second). */
+  private stopJob(slot: Slot, job: Job): Promise<void> {
+    Atomics.store(slot.abortFlag, 0, job.id);
+    slot.worker.postMessage({ type: "abort", id: job.id } satisfies AbortMessage);
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        slot.worker.off("message", onReply);
+        slot.worker.off("exit", done);
+        resolve();
+      };
+      const onReply = (reply: WorkerReply) => {
+        if ("id" in reply && reply.id === job.id) done();
+      };
+      const timer = setTimeout(done, 1000);
+      slot.worker.on("message", onReply);
+      slot.worker.on("exit", done);
+    });
   }
 
   private settle(job: Job, err: unknown, mp3?: Buffer): void {
@@ -150,11 +179,12 @@ export class SynthPool {
   }
 }
 
-async function spawnSlot(): Promise<Slot> {
+async function spawnSlot(native: NativePrograms | undefined): Promise<Slot> {
   const control = new SharedArrayBuffer(4);
-  const entry = await workerEntry(new URL("./worker.ts", import.meta.url));
+  const entry = await workerEntry(native ? new URL("./native-worker.ts", import.meta.url) : new URL("./worker.ts", import.meta.url));
+  const init: WorkerInit = native ? { kind: "native", control, programs: native } : { kind: "wasm", control, assets: wasmAssetsDir(), modules: compileWasm() };
   const worker = new Worker(entry, {
-    workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
+    workerData: init,
     // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
     // young generation still grows to tens of MB per thread. 4 MB: as fast, peak RSS ~15 MB lower for two.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },

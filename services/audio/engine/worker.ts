@@ -1,16 +1,22 @@
 // Worker thread entry: owns one eSpeak + LAME instance and serves synthesis jobs one at a time.
 import { parentPort, workerData } from "node:worker_threads";
+import { lowerThisWorkerThread } from "../../../lib/threads/background-priority.js";
+import { SPEECH_NICENESS } from "./native.js";
 import { loadWasmSynth } from "./wasm-synth.js";
-import type { JobMessage, WorkerReply, WorkerInit } from "./protocol.js";
+import type { AbortMessage, JobMessage, WasmWorkerInit, WorkerReply } from "./protocol.js";
 
 const port = parentPort!;
-const { control, assets, modules } = workerData as WorkerInit;
+const { control, assets, modules } = workerData as WasmWorkerInit;
 // control[0] holds the id of a job the parent wants stopped; the synth polls it.
 const abortFlag = new Int32Array(control);
+// Synthesis is batch work: below the requests of the service's main thread.
+lowerThisWorkerThread(SPEECH_NICENESS);
 
 try {
   const synth = await loadWasmSynth(assets, modules);
-  port.on("message", (job: JobMessage) => {
+  port.on("message", (job: JobMessage | AbortMessage) => {
+    // An abort of a job this thread already finished (the shared flag stops a running one).
+    if ("type" in job) return;
     let reply: WorkerReply;
     try {
       const mp3 = synth.synthesize(job.voice, job.text, () => Atomics.load(abortFlag, 0) === job.id);
