@@ -45,8 +45,6 @@ async function startWorker(self: () => Thread): Promise<Worker> {
     // It runs one pragma at a time and makes almost no garbage.
     resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
   });
-  // Idle, it does not keep the process alive; a copy under way does (copy() refs it).
-  worker.unref();
   worker.on("message", (reply: CheckpointReply) => {
     const t = self();
     const w = t.waiting.get(reply.id);
@@ -65,6 +63,9 @@ async function startWorker(self: () => Thread): Promise<Worker> {
   };
   worker.on("error", failAll);
   worker.on("exit", (code) => failAll(new Error(`the checkpoint thread exited (${code})`)));
+  // Idle, it does not keep the process alive; a copy under way does (copy() refs it). After the
+  // listeners: attaching a message listener refs the thread again.
+  worker.unref();
   return worker;
 }
 
@@ -106,6 +107,8 @@ export class Checkpointer {
     t.dead = true;
     if (thread === t) thread = undefined;
     const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()));
+    // Held by the event loop until it has ended: an unreferenced thread's exit would not be waited for.
+    worker.ref();
     worker.postMessage({ type: "exit" } satisfies CheckpointRequest);
     await exited;
   }
