@@ -20,12 +20,15 @@ interface Job {
 interface Slot {
   worker: Worker;
   abortFlag: Int32Array;
-  job?: Job;
+  /** Jobs the thread is running: at most one in WASM (synchronous), up to the pool's size for native programs. */
+  jobs: Job[];
 }
 
 /**
- * A fixed set of worker threads fed from one FIFO queue, each with its own eSpeak + LAME: in WASM
- * inside the thread, or (given the programs) as native processes the thread runs and streams.
+ * Worker threads fed from one FIFO queue. WASM: `size` threads, each with its own eSpeak + LAME
+ * running one job at a time. Native (given the programs): one thread running up to `size` jobs
+ * at once, each as an espeak-ng | lame pair of processes whose PCM it streams (waiting on
+ * processes needs no thread of its own, and each thread costs ~25 MB).
  */
 export class SynthPool {
   private readonly slots: Slot[] = [];
@@ -40,7 +43,7 @@ export class SynthPool {
 
   static async start(size: number, native?: NativePrograms): Promise<SynthPool> {
     const pool = new SynthPool(size, native);
-    const started = await Promise.allSettled(Array.from({ length: size }, () => spawnSlot(native)));
+    const started = await Promise.allSettled(Array.from({ length: native ? 1 : size }, () => spawnSlot(native)));
     for (const s of started) if (s.status === "fulfilled") pool.adopt(s.value);
     const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failure) {
@@ -54,9 +57,14 @@ export class SynthPool {
     return this.size;
   }
 
-  /** Jobs being synthesized right now (at most one per thread). */
+  /** Jobs being synthesized right now (at most `threads`). */
   get running(): number {
-    return this.slots.filter((s) => s.job).length;
+    return this.slots.reduce((n, s) => n + s.jobs.length, 0);
+  }
+
+  /** Jobs one thread runs at once. */
+  private get capacity(): number {
+    return this.native ? this.size : 1;
   }
 
   get queued(): number {
@@ -82,9 +90,9 @@ export class SynthPool {
     this.closed = true;
     for (const job of this.queue.splice(0)) this.settle(job, new EngineClosedError());
     const slots = this.slots.splice(0);
-    for (const slot of slots) if (slot.job) this.settle(slot.job, new EngineClosedError());
+    for (const slot of slots) for (const job of slot.jobs) this.settle(job, new EngineClosedError());
     // A native thread's programs outlive it unless it kills them first: it answers the abort once they are gone.
-    await Promise.all(slots.map((s) => (s.job && this.native ? this.stopJob(s, s.job) : undefined)));
+    if (this.native) await Promise.all(slots.flatMap((s) => s.jobs.map((job) => this.stopJob(s, job))));
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
@@ -104,21 +112,22 @@ export class SynthPool {
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (slot.job) continue;
-      const job = this.queue.shift();
-      if (!job) return;
-      slot.job = job;
-      slot.worker.ref();
-      const message: JobMessage = { id: job.id, text: job.text, voice: job.voice };
-      slot.worker.postMessage(message);
+      while (slot.jobs.length < this.capacity) {
+        const job = this.queue.shift();
+        if (!job) return;
+        slot.jobs.push(job);
+        slot.worker.ref();
+        const message: JobMessage = { id: job.id, text: job.text, voice: job.voice };
+        slot.worker.postMessage(message);
+      }
     }
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {
-    const job = slot.job;
-    if (!job || !("id" in reply) || reply.id !== job.id) return;
-    slot.job = undefined;
-    slot.worker.unref();
+    const at = "id" in reply ? slot.jobs.findIndex((j) => j.id === reply.id) : -1;
+    if (at < 0) return;
+    const [job] = slot.jobs.splice(at, 1);
+    if (slot.jobs.length === 0) slot.worker.unref();
     if (reply.type === "done") this.settle(job, null, Buffer.from(reply.mp3.buffer, reply.mp3.byteOffset, reply.mp3.byteLength));
     else if (reply.type === "failed") this.settle(job, new Error(`Local speech synthesis failed: ${reply.message}`));
     else this.settle(job, job.signal ? abortReason(job.signal) : new Error("Synthesis aborted"));
@@ -129,7 +138,7 @@ export class SynthPool {
     const index = this.slots.indexOf(slot);
     if (index < 0) return; // already replaced, or the pool is closing
     this.slots.splice(index, 1);
-    if (slot.job) this.settle(slot.job, new Error(`Speech worker crashed: ${err.message}`));
+    for (const job of slot.jobs) this.settle(job, new Error(`Speech worker crashed: ${err.message}`));
     void slot.worker.terminate();
     if (this.closed) return;
     spawnSlot(this.native).then(
@@ -144,8 +153,8 @@ export class SynthPool {
   private abort(job: Job): void {
     const queued = this.queue.indexOf(job);
     if (queued >= 0) this.queue.splice(queued, 1);
-    const slot = this.slots.find((s) => s.job === job);
-    // The worker notices at its next audio chunk and reports back; the slot stays busy until then.
+    const slot = this.slots.find((s) => s.jobs.includes(job));
+    // The worker notices (WASM: at its next audio chunk) and reports back; the job keeps its place until then.
     if (slot) void this.stopJob(slot, job);
     this.settle(job, abortReason(job.signal!));
   }
@@ -198,7 +207,7 @@ async function spawnSlot(native: NativePrograms | undefined): Promise<Slot> {
     const onMessage = (reply: WorkerReply) => {
       if (reply.type === "ready") {
         cleanup();
-        resolve({ worker, abortFlag: new Int32Array(control) });
+        resolve({ worker, abortFlag: new Int32Array(control), jobs: [] });
       } else if (reply.type === "init-failed") fail(new Error(reply.message));
     };
     const onExit = (code: number) => fail(new Error(`exited with code ${code} during start-up`));
