@@ -63,7 +63,7 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
         if (stopped) break;
         if (a.pendingAdmission && opts.admit) continue;
         try {
-          await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision });
+          await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision, ...(a.demanded ? { priority: true } : {}) });
           published++;
         } catch (err) {
           // The bus is down: the next pass tries again.

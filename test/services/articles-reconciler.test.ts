@@ -69,6 +69,16 @@ describe("articles reconciler", () => {
     expect(admitted).to.include("parked");
   });
 
+  it("re-publishes an article someone asked for (audio on demand) at the front of its project's lane, as the first publish did", async () => {
+    await store.insert({ ...draft("asked-for"), admission: "pending", parked: true }, longAgo());
+    await store.unpark("p", "asked-for", Date.now() - 1);
+    await store.insert(draft("plain"), longAgo());
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000 });
+    expect(await rec.initialRun).to.equal(2);
+    expect(bus.published.find((j) => j.articleId === "asked-for")).to.deep.equal({ articleId: "asked-for", projectId: "p", revision: 1, priority: true });
+    expect(bus.published.find((j) => j.articleId === "plain")).to.deep.equal({ articleId: "plain", projectId: "p", revision: 1 });
+  });
+
   it("then periodically re-publishes only articles unchanged for longer than staleMs", async () => {
     await store.insert(draft("stuck"), longAgo());
     rec = startReconciler({ store, bus, log, intervalMs: 40, staleMs: 60_000 });

@@ -163,6 +163,8 @@ export interface StaleArticle {
   revision: number;
   /** Not admitted yet: run admission instead of publishing. */
   pendingAdmission?: boolean;
+  /** Someone asked for its audio (demandedAt): published again, its job still goes first. */
+  demanded?: boolean;
   /** What the query is ordered by before the id (its due time, or when it was added): pass it back in `after`. */
   key?: number;
 }

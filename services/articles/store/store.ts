@@ -38,6 +38,7 @@ const stale = (d: ArticleDoc): StaleArticle => ({
   projectId: d.projectId,
   revision: d.revision,
   ...(d.admission === "pending" ? { pendingAdmission: true } : {}),
+  ...(d.demandedAt !== undefined ? { demanded: true } : {}),
   ...(d.dueAt !== undefined ? { key: d.dueAt } : {}),
 });
 
@@ -256,7 +257,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       const from = afterKey("dueAt", o.after, 1);
       const filter: Filter = { ...from, dueAt: { ...(from.dueAt as object | undefined), $lt: olderThan }, status: { $in: [...statuses] } };
       // The status index matches the filter too, and would walk every waiting article, parked ones included.
-      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500, hint: "due" });
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1, demandedAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500, hint: "due" });
       return docs.map(stale);
     },
 
