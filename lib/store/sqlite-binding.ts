@@ -9,7 +9,6 @@
 // Node.js line loads the one that works on it. test/unit/sqlite-binding.test.ts reproduces
 // the abort.
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import type BetterSqlite3 from "better-sqlite3";
 
 export type SqliteDriver = typeof BetterSqlite3;
@@ -43,9 +42,4 @@ export function sqliteDriver(): SqliteDriver {
 /** An error of the SQLite engine (its `code`, e.g. SQLITE_FULL), from whichever build is loaded. */
 export function isSqliteError(e: unknown): e is InstanceType<SqliteDriver["SqliteError"]> {
   return e instanceof sqliteDriver().SqliteError;
-}
-
-/** How another thread loads the same build: require(`name`) from `requireFrom` (worker bundles cannot import it by name). */
-export function sqliteDriverLocation(): { requireFrom: string; name: string } {
-  return { requireFrom: fileURLToPath(import.meta.url), name: sqlitePackageFor() };
 }

@@ -22,7 +22,6 @@
 // conditional reads run on the writing connection and see everything.
 import type Database from "better-sqlite3";
 import { isSqliteError, sqliteDriver } from "./sqlite-binding.js";
-import { Checkpointer } from "./sqlite-checkpointer.js";
 import { randomBytes } from "node:crypto";
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -50,8 +49,6 @@ export interface SqliteDatabase {
   close(): Promise<void>;
   /** Commits made so far (tests of group commit). */
   readonly commits: number;
-  /** Copies of the write-ahead log into the database made off the event loop (tests). */
-  readonly checkpointCopies: number;
   /** EXPLAIN QUERY PLAN of the query `find` would run (tests of index use). */
   plan(collection: string, filter: Filter, opts?: FindOptions): string[];
 }
@@ -115,20 +112,12 @@ class Shared {
   readonly tables = new Map<string, TableState>();
   commits = 0;
   private refs = 0;
-
-  get checkpointCopies(): number {
-    return this.checkpointer?.copies ?? 0;
-  }
   private pending: PendingWrite[] = [];
   /** A group's commit is being made durable; the next group waits for it. */
   private syncing = false;
   private idle: Array<() => void> = [];
   private walFd: number | undefined;
   private walDirSynced = false;
-  /** Copies the log into the database off the event loop (a database file only). */
-  private readonly checkpointer: Checkpointer | undefined;
-  /** none → copying (groups go on) → copied → closing (groups wait for a last short copy) → none. */
-  private ckpt: "none" | "copying" | "copied" | "closing" = "none";
   private readonly writes = new Map<string, Database.Statement>();
   private readonly reads = new Map<string, Database.Statement>();
   private readonly control: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Database.Statement>;
@@ -179,7 +168,6 @@ class Shared {
       rollbackTo: p("ROLLBACK TO w"),
     };
     if (key) {
-      this.checkpointer = new Checkpointer(key);
       this.snapshot = { end: this.reader.prepare("COMMIT"), begin: this.reader.prepare("BEGIN"), take: this.reader.prepare("SELECT 1 FROM sqlite_schema LIMIT 1") };
       this.advanceReads();
     }
@@ -192,14 +180,13 @@ class Shared {
   async release(): Promise<void> {
     if (--this.refs > 0 || !this.conn.open) return;
     if (this.key) openFiles.delete(this.key);
-    // Writes already queued are made and answered first, and a checkpoint under way ends.
-    while (this.syncing || this.pending.length || this.ckpt !== "none") {
+    // Writes already queued are made and answered first.
+    while (this.syncing || this.pending.length) {
       await new Promise<void>((resolve) => {
         this.idle.push(resolve);
         if (!this.syncing) this.flush();
       });
     }
-    await this.checkpointer?.close();
     if (this.reader !== this.conn) this.reader.close();
     this.conn.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
@@ -270,12 +257,11 @@ class Shared {
   }
 
   private flush(): void {
-    if (this.syncing || this.ckpt === "closing" || !this.conn.open) return;
-    if (this.ckpt === "copied") return this.emptyLog();
+    if (this.syncing || !this.conn.open) return;
     const batch = this.pending;
     this.pending = [];
     if (batch.length === 0) {
-      if (this.ckpt === "none") for (const done of this.idle.splice(0)) done();
+      for (const done of this.idle.splice(0)) done();
       return;
     }
     const outcomes = this.commit(batch);
@@ -310,45 +296,26 @@ class Shared {
 
   /**
    * The reading snapshot always holds the newest frames of the log, so SQLite
-   * could never empty it on its own. Once it holds CHECKPOINT_BYTES, a worker
-   * thread copies it into the database (Checkpointer) while groups go on;
-   * then, between two groups, the next ones wait while it copies what they
-   * added meanwhile, and the event loop empties the log: the snapshot lets go,
-   * a TRUNCATE checkpoint finds nothing left to copy or sync and resets the
-   * log, and reads take a snapshot again.
+   * could never empty it on its own: between two groups, with nothing
+   * unacknowledged in the log, the snapshot lets go, the log is copied into
+   * the database and emptied (synchronously: once per CHECKPOINT_BYTES of
+   * writes), and reads take a snapshot again.
    */
   private checkpoint(): void {
-    if (!this.snapshot || this.ckpt !== "none") return;
+    if (!this.snapshot) return;
     try {
       this.walFd ??= openSync(`${this.key}-wal`, "r");
       if (fstatSync(this.walFd).size < CHECKPOINT_BYTES) return;
     } catch {
       return;
     }
-    this.ckpt = "copying";
-    // A failed copy leaves the frames to the TRUNCATE, which copies them itself (on the event loop, as a fallback).
-    const copied = () => {
-      this.ckpt = "copied";
-      this.flush();
-    };
-    this.checkpointer!.copy().then(copied, copied);
-  }
-
-  /** Between groups, with nothing unacknowledged in the log: the last copy, then the log is emptied. */
-  private emptyLog(): void {
-    this.ckpt = "closing";
-    const empty = () => {
-      if (this.reader.inTransaction) this.snapshot!.end.run();
-      try {
-        this.conn.pragma("wal_checkpoint(TRUNCATE)");
-      } catch {
-        // Busy (another process reading) or out of space: the log stays, and a later group tries again.
-      }
-      this.advanceReads();
-      this.ckpt = "none";
-      this.flush();
-    };
-    this.checkpointer!.copy().then(empty, empty);
+    if (this.reader.inTransaction) this.snapshot.end.run();
+    try {
+      this.conn.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Busy (another process reading) or out of space: the log stays, and the next group tries again.
+    }
+    this.advanceReads();
   }
 
   /** fdatasync of the write-ahead log, on the thread pool: the event loop serves reads meanwhile. */
@@ -447,9 +414,6 @@ export async function openSqliteDatabase(opts: SqliteDatabaseOptions): Promise<S
     },
     get commits() {
       return s.commits;
-    },
-    get checkpointCopies() {
-      return s.checkpointCopies;
     },
     plan(name, filter, o = {}) {
       const t = tableOf(s, name);
