@@ -353,7 +353,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     const started = performance.now();
     expect(((await pending) as Error).name).to.equal("AbortError");
     expect(performance.now() - started).to.be.lessThan(2000);
-    // The programs run from a worker thread of this process: they are its children, and gone.
+    // The programs are children of this process, and gone.
     expect(await speechChildren()).to.deep.equal([]);
   });
 

@@ -1,9 +1,9 @@
-// The offline speech engine: eSpeak NG + LAME, in WASM worker threads or as native programs run from worker threads.
+// The offline speech engine: eSpeak NG + LAME, in WASM worker threads or as native programs.
 import os from "node:os";
 import { silenceFrames } from "../mp3/index.js";
-import { findNativePrograms, type NativePrograms } from "./native.js";
+import { findNativePrograms, nativeSynthesize, type NativePrograms } from "./native.js";
 import { SynthPool } from "./pool.js";
-import { LOCAL_FORMAT, type Mp3Format, type SpeechEngine, type SpeechRequest } from "./types.js";
+import { EngineClosedError, LOCAL_FORMAT, type Mp3Format, type SpeechEngine, type SpeechRequest } from "./types.js";
 import { prepare } from "./voices.js";
 
 export { SpeechInputError, EngineClosedError, LOCAL_FORMAT } from "./types.js";
@@ -26,7 +26,7 @@ export async function createLocalEngine(opts: LocalEngineOptions = {}): Promise<
     if (programs) return nativeEngine(programs, threads);
     if (mode === "always") throw new Error("native: 'always' needs both espeak-ng and lame on PATH");
   }
-  return poolEngine("local-wasm", await SynthPool.start(threads));
+  return wasmEngine(await SynthPool.start(threads));
 }
 
 function silence(ms: number): Promise<Buffer> {
@@ -37,9 +37,9 @@ function silence(ms: number): Promise<Buffer> {
   }
 }
 
-function poolEngine(name: string, pool: SynthPool): SpeechEngine {
+function wasmEngine(pool: SynthPool): SpeechEngine {
   return {
-    name,
+    name: "local-wasm",
     format: LOCAL_FORMAT,
     concurrency: pool.threads,
     async synthesize(req: SpeechRequest, signal?: AbortSignal) {
@@ -51,7 +51,73 @@ function poolEngine(name: string, pool: SynthPool): SpeechEngine {
   };
 }
 
-/** espeak-ng and lame as processes, each pair run and streamed by a worker thread of the pool. */
-function nativeEngine(programs: NativePrograms, threads: number): Promise<SpeechEngine> {
-  return SynthPool.start(threads, programs).then((pool) => poolEngine("local-native", pool));
+function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
+  const gate = new Gate(threads);
+  let closed = false;
+  const running = new Set<AbortController>();
+  return {
+    name: "local-native",
+    format: LOCAL_FORMAT,
+    concurrency: threads,
+    async synthesize(req: SpeechRequest, signal?: AbortSignal) {
+      if (closed) throw new EngineClosedError();
+      const { text, voice } = prepare(req);
+      // An already aborted signal fires no "abort" event to forward: refuse here, as the WASM pool does.
+      if (signal?.aborted) throw signal.reason ?? new DOMException("The operation was aborted", "AbortError");
+      // Our own controller lets close() stop child processes as well as the caller's signal.
+      const controller = new AbortController();
+      const forward = () => controller.abort(signal?.reason);
+      signal?.addEventListener("abort", forward, { once: true });
+      running.add(controller);
+      try {
+        await gate.enter(controller.signal);
+        try {
+          return await nativeSynthesize(programs, voice, text, controller.signal);
+        } finally {
+          gate.leave();
+        }
+      } finally {
+        running.delete(controller);
+        signal?.removeEventListener("abort", forward);
+      }
+    },
+    silence,
+    async close() {
+      closed = true;
+      for (const c of running) c.abort(new EngineClosedError());
+    },
+  };
+}
+
+/** Counting semaphore whose waiters can give up via an AbortSignal. */
+class Gate {
+  private readonly waiters: Array<() => void> = [];
+  constructor(private free: number) {}
+
+  enter(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.reject(signal.reason);
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const grant = () => {
+        signal.removeEventListener("abort", cancel);
+        resolve();
+      };
+      const cancel = () => {
+        const i = this.waiters.indexOf(grant);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", cancel, { once: true });
+      this.waiters.push(grant);
+    });
+  }
+
+  leave(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.free++;
+  }
 }

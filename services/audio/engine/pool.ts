@@ -1,8 +1,7 @@
 import { Worker } from "node:worker_threads";
 import { workerEntry } from "../../../lib/threads/worker-entry.js";
 import { compileWasm, wasmAssetsDir } from "./assets.js";
-import type { NativePrograms } from "./native.js";
-import type { AbortMessage, JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
+import type { JobMessage, WorkerInit, WorkerReply } from "./protocol.js";
 import { EngineClosedError } from "./types.js";
 import type { EspeakVoice } from "./voices.js";
 
@@ -20,30 +19,21 @@ interface Job {
 interface Slot {
   worker: Worker;
   abortFlag: Int32Array;
-  /** Jobs the thread is running: at most one in WASM (synchronous), up to the pool's size for native programs. */
-  jobs: Job[];
+  job?: Job;
 }
 
-/**
- * Worker threads fed from one FIFO queue. WASM: `size` threads, each with its own eSpeak + LAME
- * running one job at a time. Native (given the programs): one thread running up to `size` jobs
- * at once, each as an espeak-ng | lame pair of processes whose PCM it streams (waiting on
- * processes needs no thread of its own, and each thread costs ~25 MB).
- */
+/** A fixed set of worker threads, each with its own eSpeak + LAME, fed from one FIFO queue. */
 export class SynthPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
   private nextId = 1;
   private closed = false;
 
-  private constructor(
-    private readonly size: number,
-    private readonly native: NativePrograms | undefined,
-  ) {}
+  private constructor(private readonly size: number) {}
 
-  static async start(size: number, native?: NativePrograms): Promise<SynthPool> {
-    const pool = new SynthPool(size, native);
-    const started = await Promise.allSettled(Array.from({ length: native ? 1 : size }, () => spawnSlot(native)));
+  static async start(size: number): Promise<SynthPool> {
+    const pool = new SynthPool(size);
+    const started = await Promise.allSettled(Array.from({ length: size }, () => spawnSlot()));
     for (const s of started) if (s.status === "fulfilled") pool.adopt(s.value);
     const failure = started.find((s): s is PromiseRejectedResult => s.status === "rejected");
     if (failure) {
@@ -57,14 +47,9 @@ export class SynthPool {
     return this.size;
   }
 
-  /** Jobs being synthesized right now (at most `threads`). */
+  /** Jobs being synthesized right now (at most one per thread). */
   get running(): number {
-    return this.slots.reduce((n, s) => n + s.jobs.length, 0);
-  }
-
-  /** Jobs one thread runs at once. */
-  private get capacity(): number {
-    return this.native ? this.size : 1;
+    return this.slots.filter((s) => s.job).length;
   }
 
   get queued(): number {
@@ -90,9 +75,7 @@ export class SynthPool {
     this.closed = true;
     for (const job of this.queue.splice(0)) this.settle(job, new EngineClosedError());
     const slots = this.slots.splice(0);
-    for (const slot of slots) for (const job of slot.jobs) this.settle(job, new EngineClosedError());
-    // A native thread's programs outlive it unless it kills them first: it answers the abort once they are gone.
-    if (this.native) await Promise.all(slots.flatMap((s) => s.jobs.map((job) => this.stopJob(s, job))));
+    for (const slot of slots) if (slot.job) this.settle(slot.job, new EngineClosedError());
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
 
@@ -112,22 +95,21 @@ export class SynthPool {
 
   private dispatch(): void {
     for (const slot of this.slots) {
-      while (slot.jobs.length < this.capacity) {
-        const job = this.queue.shift();
-        if (!job) return;
-        slot.jobs.push(job);
-        slot.worker.ref();
-        const message: JobMessage = { id: job.id, text: job.text, voice: job.voice };
-        slot.worker.postMessage(message);
-      }
+      if (slot.job) continue;
+      const job = this.queue.shift();
+      if (!job) return;
+      slot.job = job;
+      slot.worker.ref();
+      const message: JobMessage = { id: job.id, text: job.text, voice: job.voice };
+      slot.worker.postMessage(message);
     }
   }
 
   private onReply(slot: Slot, reply: WorkerReply): void {
-    const at = "id" in reply ? slot.jobs.findIndex((j) => j.id === reply.id) : -1;
-    if (at < 0) return;
-    const [job] = slot.jobs.splice(at, 1);
-    if (slot.jobs.length === 0) slot.worker.unref();
+    const job = slot.job;
+    if (!job || !("id" in reply) || reply.id !== job.id) return;
+    slot.job = undefined;
+    slot.worker.unref();
     if (reply.type === "done") this.settle(job, null, Buffer.from(reply.mp3.buffer, reply.mp3.byteOffset, reply.mp3.byteLength));
     else if (reply.type === "failed") this.settle(job, new Error(`Local speech synthesis failed: ${reply.message}`));
     else this.settle(job, job.signal ? abortReason(job.signal) : new Error("Synthesis aborted"));
@@ -138,10 +120,10 @@ export class SynthPool {
     const index = this.slots.indexOf(slot);
     if (index < 0) return; // already replaced, or the pool is closing
     this.slots.splice(index, 1);
-    for (const job of slot.jobs) this.settle(job, new Error(`Speech worker crashed: ${err.message}`));
+    if (slot.job) this.settle(slot.job, new Error(`Speech worker crashed: ${err.message}`));
     void slot.worker.terminate();
     if (this.closed) return;
-    spawnSlot(this.native).then(
+    spawnSlot().then(
       (fresh) => this.adopt(fresh),
       (spawnErr) => {
         // Without any worker the queue would wait forever; fail it loudly instead.
@@ -153,30 +135,10 @@ export class SynthPool {
   private abort(job: Job): void {
     const queued = this.queue.indexOf(job);
     if (queued >= 0) this.queue.splice(queued, 1);
-    const slot = this.slots.find((s) => s.jobs.includes(job));
-    // The worker notices (WASM: at its next audio chunk) and reports back; the job keeps its place until then.
-    if (slot) void this.stopJob(slot, job);
+    const slot = this.slots.find((s) => s.job === job);
+    // The worker notices at its next audio chunk and reports back; the slot stays busy until then.
+    if (slot) Atomics.store(slot.abortFlag, 0, job.id);
     this.settle(job, abortReason(job.signal!));
-  }
-
-  /** Asks the thread to stop the job; settles once it answered (or exited, or after a second). */
-  private stopJob(slot: Slot, job: Job): Promise<void> {
-    Atomics.store(slot.abortFlag, 0, job.id);
-    slot.worker.postMessage({ type: "abort", id: job.id } satisfies AbortMessage);
-    return new Promise<void>((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        slot.worker.off("message", onReply);
-        slot.worker.off("exit", done);
-        resolve();
-      };
-      const onReply = (reply: WorkerReply) => {
-        if ("id" in reply && reply.id === job.id) done();
-      };
-      const timer = setTimeout(done, 1000);
-      slot.worker.on("message", onReply);
-      slot.worker.on("exit", done);
-    });
   }
 
   private settle(job: Job, err: unknown, mp3?: Buffer): void {
@@ -188,12 +150,11 @@ export class SynthPool {
   }
 }
 
-async function spawnSlot(native: NativePrograms | undefined): Promise<Slot> {
+async function spawnSlot(): Promise<Slot> {
   const control = new SharedArrayBuffer(4);
-  const entry = await workerEntry(native ? new URL("./native-worker.ts", import.meta.url) : new URL("./worker.ts", import.meta.url));
-  const init: WorkerInit = native ? { kind: "native", control, programs: native } : { kind: "wasm", control, assets: wasmAssetsDir(), modules: compileWasm() };
+  const entry = await workerEntry(new URL("./worker.ts", import.meta.url));
   const worker = new Worker(entry, {
-    workerData: init,
+    workerData: { control, assets: wasmAssetsDir(), modules: compileWasm() } satisfies WorkerInit,
     // A worker's JavaScript makes little garbage (the audio lives in WASM memory), but V8's default
     // young generation still grows to tens of MB per thread. 4 MB: as fast, peak RSS ~15 MB lower for two.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },
@@ -207,7 +168,7 @@ async function spawnSlot(native: NativePrograms | undefined): Promise<Slot> {
     const onMessage = (reply: WorkerReply) => {
       if (reply.type === "ready") {
         cleanup();
-        resolve({ worker, abortFlag: new Int32Array(control), jobs: [] });
+        resolve({ worker, abortFlag: new Int32Array(control) });
       } else if (reply.type === "init-failed") fail(new Error(reply.message));
     };
     const onExit = (code: number) => fail(new Error(`exited with code ${code} during start-up`));

@@ -3,10 +3,10 @@ import { parentPort, workerData } from "node:worker_threads";
 import { lowerThisWorkerThread } from "../../../lib/threads/background-priority.js";
 import { SPEECH_NICENESS } from "./native.js";
 import { loadWasmSynth } from "./wasm-synth.js";
-import type { AbortMessage, JobMessage, WasmWorkerInit, WorkerReply } from "./protocol.js";
+import type { JobMessage, WorkerReply, WorkerInit } from "./protocol.js";
 
 const port = parentPort!;
-const { control, assets, modules } = workerData as WasmWorkerInit;
+const { control, assets, modules } = workerData as WorkerInit;
 // control[0] holds the id of a job the parent wants stopped; the synth polls it.
 const abortFlag = new Int32Array(control);
 // Synthesis is batch work: below the requests of the service's main thread.
@@ -14,9 +14,7 @@ lowerThisWorkerThread(SPEECH_NICENESS);
 
 try {
   const synth = await loadWasmSynth(assets, modules);
-  port.on("message", (job: JobMessage | AbortMessage) => {
-    // An abort of a job this thread already finished (the shared flag stops a running one).
-    if ("type" in job) return;
+  port.on("message", (job: JobMessage) => {
     let reply: WorkerReply;
     try {
       const mp3 = synth.synthesize(job.voice, job.text, () => Atomics.load(abortFlag, 0) === job.id);
