@@ -387,10 +387,10 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(won).to.have.length(1);
       expect(won[0]).to.include({ status: "waiting", admission: "pending", demandedAt: now.getTime(), admittingUntil: now.getTime() + 60_000 });
       expect(won[0]!.parked).to.equal(undefined);
-      // Unparked it is ordinary pending work: once its lease lapses the reconciler admits it.
+      // Unparked it is ordinary pending work (asked for: its job goes first): once its lease lapses the reconciler admits it.
       const after = await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 });
       // Due from the unpark on (its key is the due time the reconciler pages by).
-      expect(after.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingAdmission: true, key: now.getTime() });
+      expect(after.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingAdmission: true, demanded: true, key: now.getTime() });
     });
 
     it("audio on demand: an update makes a parked article an immediate one", async () => {
