@@ -10,10 +10,7 @@ import type { EspeakVoice } from "./voices.js";
 // eSpeak and LAME are batch work: at a lower priority than the service that
 // spawned them, a many-hour render never takes the CPU from the requests it
 // serves (on a 2-core machine two of them made other projects' reads wait).
-export const SPEECH_NICENESS = 10;
-
-/** A pipe's read: the size of the PCM blocks from espeak-ng. */
-const PCM_BLOCK = 64 * 1024;
+const SPEECH_NICENESS = 10;
 
 function lowerPriority(pid: number | undefined): void {
   if (pid === undefined) return;
@@ -106,17 +103,9 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
       if (!shaper) {
         const encoder = startLame(wav.sampleRate);
         lame = encoder;
-        // Copied (the shaper and leveler reuse their buffers) into buffers that come back once the
-        // pipe took them: a fresh copy per block left tens of MB of dead PCM in the thread between
-        // its rare garbage collections. When lame lags, espeak waits (the pipe's backpressure).
-        const spare: Buffer[] = [];
         const write = (pcm: Int16Array) => {
-          let buffer = spare.pop();
-          if (!buffer || buffer.length < pcm.byteLength) buffer = Buffer.allocUnsafeSlow(Math.max(pcm.byteLength, PCM_BLOCK));
-          const block = buffer.subarray(0, pcm.byteLength);
-          block.set(new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength));
-          const reuse = buffer;
-          if (!encoder.stdin.write(block, () => spare.push(reuse))) espeak.stdout.pause();
+          // Copied: the shaper and leveler reuse their buffers. When lame lags, espeak waits (the pipe's backpressure).
+          if (!encoder.stdin.write(Buffer.from(pcm.slice().buffer))) espeak.stdout.pause();
         };
         // Leveled first, so the edges are found on the audio as it will sound.
         const edges = new EdgeShaper(wav.sampleRate, write);
@@ -174,9 +163,8 @@ export class WavReader {
     }
     const count = bytes.length >> 1;
     if (bytes.length & 1) this.carry = Buffer.from(bytes.subarray(bytes.length - 1));
-    // The bytes as samples (little-endian, as every platform Node runs on): a view when aligned, else a copy.
-    if ((bytes.byteOffset & 1) === 0) return new Int16Array(bytes.buffer, bytes.byteOffset, count);
     const samples = new Int16Array(count);
+    // A typed copy instead of a readInt16LE call per sample (little-endian, as every platform Node runs on).
     Buffer.from(samples.buffer).set(bytes.subarray(0, count * 2));
     return samples;
   }

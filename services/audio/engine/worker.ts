@@ -1,7 +1,5 @@
 // Worker thread entry: owns one eSpeak + LAME instance and serves synthesis jobs one at a time.
 import { parentPort, workerData } from "node:worker_threads";
-import { lowerThisWorkerThread } from "../../../lib/threads/background-priority.js";
-import { SPEECH_NICENESS } from "./native.js";
 import { loadWasmSynth } from "./wasm-synth.js";
 import type { JobMessage, WorkerReply, WorkerInit } from "./protocol.js";
 
@@ -9,8 +7,6 @@ const port = parentPort!;
 const { control, assets, modules } = workerData as WorkerInit;
 // control[0] holds the id of a job the parent wants stopped; the synth polls it.
 const abortFlag = new Int32Array(control);
-// Synthesis is batch work: below the requests of the service's main thread.
-lowerThisWorkerThread(SPEECH_NICENESS);
 
 try {
   const synth = await loadWasmSynth(assets, modules);
