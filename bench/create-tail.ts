@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../lib/net/free-port.js";
 import { EMBEDDED_TOKEN, startEmbeddedProcess } from "../test/support/embedded-process.js";
+import { quantile } from "./quantile.js";
 
 const creates = Number(process.env.BENCH_CREATES ?? 500);
 const audio = process.env.BENCH_CREATE_AUDIO ?? "immediate";
@@ -40,8 +41,8 @@ try {
     if (res.status >= 300) throw new Error(`create ${i}: ${res.status}`);
     times.push({ ms: performance.now() - sent, atS: (sent - t0) / 1000 });
   }
-  const sorted = times.map((t) => t.ms).sort((a, b) => a - b);
-  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))];
+  const ms = times.map((t) => t.ms);
+  const q = (p: number) => quantile(ms, p);
   console.log(`${creates} creates, audio ${audio}: p50 ${q(0.5).toFixed(1)} ms, p90 ${q(0.9).toFixed(1)} ms, p99 ${q(0.99).toFixed(1)} ms, max ${q(1).toFixed(1)} ms`);
   const slowest = times.filter((t) => t.ms >= q(0.99)).map((t) => `${t.ms.toFixed(0)} ms at ${t.atS.toFixed(2)} s`);
   console.log(`slowest: ${slowest.join(", ")}`);

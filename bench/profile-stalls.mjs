@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 
 const [file, minimum = "200", skipSeconds = "0"] = process.argv.slice(2);
 if (!file) {
-  console.error("usage: node bench/profile-stalls.mjs FILE.cpuprofile [minimum ms]");
+  console.error("usage: node bench/profile-stalls.mjs FILE.cpuprofile [minimum ms] [skip seconds]");
   process.exit(2);
 }
 const prof = JSON.parse(readFileSync(file, "utf8"));

@@ -19,6 +19,7 @@ import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { EMBEDDED_TOKEN, memoryOf, startEmbeddedProcess } from "../test/support/embedded-process.js";
+import { quantile } from "./quantile.js";
 
 const TOKEN = EMBEDDED_TOKEN;
 const sizes = (process.env.BENCH_SCALE_N ?? "10000,100000,1000000").split(",").map((s) => Number(s.replace(/_/g, "")));
@@ -131,11 +132,6 @@ function request(base: string, method: string, path: string, body?: string): Pro
     req.end(body);
   });
 }
-
-const quantile = (xs: number[], q: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-};
 
 /** Sequential requests (one client, keep-alive); answers the p99 in ms. Fails on any non-2xx. */
 async function p99(base: string, count: number, next: (i: number) => { method: string; path: string; body?: string }): Promise<number> {
