@@ -463,11 +463,14 @@ async function audioSuite(): Promise<Record<string, unknown>> {
     memory.push(r);
     console.log(`  ${formatMemory(r)}`);
   }
+  const { benchSegments, formatSegments } = await import("./segments.js");
+  const segments = await benchSegments();
+  console.log(`  ${formatSegments(segments)}`);
   // After the memory figures: measuring leaves the meter's and decoder's WASM memory grown in this process.
   const { benchLoudness, formatLoudness } = await import("./loudness.js");
   const loudness = await benchLoudness();
   console.log(`  ${formatLoudness(loudness)}`);
-  return { localEngine: local, providerPath, loudness, memory };
+  return { localEngine: local, providerPath, segments, loudness, memory };
 }
 
 /** Issue 12: what fsync before acknowledging costs, POST /api/articles and the store alone, each against a no-fsync reference in this run. */

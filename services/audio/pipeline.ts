@@ -12,6 +12,10 @@ import { engineText, takesPhonemes } from "./providers/local.js";
 import { reencode, sameStreamFormat, streamFormat } from "./providers/reformat.js";
 import type { SpeechRouter } from "./providers/router.js";
 import type { PlanOptions, TextChunk } from "./text/chunks.js";
+import type { PreparedParagraph } from "./text/index.js";
+import type { TimedSegment } from "../../lib/segments.js";
+import { alignChunk, timedSegments } from "./segments/index.js";
+import type { PieceTime } from "./segments/align.js";
 import { rulesWithoutReserved } from "./text/pronounce.js";
 import { inlineTextWork, TextRejectedError, type TextWork } from "./text/work.js";
 
@@ -62,6 +66,13 @@ export interface RenderResult {
   chunks: number;
   /** Where spoken chunks meet in `full`: end of a chunk (seconds) and the pause inserted after it. */
   joins: Join[];
+  /** Where the title, each paragraph and each sentence are heard in `full`. */
+  segments: TimedSegment[];
+  /**
+   * Time spent finding them (reading the chunks' frames, aligning sentences to pauses), ms: in all,
+   * and after the last chunk was there (the provider path aligns each chunk as it arrives).
+   */
+  segmentsMs: { total: number; atEnd: number };
 }
 
 export interface Join {
@@ -152,7 +163,7 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
         throw e;
       }
     });
-    return await assemble(chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+    return await assemble(paragraphs, chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
   } finally {
     opts.signal?.removeEventListener("abort", onAbort);
   }
@@ -182,7 +193,7 @@ async function pauseParts(silence: (ms: number) => Promise<Buffer> | Buffer, opt
 
 interface PreparedArticle {
   lang: Lang;
-  paragraphs: string[];
+  paragraphs: PreparedParagraph[];
   /** The article's rules as its chunks' marks name them (text/pronounce.ts): what providers render. */
   rules?: readonly PronunciationRule[];
   /** Chunks of the paragraphs, where the text work runs. */
@@ -197,7 +208,8 @@ async function prepareArticle(article: ArticleContent, where?: RenderOptions["te
   const rules = article.pronunciations && rulesWithoutReserved(article.pronunciations);
   const input = { title: article.title, text: article.text, lang, parse: article.parse, isRaw: article.isRaw, pronunciations: rules };
   const paragraphs = await final(work.prepare(project, input));
-  return { lang, paragraphs, rules, plan: (maxChars, opts) => final(work.plan(project, paragraphs, lang, maxChars, opts)) };
+  const spoken = paragraphs.map((p) => p.spoken);
+  return { lang, paragraphs, rules, plan: (maxChars, opts) => final(work.plan(project, spoken, lang, maxChars, opts)) };
 }
 
 /** Text work past its deadline (or failing on this text) fails the render for good: another attempt would do the same. */
@@ -210,6 +222,12 @@ async function final<T>(p: Promise<T>): Promise<T> {
   }
 }
 
+/** Chunks aligned as they arrived, and the time that took. */
+interface Aligned {
+  chunks: (PieceTime[] | undefined)[];
+  alignMs: number;
+}
+
 interface Assembled extends RenderResult {
   /** Chunks the preview holds. */
   previewChunks: number;
@@ -220,6 +238,8 @@ interface Timeline {
   parts: Buffer[];
   /** Seconds at the end of each chunk. */
   endTimes: number[];
+  /** Seconds of each chunk's audio. */
+  seconds: number[];
   /** Parts up to and including each chunk. */
   partsThrough: number[];
   joins: Join[];
@@ -249,7 +269,7 @@ async function timeline(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts
     }
     joins.push(join);
   });
-  return { parts, endTimes, partsThrough, joins, end: t };
+  return { parts, endTimes, seconds, partsThrough, joins, end: t };
 }
 
 /**
@@ -281,8 +301,12 @@ async function assemblePreview(chunks: TextChunk[], opening: Buffer[], pauses: P
 }
 
 /** Works in slices of a few milliseconds: hours of audio are hundreds of megabytes to scan and copy beside other projects' requests. */
-async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags): Promise<Assembled> {
-  const { parts, endTimes, partsThrough, joins, end: t } = await timeline(chunks, audio, pauses);
+async function assemble(paragraphs: PreparedParagraph[], chunks: TextChunk[], audio: Buffer[], pauses: PauseParts, previewSeconds: number, tags?: Mp3Tags, aligned?: Aligned): Promise<Assembled> {
+  const { parts, endTimes, seconds, partsThrough, joins, end: t } = await timeline(chunks, audio, pauses);
+  const segmentsStarted = performance.now();
+  const segments = await timedSegments(paragraphs, chunks, audio, seconds.map((duration, i) => ({ start: endTimes[i] - duration, duration })), aligned?.chunks);
+  const atEnd = performance.now() - segmentsStarted;
+  const segmentsMs = { total: atEnd + (aligned?.alignMs ?? 0), atEnd };
   const tail = mp3Duration(pauses.tail);
   const tag = tags && id3Tag(tags);
   const full = await joinMp3InSlices([...parts, pauses.tail], tag);
@@ -291,7 +315,7 @@ async function assemble(chunks: TextChunk[], audio: Buffer[], pauses: PauseParts
   const preview = whole ? full : await joinMp3InSlices([...parts.slice(0, partsThrough[last]), pauses.tail], tag);
   // Frame durations summed part by part: the joined file holds exactly these frames, and a
   // second scan of an hour of audio would only cost memory.
-  return { full, fullDuration: t + tail, preview, previewDuration: (whole ? t : endTimes[last]) + tail, chunks: chunks.length, joins, previewChunks: last + 1 };
+  return { full, fullDuration: t + tail, preview, previewDuration: (whole ? t : endTimes[last]) + tail, chunks: chunks.length, joins, segments, segmentsMs, previewChunks: last + 1 };
 }
 
 // ---- Through the provider router: cache, retries, fallback chain ----
@@ -377,7 +401,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   if (problem) throw new RenderInputError(problem);
   // Audio already made per provider survives a retry even without a cache. A chunk's meter is
   // undefined when its audio could not be measured (it then counts for nothing).
-  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<LoudnessMeter | undefined>[]; local: boolean }>();
+  const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<LoudnessMeter | undefined>[]; aligned: Aligned; local: boolean }>();
   type Plan = typeof made extends Map<string, infer P> ? P : never;
   // The early preview: looked for after each chunk until found (or found impossible), offered once.
   let previewState: "looking" | "busy" | "given" = opts.onPreview ? "looking" : "given";
@@ -430,10 +454,10 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           const chunks = local
             ? await planFor(maxChars, { openingChars: Math.min(opts.openingChunkChars ?? LOCAL_OPENING_CHARS, maxChars), hardMax: Math.max(maxChars, LOCAL_SENTENCE_CHARS) })
             : await planFor(maxChars, { openingChars: opts.openingChunkChars, packParagraphs: true });
-          plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), local };
+          plan = { chunks, audio: new Array<Buffer>(chunks.length), loudness: new Array(chunks.length), aligned: { chunks: new Array(chunks.length), alignMs: 0 }, local };
           made.set(id, plan);
         }
-        const { chunks, audio, loudness, local } = plan;
+        const { chunks, audio, loudness, aligned, local } = plan;
         const pending = chunks.map((_, i) => i).filter((i) => !audio[i]);
         await synthesizeMissing(pending, router.concurrency(step.provider), sig, async (i, s) => {
           // Decoded and metered while the body downloads (and the other requests are still out), so
@@ -448,6 +472,12 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           }
           // From the chunk cache nothing streamed: finishMeter measures it whole, or finds it by content.
           if (stream) loudness[i] = finishMeter(stream, audio[i]).catch(() => undefined);
+          // Its sentences are placed now, while other answers are awaited, not after the last one.
+          if (chunks[i].pieces.length > 1) {
+            const started = performance.now();
+            aligned.chunks[i] = alignChunk(chunks[i], audio[i]);
+            aligned.alignMs += performance.now() - started;
+          }
           offerPreview(plan!);
         });
         return plan;
@@ -479,6 +509,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           result.loudness[i] = meterMp3(same).catch(() => undefined);
         }
         audio[i] = same;
+        result.aligned.chunks[i] = undefined;
       })();
       // Awaited below; handled now, as the loop may still yield before a failure is awaited.
       done.catch(() => undefined);
@@ -486,7 +517,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
     }
     await Promise.all(reencoding);
     const pauses = await pauseParts((ms) => silenceFrames(target, ms), opts);
-    const r = await assemble(result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags);
+    const r = await assemble(paragraphs, result.chunks, audio, pauses, opts.previewSeconds ?? 30, opts.tags, result.aligned);
     let loudnessMethod: ProviderRenderResult["loudness"] = level ? "engine" : "none";
     const loudnessStarted = performance.now();
     if (!result.local && level) {

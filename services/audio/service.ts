@@ -73,7 +73,8 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
       const lang = checkLang(req.lang);
       checkSize(req.title, req.text);
       try {
-        return { paragraphs: await (deps.text ?? inlineTextWork).prepare(projectOf(who), { title: req.title, text: req.text, lang, parse: req.parse, isRaw: req.isRaw }) };
+        const prepared = await (deps.text ?? inlineTextWork).prepare(projectOf(who), { title: req.title, text: req.text, lang, parse: req.parse, isRaw: req.isRaw });
+        return { paragraphs: prepared.map((p) => p.spoken.join(" ")) };
       } catch (e) {
         if (e instanceof TextRejectedError) throw new ConnectError(e.reason, Code.InvalidArgument);
         throw e;

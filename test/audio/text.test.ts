@@ -112,11 +112,13 @@ describe("audio text preparation", () => {
   describe("chunk packing", () => {
     it("packs whole sentences up to the limit and marks paragraph ends", () => {
       const chunks = packChunks(["A title", "One is short. Two is short. Three is a longer sentence.", "Last."], 30);
+      // Each chunk names the sentences it speaks: the timed segments are built from them.
+      const piece = (paragraph: number, sentence: number, chars: number) => ({ paragraph, sentence, chars, start: true, end: true });
       expect(chunks).to.deep.equal([
-        { text: "A title", paragraph: 0, paragraphEnd: true, sentenceEnd: true },
-        { text: "One is short. Two is short.", paragraph: 1, paragraphEnd: false, sentenceEnd: true },
-        { text: "Three is a longer sentence.", paragraph: 1, paragraphEnd: true, sentenceEnd: true },
-        { text: "Last.", paragraph: 2, paragraphEnd: true, sentenceEnd: true },
+        { text: "A title", pieces: [piece(0, 0, 7)], paragraph: 0, paragraphEnd: true, sentenceEnd: true },
+        { text: "One is short. Two is short.", pieces: [piece(1, 0, 13), piece(1, 1, 13)], paragraph: 1, paragraphEnd: false, sentenceEnd: true },
+        { text: "Three is a longer sentence.", pieces: [piece(1, 2, 27)], paragraph: 1, paragraphEnd: true, sentenceEnd: true },
+        { text: "Last.", pieces: [piece(2, 0, 5)], paragraph: 2, paragraphEnd: true, sentenceEnd: true },
       ]);
     });
 

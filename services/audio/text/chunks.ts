@@ -5,8 +5,26 @@
 import { createHash } from "node:crypto";
 import { splitSentences } from "./sentences.js";
 
+/** A sentence, or the part of an overlong one, that a chunk speaks: what the timed segments are built from. */
+export interface ChunkPiece {
+  paragraph: number;
+  /** Index of its sentence in the paragraph. */
+  sentence: number;
+  /** Spoken characters (text/index.ts's spoken form): where in the chunk's audio it lies, roughly. */
+  chars: number;
+  /** The first piece of its sentence. */
+  start: boolean;
+  /** The last piece of its sentence. */
+  end: boolean;
+}
+
+/** A paragraph as text (split into sentences here), or already split (text/index.ts prepareSentences). */
+export type ParagraphInput = string | readonly string[];
+
 export interface TextChunk {
   text: string;
+  /** What it speaks, in order (a chunk of packed paragraphs holds several paragraphs' sentences). */
+  pieces: ChunkPiece[];
   /** Index of the paragraph it came from (0 is the title). */
   paragraph: number;
   /** Last chunk of its paragraph: a paragraph pause follows. */
@@ -69,28 +87,39 @@ function splitWords(text: string, maxChars: number): string[] {
 interface Piece {
   text: string;
   sentenceEnd: boolean;
+  at: ChunkPiece;
 }
 
+const sentencesOf = (paragraph: ParagraphInput, lang: string): readonly string[] => (typeof paragraph === "string" ? splitSentences(paragraph, lang) : paragraph);
+const paragraphText = (paragraph: ParagraphInput): string => (typeof paragraph === "string" ? paragraph : paragraph.join(" "));
+
 /** Sentences of a paragraph; those longer than hardMax split after clauses (only their last piece ends the sentence). */
-function pieces(paragraph: string, lang: string, hardMax: number): Piece[] {
-  return splitSentences(paragraph, lang).flatMap((s) => {
-    if (s.length <= hardMax) return [{ text: s, sentenceEnd: true }];
+function pieces(paragraph: ParagraphInput, index: number, lang: string, hardMax: number): Piece[] {
+  return sentencesOf(paragraph, lang).flatMap((s, sentence) => {
+    if (s.length <= hardMax) return [{ text: s, sentenceEnd: true, at: { paragraph: index, sentence, chars: s.length, start: true, end: true } }];
     const parts = splitLong(s, hardMax);
-    return parts.map((text, i) => ({ text, sentenceEnd: i === parts.length - 1 }));
+    return parts.map((text, i) => ({ text, sentenceEnd: i === parts.length - 1, at: { paragraph: index, sentence, chars: text.length, start: i === 0, end: i === parts.length - 1 } }));
   });
 }
 
 /** Greedy packing of pieces into chunks of at most maxChars (a single piece may be longer, up to hardMax). */
 function packPieces(list: Piece[], paragraph: number, maxChars: number, out: TextChunk[]): void {
-  let cur: Piece | undefined;
+  let cur: Piece[] = [];
+  let chars = 0;
   for (const piece of list) {
-    if (cur && cur.text.length + 1 + piece.text.length > maxChars) {
-      out.push({ text: cur.text, paragraph, paragraphEnd: false, sentenceEnd: cur.sentenceEnd });
-      cur = undefined;
+    if (cur.length && chars + 1 + piece.text.length > maxChars) {
+      out.push(chunkOf(cur, paragraph));
+      cur = [];
     }
-    cur = cur ? { text: `${cur.text} ${piece.text}`, sentenceEnd: piece.sentenceEnd } : { ...piece };
+    chars = cur.length ? chars + 1 + piece.text.length : piece.text.length;
+    cur.push(piece);
   }
-  if (cur) out.push({ text: cur.text, paragraph, paragraphEnd: false, sentenceEnd: cur.sentenceEnd });
+  if (cur.length) out.push(chunkOf(cur, paragraph));
+}
+
+/** Pieces of one paragraph spoken in one request. */
+function chunkOf(list: Piece[], paragraph: number): TextChunk {
+  return { text: list.map((p) => p.text).join(" "), pieces: list.map((p) => p.at), paragraph, paragraphEnd: false, sentenceEnd: list[list.length - 1].sentenceEnd };
 }
 
 /**
@@ -98,12 +127,12 @@ function packPieces(list: Piece[], paragraph: number, maxChars: number, out: Tex
  * up to `hardMax` (default maxChars: the request limit), since any cut gives it a sentence-final
  * fall in pitch; beyond it the sentence is split after a clause.
  */
-export function packChunks(paragraphs: string[], maxChars: number, lang = "en-US", hardMax = maxChars): TextChunk[] {
+export function packChunks(paragraphs: readonly ParagraphInput[], maxChars: number, lang = "en-US", hardMax = maxChars, first = 0): TextChunk[] {
   if (!Number.isInteger(maxChars) || maxChars < 1) throw new RangeError(`maxChars must be a positive integer (got ${maxChars})`);
   const chunks: TextChunk[] = [];
   paragraphs.forEach((para, paragraph) => {
     const startCount = chunks.length;
-    packPieces(pieces(para, lang, Math.max(hardMax, maxChars)), paragraph, maxChars, chunks);
+    packPieces(pieces(para, first + paragraph, lang, Math.max(hardMax, maxChars)), first + paragraph, maxChars, chunks);
     if (chunks.length > startCount) chunks[chunks.length - 1].paragraphEnd = true;
   });
   return chunks;
@@ -137,7 +166,7 @@ export interface PlanOptions {
  * rest up to the provider's limit. The opening is counted in characters, not paragraphs, so a
  * long paragraph (a CMS that sends an article as one block) is packed full after its opening.
  */
-export function planChunks(paragraphs: string[], lang: string, maxChars: number, opts: PlanOptions | number = {}): TextChunk[] {
+export function planChunks(paragraphs: readonly ParagraphInput[], lang: string, maxChars: number, opts: PlanOptions | number = {}): TextChunk[] {
   const { openingChars = 300, packParagraphs = false, hardMax = maxChars } = typeof opts === "number" ? { openingChars: opts } : opts;
   if (!Number.isInteger(maxChars) || maxChars < 1) throw new RangeError(`maxChars must be a positive integer (got ${maxChars})`);
   const out: TextChunk[] = [];
@@ -149,7 +178,7 @@ export function planChunks(paragraphs: string[], lang: string, maxChars: number,
   let seen = 0;
   let p = 1;
   for (; p < paragraphs.length && seen < OPENING_CHARS; p++) {
-    const list = pieces(paragraphs[p], lang, Math.max(hardMax, maxChars));
+    const list = pieces(paragraphs[p], p, lang, Math.max(hardMax, maxChars));
     let k = 0;
     // Opening chunks of this paragraph.
     while (k < list.length && seen < OPENING_CHARS) {
@@ -165,13 +194,13 @@ export function planChunks(paragraphs: string[], lang: string, maxChars: number,
         k++;
         if (packParagraphs && next.sentenceEnd && cuts.some((c) => seen - next.text.length - 1 < c && seen >= c)) break;
       }
-      out.push({ text: chunk.map((c) => c.text).join(" "), paragraph: p, paragraphEnd: false, sentenceEnd: chunk[chunk.length - 1].sentenceEnd });
+      out.push(chunkOf(chunk, p));
     }
     // The rest of the paragraph, packed full.
     packPieces(list.slice(k), p, maxChars, out);
     out[out.length - 1].paragraphEnd = true;
   }
-  const rest = packParagraphs ? packWholeParagraphs(paragraphs, p, maxChars, lang, hardMax) : packChunks(paragraphs.slice(p), maxChars, lang, hardMax).map((c) => ({ ...c, paragraph: c.paragraph + p }));
+  const rest = packParagraphs ? packWholeParagraphs(paragraphs, p, maxChars, lang, hardMax) : packChunks(paragraphs.slice(p), maxChars, lang, hardMax, p);
   return [...out, ...rest];
 }
 
@@ -185,8 +214,8 @@ export const PARAGRAPH_BREAK = "\n\n";
  * deleting one disturbs only the groups next to it. Groups average about half the limit, which
  * leaves room for paragraphs to grow before the limit forces an extra cut.
  */
-function packWholeParagraphs(paragraphs: string[], from: number, maxChars: number, lang: string, hardMax: number): TextChunk[] {
-  const body = paragraphs.slice(from);
+function packWholeParagraphs(paragraphs: readonly ParagraphInput[], from: number, maxChars: number, lang: string, hardMax: number): TextChunk[] {
+  const body = paragraphs.slice(from).map(paragraphText);
   if (body.length === 0) return [];
   const lengths = body.map((p) => p.length).sort((a, b) => a - b);
   const typical = Math.max(1, lengths[Math.floor(lengths.length / 2)] ?? 1);
@@ -194,22 +223,25 @@ function packWholeParagraphs(paragraphs: string[], from: number, maxChars: numbe
   const every = Math.max(1, Math.round(maxChars / 2 / (typical + PARAGRAPH_BREAK.length)));
   const out: TextChunk[] = [];
   let group: string[] = [];
+  let groupPieces: ChunkPiece[] = [];
   let groupChars = 0;
   const flush = (last: number) => {
-    if (group.length) out.push({ text: group.join(PARAGRAPH_BREAK), paragraph: last, paragraphEnd: true, sentenceEnd: true });
+    if (group.length) out.push({ text: group.join(PARAGRAPH_BREAK), pieces: groupPieces, paragraph: last, paragraphEnd: true, sentenceEnd: true });
     group = [];
+    groupPieces = [];
     groupChars = 0;
   };
   body.forEach((para, k) => {
     const index = from + k;
     if (para.length > maxChars) {
       flush(index - 1);
-      out.push(...packChunks([para], maxChars, lang, hardMax).map((c) => ({ ...c, paragraph: index })));
+      out.push(...packChunks([paragraphs[index]], maxChars, lang, hardMax, index));
       return;
     }
     const fits = groupChars + (group.length ? PARAGRAPH_BREAK.length : 0) + para.length <= maxChars;
     if (group.length && (!fits || startsGroup(para, every))) flush(index - 1);
     group.push(para);
+    groupPieces.push(...pieces(paragraphs[index], index, lang, Number.MAX_SAFE_INTEGER).map((p) => p.at));
     groupChars += (group.length > 1 ? PARAGRAPH_BREAK.length : 0) + para.length;
   });
   flush(paragraphs.length - 1);

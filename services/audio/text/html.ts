@@ -1,6 +1,7 @@
 // HTML → plain paragraphs. Page furniture (navigation, scripts, captions,
 // forms) is dropped; every block element ends a paragraph.
-import { convert, type HtmlToTextOptions, type SelectorDefinition } from "html-to-text";
+import { convert, type FormatCallback, type HtmlToTextOptions, type SelectorDefinition } from "html-to-text";
+import { HEADING_MARKS } from "./pronounce.js";
 
 const DROPPED = ["script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "figcaption", "button", "template", "svg", "canvas", "video", "audio", "picture", "img", "select", "textarea", "input", "object", "embed", "head", "title"];
 
@@ -13,17 +14,38 @@ const selectors: SelectorDefinition[] = [
   { selector: "td", format: "block", options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
   { selector: "th", format: "block", options: { leadingLineBreaks: 1, trailingLineBreaks: 1 } },
   { selector: "a", options: { ignoreHref: true } },
+  // Sections of the article: their paragraphs carry a mark, read by htmlBlocks.
+  { selector: "h2", format: "markedBlock", options: { leadingLineBreaks: 2, trailingLineBreaks: 2, mark: HEADING_MARKS[2] } },
+  { selector: "h3", format: "markedBlock", options: { leadingLineBreaks: 2, trailingLineBreaks: 2, mark: HEADING_MARKS[3] } },
 ];
+
+const markedBlock: FormatCallback = (elem, walk, builder, formatOptions) => {
+  builder.openBlock({ leadingLineBreaks: formatOptions.leadingLineBreaks ?? 2 });
+  builder.addInline(String(formatOptions.mark ?? ""));
+  walk(elem.children, builder);
+  builder.closeBlock({ trailingLineBreaks: formatOptions.trailingLineBreaks ?? 2 });
+};
 
 const options: HtmlToTextOptions = {
   wordwrap: false,
   decodeEntities: true,
   selectors,
+  formatters: { markedBlock },
 };
 
 /** Paragraphs of the visible text; line breaks (<br>) also separate paragraphs. */
 export function htmlToParagraphs(html: string): string[] {
-  return splitParagraphs(convert(html, options), true);
+  return htmlBlocks(html).map((b) => b.text);
+}
+
+/** htmlToParagraphs, telling which paragraphs were section headings (h2, h3). */
+export function htmlBlocks(html: string): Array<{ text: string; heading?: 2 | 3 }> {
+  return splitParagraphs(convert(html, options), true).flatMap((line) => {
+    const heading = line.startsWith(HEADING_MARKS[2]) ? 2 : line.startsWith(HEADING_MARKS[3]) ? 3 : undefined;
+    const text = heading ? line.slice(1).trim() : line;
+    if (text.length === 0) return [];
+    return [heading ? { text, heading } : { text }];
+  });
 }
 
 /**

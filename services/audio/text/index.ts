@@ -1,7 +1,8 @@
 // Text preparation: what the speech engine will read, as paragraphs with the
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
-import { htmlToParagraphs, splitParagraphs } from "./html.js";
+import { htmlBlocks, splitParagraphs } from "./html.js";
+import { splitSentences } from "./sentences.js";
 import { spellEnglishInitialisms, spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
 import { markPronunciations, rulesWithoutReserved, withoutReserved, type PronunciationRule } from "./pronounce.js";
@@ -46,15 +47,50 @@ export function normalizeParagraph(text: string, lang: string): string {
   return cleanWhitespace(s);
 }
 
-export function prepareText(input: TextInput): string[] {
+/**
+ * One paragraph (index 0 is the title) as sentences: what the engine reads and, beside it, what
+ * the listener reads along (the article's own words: the timed segments and transcripts show
+ * these). Sentences are split before normalisation, so each spoken sentence is the reading of
+ * exactly one shown sentence.
+ */
+export interface PreparedParagraph {
+  spoken: string[];
+  shown: string[];
+  /** The article's title (the first paragraph, unless the title had nothing to read). */
+  title?: true;
+  /** An HTML h2/h3 (parsed articles): it starts a chapter. */
+  heading?: 2 | 3;
+}
+
+export function prepareSentences(input: TextInput): PreparedParagraph[] {
   // The characters the pipeline marks with can only come from the pipeline (pronounce.ts): they
   // go before anything else, and again after HTML, whose character references can spell them.
-  const html = (s: string) => htmlToParagraphs(withoutReserved(s)).map(withoutReserved);
-  const body = input.parse ? html(input.text) : splitParagraphs(withoutReserved(input.text));
-  const title = input.parse ? html(input.title).join(" ") : withoutReserved(input.title).trim();
+  const html = (s: string) => htmlBlocks(withoutReserved(s)).map((b) => ({ ...b, text: withoutReserved(b.text) }));
+  const body = input.parse ? html(input.text) : splitParagraphs(withoutReserved(input.text)).map((text) => ({ text, heading: undefined }));
+  const title = input.parse ? html(input.title).map((b) => b.text).join(" ") : withoutReserved(input.title).trim();
   const rules = input.pronunciations && rulesWithoutReserved(input.pronunciations);
-  // Rules apply before normalisation, to the words as the publisher wrote them.
-  const paragraphs = [title, ...body].filter((p) => p.trim().length > 0).map((p) => (rules?.length ? markPronunciations(cleanWhitespace(p), rules, input.lang) : p));
-  if (input.isRaw) return paragraphs.map(cleanWhitespace).filter((p) => p.length > 0);
-  return paragraphs.map((p) => normalizeParagraph(p, input.lang)).filter((p) => p.length > 0);
+  const out: PreparedParagraph[] = [];
+  for (const block of [{ text: title, heading: undefined, title: true }, ...body]) {
+    const shown: string[] = [];
+    const spoken: string[] = [];
+    for (const sentence of splitSentences(cleanWhitespace(block.text), input.lang)) {
+      // Rules apply before normalisation, to the words as the publisher wrote them.
+      const marked = rules?.length ? markPronunciations(sentence, rules, input.lang) : sentence;
+      const said = input.isRaw ? cleanWhitespace(marked) : normalizeParagraph(marked, input.lang);
+      if (said.length === 0) continue;
+      shown.push(sentence);
+      spoken.push(said);
+    }
+    if (spoken.length === 0) continue;
+    const paragraph: PreparedParagraph = { spoken, shown };
+    if ("title" in block) paragraph.title = true;
+    if (block.heading) paragraph.heading = block.heading;
+    out.push(paragraph);
+  }
+  return out;
+}
+
+/** The paragraphs to speak, title first, each as one string. */
+export function prepareText(input: TextInput): string[] {
+  return prepareSentences(input).map((p) => p.spoken.join(" "));
 }

@@ -19,7 +19,7 @@ const normal = (s: string) => s.replace(/\s+/g, " ").trim();
 // phoneme delimiters (PHONEMES_OPEN, PHONEMES_CLOSE below). Written by a publisher they would
 // name a rule or switch eSpeak to phoneme input, so they are dropped from every text the
 // pipeline reads, before anything else is done with it.
-const RESERVED = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}\\uF8F0\\uF8F1]`, "gu");
+const RESERVED = new RegExp(`[\\u{${BASE.toString(16)}}-\\u{${(BASE + PRONUNCIATION_LIMITS.rules - 1).toString(16)}}\\uF8F0-\\uF8F3]`, "gu");
 
 /** The text without any character the pipeline reserves for its marks. */
 export const withoutReserved = (text: string) => text.replace(RESERVED, "");
@@ -276,3 +276,5 @@ export function ipaToEspeak(ipa: string): string | undefined {
 /** Delimit eSpeak phoneme input in text handed to the local engine, which turns them into "[[" and "]]" (engine/text.ts). */
 export const PHONEMES_OPEN = "\uF8F0";
 export const PHONEMES_CLOSE = "\uF8F1";
+/** Put by the HTML reader before the text of an h2 or h3, so the paragraph is known as a chapter start (text/html.ts). */
+export const HEADING_MARKS = { 2: "\uF8F2", 3: "\uF8F3" } as const;

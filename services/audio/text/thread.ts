@@ -2,10 +2,10 @@
 // chunks, one job at a time; a job past its deadline is ended from outside.
 import { serveJobs } from "../../../lib/threads/serve.js";
 import { planChunks } from "./chunks.js";
-import { prepareText } from "./index.js";
+import { prepareSentences } from "./index.js";
 import type { TextJob, TextResult } from "./work.js";
 
 serveJobs<TextJob, TextResult>(
-  (job) => (job.kind === "prepare" ? { paragraphs: prepareText(job.input) } : { chunks: planChunks(job.paragraphs, job.lang, job.maxChars, job.opts) }),
+  (job) => (job.kind === "prepare" ? { paragraphs: prepareSentences(job.input) } : { chunks: planChunks(job.paragraphs, job.lang, job.maxChars, job.opts) }),
   (err) => `text preparation failed: ${err instanceof Error ? err.message : String(err)}`,
 );

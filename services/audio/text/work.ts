@@ -5,14 +5,14 @@
 // cannot stall another project's requests, and one whose text work exceeds
 // the deadline fails once, with the reason (pipeline.ts makes it final).
 import { createThreadPool } from "../../../lib/threads/pool.js";
-import { planChunks, type PlanOptions, type TextChunk } from "./chunks.js";
-import { prepareText, type TextInput } from "./index.js";
+import { planChunks, type ParagraphInput, type PlanOptions, type TextChunk } from "./chunks.js";
+import { prepareSentences, type PreparedParagraph, type TextInput } from "./index.js";
 
 export interface TextWork {
-  /** The paragraphs to speak, title first (prepareText). */
-  prepare(project: string, input: TextInput): Promise<string[]>;
+  /** The paragraphs to speak, title first, as sentences spoken and shown (prepareSentences). */
+  prepare(project: string, input: TextInput): Promise<PreparedParagraph[]>;
   /** Chunks for one provider (planChunks). */
-  plan(project: string, paragraphs: string[], lang: string, maxChars: number, opts: PlanOptions): Promise<TextChunk[]>;
+  plan(project: string, paragraphs: readonly ParagraphInput[], lang: string, maxChars: number, opts: PlanOptions): Promise<TextChunk[]>;
   close(): Promise<void>;
 }
 
@@ -56,12 +56,12 @@ export class TextBusyError extends Error {
   }
 }
 
-export type TextJob = { kind: "prepare"; input: TextInput } | { kind: "plan"; paragraphs: string[]; lang: string; maxChars: number; opts: PlanOptions };
-export type TextResult = { paragraphs: string[] } | { chunks: TextChunk[] };
+export type TextJob = { kind: "prepare"; input: TextInput } | { kind: "plan"; paragraphs: readonly ParagraphInput[]; lang: string; maxChars: number; opts: PlanOptions };
+export type TextResult = { paragraphs: PreparedParagraph[] } | { chunks: TextChunk[] };
 
 /** On the calling thread: for tools, benches and tests that do not care about the event loop. */
 export const inlineTextWork: TextWork = {
-  prepare: async (_project, input) => prepareText(input),
+  prepare: async (_project, input) => prepareSentences(input),
   plan: async (_project, paragraphs, lang, maxChars, opts) => planChunks(paragraphs, lang, maxChars, opts),
   close: async () => undefined,
 };
@@ -78,7 +78,7 @@ export function createTextPool(overrides: Partial<TextLimits> = {}): TextWork {
   });
   return {
     async prepare(project, input) {
-      return ((await pool.run(project, { kind: "prepare", input })) as { paragraphs: string[] }).paragraphs;
+      return ((await pool.run(project, { kind: "prepare", input })) as { paragraphs: PreparedParagraph[] }).paragraphs;
     },
     async plan(project, paragraphs, lang, maxChars, opts) {
       return ((await pool.run(project, { kind: "plan", paragraphs, lang, maxChars, opts })) as { chunks: TextChunk[] }).chunks;
