@@ -11,6 +11,10 @@ import { parseFrames } from "../../services/audio/mp3/frames.js";
 import { mp3Duration } from "../../services/audio/mp3/index.js";
 import { PARAGRAPH_BREAK, renderArticle, renderWithProviders, PAUSES, type RenderResult } from "../../services/audio/pipeline.js";
 import { createAzureProvider, createOpenAiProvider, createSpeechRouter, localProvider } from "../../services/audio/providers/index.js";
+import { openDiskCache } from "../../services/audio/cache/index.js";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { splitSentences } from "../../services/audio/text/index.js";
 import type { TimedSegment } from "../../lib/segments.js";
 import { FAKE_AZURE_KEY, FAKE_OPENAI_KEY, startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
@@ -200,6 +204,34 @@ describe("timed segments", function () {
         await localEngineCase("local native, en", native, EN, "en-US", "alloy");
       } finally {
         await native.close();
+      }
+    });
+
+    it("the same segments from cached chunks, and from the fallback engine when the provider fails", async () => {
+      const dir = await mkdtemp(path.join(os.tmpdir(), "segments-cache-"));
+      try {
+        const cache = await openDiskCache({ dir, maxBytes: 64 * 1024 * 1024 });
+        const openai = createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl });
+        const router = createSpeechRouter({ providers: { openai, local: localProvider(wasm) }, cache });
+        const article = { title: "The bridge", text: EN.join("\n\n"), lang: "en-US", voice: "nova" };
+        const first = await renderWithProviders(article, router, { loudness: null });
+        const calls = fake.calls.length;
+        const again = await renderWithProviders(article, router, { loudness: null });
+        expect(fake.calls.length, "every chunk from the cache").to.equal(calls);
+        expect(again.segments).to.deep.equal(first.segments);
+
+        // Every request refused for good: the local engine speaks the article, with its own segments.
+        fake.failAlways("openai", { kind: "status", status: 400, message: "refused" });
+        try {
+          const fallback = await renderWithProviders({ ...article, title: "The bridge, again" }, createSpeechRouter({ providers: { openai, local: localProvider(wasm) } }), { loudness: null });
+          expect(fallback.provider).to.equal("local-wasm");
+          checkShape(fallback.segments, fallback.fullDuration);
+          expect(sentencesOf(fallback.segments).map((x) => x.text)).to.deep.equal(["The bridge, again", ...sentencesOf(first.segments).slice(1).map((x) => x.text)]);
+        } finally {
+          fake.failAlways("openai", undefined);
+        }
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
     });
 
