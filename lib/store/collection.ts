@@ -115,6 +115,12 @@ export interface DocumentCollection<D extends { _id: string }> {
    * Absent where the counts change in the same transaction as the documents (SQLite).
    */
   recount?(): Promise<void>;
+  /**
+   * Counts the documents whose writer stopped between writing one and counting it (a process
+   * killed mid-write); answers how many. Call it once every tally is declared. Absent where
+   * the counts change in the same transaction as the documents (SQLite).
+   */
+  settleTallies?(): Promise<number>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */

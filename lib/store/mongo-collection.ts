@@ -101,7 +101,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   const read = <T>(op: () => Promise<T>) => translated(name, op);
 
   async function findOneAndUpdate(filter: Filter, update: Update): Promise<D | null> {
-    const d = await guarded(() => col.findOneAndUpdate(filter, update, { returnDocument: "after" }));
+    const d = await guarded(() => col.findOneAndUpdate(filter, tallies.mark(update), { returnDocument: "after" }));
     if (tallies.active) await guarded(() => tallies.settle(d));
     return tallies.strip(d) as D | null;
   }
@@ -144,7 +144,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     },
     async bulkUpdate(ops) {
       if (tallies.active && ops.some((o) => typeof o.filter._id !== "string")) throw new Error("bulkUpdate on a tallied collection needs an _id in every filter");
-      const r = await guarded(() => col.bulkWrite(ops.map((o) => ({ updateOne: { filter: o.filter, update: o.update } })), { ordered: false }));
+      const r = await guarded(() => col.bulkWrite(ops.map((o) => ({ updateOne: { filter: o.filter, update: tallies.mark(o.update) } })), { ordered: false }));
       if (tallies.active) {
         // The writes do not return their documents: read the ones that could have matched.
         const ids = [...new Set(ops.map((o) => o.filter._id as string))];
@@ -156,7 +156,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     },
     async upsertOne(key, update) {
       if (tallies.active) {
-        const d = await guarded(() => col.findOneAndUpdate(key, update, { upsert: true, returnDocument: "after" }));
+        const d = await guarded(() => col.findOneAndUpdate(key, tallies.mark(update), { upsert: true, returnDocument: "after" }));
         await guarded(() => tallies.settle(d));
         return;
       }
@@ -173,10 +173,13 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     async ensureTally(spec) {
       await guarded(() => tallies.ensure(spec));
       await guarded(() => col.createIndex({ _tallyOf: 1 }, { name: "tally_counters", sparse: true }));
+      // The documents a writer marked and has not counted yet (mongo-tally.ts): few, and found at start.
+      await guarded(() => col.createIndex({ _tallyDirty: 1 }, { name: "tally_unsettled", sparse: true }));
     },
     tally: (tallyName, group) => read(() => tallies.count(tallyName, group)),
     tallies: (tallyName) => read(() => tallies.all(tallyName)),
     recount: () => guarded(() => tallies.recount()),
+    settleTallies: () => guarded(() => tallies.sweep()),
     async ensureIndex(spec, o = {}) {
       const options: Record<string, unknown> = { name: spec.name };
       if (o.unique) options.unique = true;

@@ -21,11 +21,19 @@
 // reads the document again after its claim): so the last writer always leaves
 // counters that match the documents.
 //
-// The window: a process killed between a refused compare-and-set (or a refused
-// insert) and the write that takes its increments back leaves those counts one
-// too high. That needs a race on one document or a duplicate key at that very
-// moment; `recount` repairs it, as it repairs a server that failed in the middle
-// of one bulk write.
+// A document write and its count update are two commands. So that a process
+// killed between them (kill -9, a lost node) leaves nothing miscounted, every
+// write that touches a field a tally reads also sets `_tallyDirty` to a mark of
+// its own, in the same command; the claim that counts the document removes the
+// mark it saw. Marked documents sit in a sparse index, and `sweep` (run at
+// start, once every tally is declared) settles the few a dead writer left.
+//
+// The window left: a process killed between a refused compare-and-set (or a
+// refused insert) and the write that takes its increments back leaves those
+// counts one too high. That needs a race on one document or a duplicate key at
+// that very moment; `recount` repairs it, as it repairs a server that failed in
+// the middle of one bulk write.
+import { randomBytes } from "node:crypto";
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document, type WriteError } from "mongodb";
 import type { TallySpec } from "./collection.js";
 
@@ -40,6 +48,10 @@ type Groups = Record<string, string[]>;
 
 export interface MongoTallies {
   readonly active: boolean;
+  /** The update with this write's mark when it touches a field a tally reads (see above); else the same update. */
+  mark(update: Document): Document;
+  /** Settles every marked document (writers that died before counting theirs); answers how many. */
+  sweep(): Promise<number>;
   ensure(spec: TallySpec): Promise<void>;
   /** Inserts documents (stamped here) with their counts in one command; answers each one's refusal ("id": the id is in use). */
   insertMany(docs: Document[]): Promise<Array<WriteError | "id" | undefined>>;
@@ -57,6 +69,18 @@ export interface MongoTallies {
 
 /** A filter on the port's string ids (the driver's types expect ObjectIds). */
 const byId = (id: unknown, more: Document = {}): Document => ({ ...more, _id: id });
+
+/** This process's marks: unique, so a claim or a clearing removes only the mark it saw. */
+const markPrefix = randomBytes(6).toString("base64url");
+let marks = 0;
+
+/** Whether a (modifier) update can change `fields`; a replacement document can change anything. */
+function touches(update: Document, fields: string[] | undefined): boolean {
+  if (!fields) return true;
+  const keys = Object.keys(update);
+  if (keys.some((k) => !k.startsWith("$"))) return true;
+  return keys.some((op) => Object.keys((update[op] as Document | undefined) ?? {}).some((path) => fields.includes(path.split(".")[0])));
+}
 
 export function mongoTallies(col: Collection<Document>): MongoTallies {
   const specs = new Map<string, TallySpec>();
@@ -125,16 +149,22 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     // With the fields the groups come from in the condition, a claim applies only to the state it
     // was computed from: a writer that changed them first makes it fail, so no read after is needed.
     const state = Object.fromEntries((watched ?? []).map((f) => [f, doc[f] === undefined ? absent : doc[f]]));
-    const filter = byId(doc._id, { ...state, _tally: doc._tally === undefined ? absent : doc._tally });
+    const filter = byId(doc._id, { ...state, _tally: doc._tally === undefined ? absent : doc._tally, _tallyDirty: doc._tallyDirty === undefined ? absent : doc._tallyDirty });
     // A claim that matches nothing upserts, and so clashes on `_id` (or leaves a ghost if the document is gone).
-    return { deltas, claim: { updateOne: { filter, update: { $set: { _tally: now }, $setOnInsert: { _tallyGhost: true } }, upsert: true } } };
+    return { deltas, claim: { updateOne: { filter, update: { $set: { _tally: now }, $unset: { _tallyDirty: "" }, $setOnInsert: { _tallyGhost: true } }, upsert: true } } };
+  }
+
+  /** A marked document already counted right: its mark goes, unless a later write marked it again. */
+  async function unmark(doc: Document): Promise<void> {
+    if (doc._tallyDirty === undefined) return;
+    await col.updateOne(byId(doc._id, { _tally: doc._tally, _tallyDirty: doc._tallyDirty }), { $unset: { _tallyDirty: "" } });
   }
 
   async function settle(doc: Document | null): Promise<void> {
     const watched = watchedFields();
     for (let current = doc; current; current = await col.findOne(byId(current._id))) {
       const move = moveOf(current, watched);
-      if (!move) return;
+      if (!move) return unmark(current);
       const { deltas } = move;
       try {
         const r = await col.bulkWrite([move.claim, ...incOps(deltas)], { ordered: false });
@@ -202,6 +232,27 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
   return {
     get active() {
       return specs.size > 0;
+    },
+
+    mark(update) {
+      if (specs.size === 0 || !touches(update, watchedFields())) return update;
+      const mark = `${markPrefix}.${++marks}`;
+      if (Object.keys(update).some((k) => !k.startsWith("$"))) return { ...update, _tallyDirty: mark };
+      return { ...update, $set: { ...((update.$set as Document | undefined) ?? {}), _tallyDirty: mark } };
+    },
+
+    async sweep() {
+      let settled = 0;
+      let after: unknown;
+      for (;;) {
+        const filter: Document = { _tallyDirty: { $exists: true } };
+        if (after !== undefined) filter._id = { $gt: after };
+        const page = await col.find(filter).sort({ _id: 1 }).limit(500).toArray();
+        for (const d of page) await settle(d);
+        settled += page.length;
+        if (page.length < 500) return settled;
+        after = page[page.length - 1]._id;
+      }
     },
 
     async ensure(spec) {
@@ -306,6 +357,7 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
 
     strip(doc) {
       if (doc && "_tally" in doc) delete (doc as Document)._tally;
+      if (doc && "_tallyDirty" in doc) delete (doc as Document)._tallyDirty;
       return doc;
     },
   };

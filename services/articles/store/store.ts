@@ -87,6 +87,7 @@ export interface PronunciationDoc {
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
   for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally(t);
+  await col.settleTallies?.();
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   const { fromDoc, notDeleted, touched } = layout;
 
