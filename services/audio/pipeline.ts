@@ -62,6 +62,7 @@ export interface RenderResult {
   chunks: number;
   /** Where spoken chunks meet in `full`: end of a chunk (seconds) and the pause inserted after it. */
   joins: Join[];
+  segments?: import("../../lib/segments.js").TimedSegment[];
 }
 
 export interface Join {
