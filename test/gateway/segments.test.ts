@@ -1,9 +1,11 @@
 // GET /api/articles/{articleId}/segments: the ready revision's stored
 // segments.json, behind the publisher's token and project, from memory after
 // the first read.
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { expect } from "chai";
 import { ArticleStatus } from "../../gen/articles/v1/articles_pb.js";
 import { publicSegments, type TimedSegment } from "../../lib/segments.js";
+import { SegmentsResult } from "../../gateway/schemas.js";
 import { call, FULL, OTHER, READ, startHarness, type Harness } from "./support.js";
 
 const segments: TimedSegment[] = [
@@ -36,6 +38,9 @@ describe("gateway: timed segments", function () {
       expect(r.status).to.equal(200);
       expect(r.headers.get("content-type")).to.equal("application/json; charset=utf-8");
       expect(r.text).to.equal(stored);
+      // What the OpenAPI document promises.
+      const check = new Ajv2020({ strict: false }).compile(SegmentsResult);
+      expect(check(r.body), JSON.stringify(check.errors)).to.equal(true);
       expect(r.body).to.deep.equal({
         result: "ok",
         segments: [
