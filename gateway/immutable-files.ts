@@ -22,9 +22,15 @@ export function createImmutableFiles(blobs: BlobStore, maxBytes = DEFAULT_FILE_C
 
   async function load(key: string): Promise<Buffer | null> {
     if (!(await blobs.stat(key))) return null;
-    const parts: Buffer[] = [];
-    for await (const chunk of await blobs.read(key)) parts.push(chunk as Buffer);
-    return Buffer.concat(parts);
+    try {
+      const parts: Buffer[] = [];
+      for await (const chunk of await blobs.read(key)) parts.push(chunk as Buffer);
+      return Buffer.concat(parts);
+    } catch (e) {
+      // Taken down between the two calls (a delete's clean-up): not there, rather than a failure.
+      if (!(await blobs.stat(key))) return null;
+      throw e;
+    }
   }
 
   return {

@@ -6,7 +6,8 @@ import { expect } from "chai";
 import { ArticleStatus } from "../../gen/articles/v1/articles_pb.js";
 import { publicSegments, type TimedSegment } from "../../lib/segments.js";
 import { SegmentsResult } from "../../gateway/schemas.js";
-import { call, FULL, OTHER, READ, startHarness, type Harness } from "./support.js";
+import { createImmutableFiles } from "../../gateway/immutable-files.js";
+import { call, FULL, MemoryBlobs, OTHER, READ, startHarness, type Harness } from "./support.js";
 
 const segments: TimedSegment[] = [
   { kind: "title", text: "Rain in Berlin", start: 0.31, end: 1.9, sentences: [{ text: "Rain in Berlin", start: 0.31, end: 1.9 }] },
@@ -84,5 +85,44 @@ describe("gateway: timed segments", function () {
     const r = await call(h, "GET", `/api/articles/${"x".repeat(300)}/segments`, { headers: READ });
     expect(r.status).to.equal(400);
     expect(r.body.result).to.equal("fail");
+  });
+});
+
+describe("gateway: immutable files cache", () => {
+  it("keeps files up to its byte bound, the least recently used leaving first, and never one over a tenth of it", async () => {
+    const blobs = new MemoryBlobs();
+    const key = (i: number) => `x/1/f${i}.json`;
+    for (let i = 0; i <= 10; i++) await blobs.put(key(i), Buffer.alloc(100, String(i % 10)), "application/json");
+    await blobs.put("x/1/big.json", Buffer.alloc(101), "application/json");
+    const files = createImmutableFiles(blobs, 1_000);
+    const readsOf = (k: string) => blobs.reads.filter((r) => r.key === k).length;
+    for (let i = 0; i < 10; i++) await files.get(key(i));
+    expect(files.bytes).to.equal(1_000);
+    // f0 used again, then f10 comes: f1 is the one to leave.
+    expect((await files.get(key(0)))?.toString()).to.equal("0".repeat(100));
+    await files.get(key(10));
+    expect(files.bytes).to.equal(1_000);
+    expect(readsOf(key(0))).to.equal(1);
+    await files.get(key(0));
+    expect(readsOf(key(0))).to.equal(1);
+    await files.get(key(1));
+    expect(readsOf(key(1))).to.equal(2);
+    // Served, not kept.
+    expect((await files.get("x/1/big.json"))?.length).to.equal(101);
+    await files.get("x/1/big.json");
+    expect(readsOf("x/1/big.json")).to.equal(2);
+    expect(files.bytes).to.be.at.most(1_000);
+    expect(await files.get("x/1/missing.json")).to.equal(null);
+  });
+
+  it("answers null for a file taken down between its stat and its read", async () => {
+    const blobs = new MemoryBlobs();
+    await blobs.put("y/1/segments.json", Buffer.from("{}"), "application/json");
+    const read = blobs.read.bind(blobs);
+    blobs.read = async (k, range) => {
+      await blobs.deletePrefix("y/");
+      return read(k, range);
+    };
+    expect(await createImmutableFiles(blobs).get("y/1/segments.json")).to.equal(null);
   });
 });
