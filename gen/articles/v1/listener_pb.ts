@@ -88,7 +88,8 @@ export type ListenerArticle = Message<"articles.v1.ListenerArticle"> & {
 
   /**
    * The opening of the article's body: its first paragraph, at most 300
-   * characters, cut at a word (feed item descriptions).
+   * characters, cut at a word (feed item descriptions). Filled by
+   * ListListenerArticles only; empty in single lookups, which show no text.
    *
    * @generated from field: string summary = 13;
    */
