@@ -55,14 +55,19 @@ export function clock(seconds: number): string {
 const xmlValue = (_name: string, value: unknown) => (typeof value === "string" ? xmlText(value) : value);
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", format: true, suppressEmptyNode: true, processEntities: true, tagValueProcessor: xmlValue, attributeValueProcessor: xmlValue });
 
-/** Podcasting 2.0 tags for the revision's captions and chapters; none for revisions rendered before they were recorded. */
+/**
+ * Podcasting 2.0 tags for the revision's captions and chapters; none for revisions rendered before
+ * they were recorded. Both caption files are timed per sentence, which is what rel="captions" says;
+ * the language is the article's (a feed may mix languages).
+ */
 export function transcriptTags(a: ListenerArticle, base: string): Record<string, unknown> {
   const t = a.transcript;
   if (!t?.vtt || !t.srt) return {};
+  const language = a.lang.toLowerCase();
   return {
     "podcast:transcript": [
-      { "@_url": publicUrl(base, t.vtt.url), "@_type": "text/vtt" },
-      { "@_url": publicUrl(base, t.srt.url), "@_type": "application/x-subrip" },
+      { "@_url": publicUrl(base, t.vtt.url), "@_type": "text/vtt", "@_language": language, "@_rel": "captions" },
+      { "@_url": publicUrl(base, t.srt.url), "@_type": "application/x-subrip", "@_language": language, "@_rel": "captions" },
     ],
     ...(t.chapters ? { "podcast:chapters": { "@_url": publicUrl(base, t.chapters.url), "@_type": "application/json+chapters" } } : {}),
   };

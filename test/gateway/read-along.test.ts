@@ -88,8 +88,8 @@ describe("gateway: read-along links in the player lookup and the podcast feed", 
     expect(doc.rss["xmlns:podcast"]).to.equal("https://podcastindex.org/namespace/1.0");
     const [t, p, o] = doc.rss.channel.item;
     expect(t["podcast:transcript"]).to.deep.equal([
-      { url: `${AUDIO}/timed/1/transcript.vtt`, type: "text/vtt" },
-      { url: `${AUDIO}/timed/1/transcript.srt`, type: "application/x-subrip" },
+      { url: `${AUDIO}/timed/1/transcript.vtt`, type: "text/vtt", language: "en-us", rel: "captions" },
+      { url: `${AUDIO}/timed/1/transcript.srt`, type: "application/x-subrip", language: "en-us", rel: "captions" },
     ]);
     expect(t["podcast:chapters"]).to.deep.equal({ url: `${AUDIO}/timed/1/chapters.json`, type: "application/json+chapters" });
     expect(t.description).to.equal("Rain & <wind> came at dawn, and the city woke to flooded streets…");
