@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < N_FEED; i++) {
     const a = await store.insert({ id: `feed-${i}`, projectId: "bench", title: `Feed article ${i}`, text: "Text.", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: [], url: `https://news.example/feed/${i}` }, new Date(1_700_000_000_000 + i * 1000));
     await store.claim(a.id, 1);
-    await store.complete(a.id, 1, { key, duration: 61 }, undefined);
+    await store.complete(a.id, 1, { audio: { key, duration: 61 } });
   }
   await store.close();
   console.log(`seeded ${N_FEED} ready articles in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

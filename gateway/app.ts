@@ -81,6 +81,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     maxBodyBytes,
     checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
     publicBaseUrl: opts.publicBaseUrl,
+    blobs: opts.blobs,
   });
   importRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),

@@ -57,6 +57,8 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
           audio_preview: { type: "string" },
           audio_preview_duration: { type: "number" },
           pending: { type: "boolean", description: "Audio on demand: this lookup (or an earlier one) asked for the audio, which is being made. audio_preview appears first, then audio; look again every second or so." },
+          segments: { type: "string", description: "Read-along: URL of the ready revision's timed segments (the JSON of GET /api/articles/{articleId}/segments, served without a token beside the audio). Absent for revisions rendered before segments were recorded." },
+          transcript: { type: "string", description: "URL of the ready revision's WebVTT captions (one cue per sentence), for a <track>. Present exactly when segments is." },
         },
       },
     },
@@ -144,7 +146,7 @@ export function listenerPaths(): Json {
         { name: "label", in: "query", required: false, description: "Only articles with this label (one show per label).", schema: { type: "string" }, example: "news" },
         { name: "page", in: "query", required: false, description: "Page of 100 items, newest first (RFC 5005 links).", schema: { type: "string", pattern: "^[1-9][0-9]{0,5}$" }, example: "1" },
       ],
-      get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+      get: { operationId: "getPodcastFeed", tags, security: [], summary: "The project's podcast feed: RSS 2.0 with iTunes and Podcasting 2.0 tags (ETag, Last-Modified, 304)", description: "Each item's description is the opening of its article. Items whose revision has timed text carry `podcast:transcript` (WebVTT and SRT) and, for articles with headings, `podcast:chapters` (docs/transcripts.md).", responses: { "200": { description: "RSS.", content: { "application/rss+xml": { schema: { type: "string" } } } }, "304": { description: "Not modified." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
     },
     "/feeds/artwork.png": {
       get: { operationId: "getFeedArtwork", tags, security: [], summary: "The generated podcast artwork (1400×1400 PNG) a feed shows until the project sets feed.imageUrl", responses: { "200": { description: "PNG.", content: { "image/png": { schema: { type: "string", format: "binary" } } } }, "304": { description: "Not modified." } } },

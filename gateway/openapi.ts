@@ -97,10 +97,16 @@ const AUDIO_KEY: Json = {
   type: "string",
   pattern: "^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$",
   description:
-    "Storage key, several segments: <article>/<revision>/full.mp3 or preview.mp3, as at the end of an article's audio URL. " +
+    "Storage key, several segments: <article>/<revision>/ then full.mp3 or preview.mp3 (as at the end of an article's audio URL), or the revision's timed text: " +
+    "segments.json, transcript.vtt, transcript.srt or chapters.json (docs/transcripts.md). " +
     "Its slashes may be sent as they are or encoded (%2F, as Swagger UI sends them).",
   examples: ["council-approves-the-library-budget-x7k2/1/full.mp3"],
 };
+
+/** What /audio/ serves: the MP3s and, beside them, the timed text (docs/transcripts.md). */
+const AUDIO_FILE_TYPES: Json = Object.fromEntries(
+  ["audio/mpeg", "application/json", "text/vtt", "application/x-subrip"].map((t) => [t, { schema: { type: "string", contentMediaType: t } }]),
+);
 
 const DESCRIPTION = [
   "Project-scoped API for turning text articles into spoken audio (MP3).",
@@ -179,6 +185,18 @@ export function buildOpenApi(): Json {
           responses: { ...ok("Deleted.", "SuccessResult"), ...errors(...COMMON, 404, 507) },
         },
       },
+      "/api/articles/{articleId}/segments": {
+        parameters: [articleId],
+        get: {
+          operationId: "getArticleSegments",
+          tags: ["articles"],
+          summary: "Reads the timed segments of the article's ready revision: title, paragraphs and sentences with their times in the full audio",
+          description:
+            "The segments the audio was rendered with, as stored beside its MP3s (docs/transcripts.md): the same file for as long as the revision is ready. " +
+            "404 while no revision is ready, and for a revision rendered before segments were recorded.",
+          responses: { ...ok("The segments, in reading order.", "SegmentsResult"), ...errors(...COMMON, 404) },
+        },
+      },
       "/api/articles/{articleId}/audio": {
         parameters: [articleId],
         post: {
@@ -222,11 +240,11 @@ export function buildOpenApi(): Json {
         get: {
           operationId: "getAudio",
           tags: ["audio"],
-          summary: "Streams an MP3 file (no token; supports Range, ETag)",
+          summary: "Streams an MP3 file or a revision's timed text (no token; supports Range, ETag)",
           security: [],
           responses: {
-            "200": { description: "The whole file.", content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } } },
-            "206": { description: "The requested byte range.", content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } } },
+            "200": { description: "The whole file.", content: AUDIO_FILE_TYPES },
+            "206": { description: "The requested byte range.", content: AUDIO_FILE_TYPES },
             "304": { description: "Not modified (If-None-Match matched)." },
             "404": { $ref: "#/components/responses/NotFound" },
             "416": errorResponse("Range not satisfiable."),

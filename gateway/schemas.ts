@@ -280,6 +280,40 @@ export const ArticleListResult: Schema = {
   },
 };
 
+// ---- Timed segments (docs/transcripts.md) ----
+
+const secondsInAudio = (what: string): Schema => ({ type: "number", minimum: 0, description: `${what}, in seconds from the start of the full audio (millisecond precision).` });
+
+export const TimedSentence: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["text", "start", "end"],
+  description: "A sentence in the article's own words and when it is heard.",
+  properties: { text: { type: "string" }, start: secondsInAudio("Where it starts"), end: secondsInAudio("Where it ends") },
+};
+
+export const TimedSegment: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["kind", "text", "start", "end", "sentences"],
+  description: "The title or one paragraph of the article, with its sentences.",
+  properties: {
+    kind: { type: "string", enum: ["title", "paragraph"] },
+    text: { type: "string", description: "The paragraph as shown: its sentences joined with spaces." },
+    start: secondsInAudio("Where it starts"),
+    end: secondsInAudio("Where it ends"),
+    sentences: { type: "array", items: TimedSentence },
+  },
+};
+
+export const SegmentsResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "segments"],
+  description: "Where the title, each paragraph and each sentence are heard in the ready revision's full audio, in reading order.",
+  properties: { result: ok, segments: { type: "array", items: TimedSegment } },
+};
+
 export const HealthResult: Schema = {
   type: "object",
   required: ["result", "services"],
@@ -339,6 +373,9 @@ export const SCHEMAS = {
   IdResult,
   ArticleResult,
   ArticleListResult,
+  TimedSentence,
+  TimedSegment,
+  SegmentsResult,
   HealthResult,
   ImportLineResult,
   ImportSummary,

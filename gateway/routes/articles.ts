@@ -6,17 +6,20 @@ import type { CallOptions, Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import {
+  ArticleStatus,
   PromptChangeSchema,
   LabelListSchema,
   type ArticlesService,
   type Article,
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
+import type { BlobStore } from "../../lib/blob/port.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { createCoalescer } from "../coalesce.js";
 import { createBatcher } from "../create-batch.js";
 import { HttpError } from "../errors.js";
+import { createImmutableFiles } from "../immutable-files.js";
 import { createRequestOf } from "../import-stream.js";
 import { articleJson, listItemJson } from "../present.js";
 import { baseOf } from "../public-links.js";
@@ -32,6 +35,10 @@ export interface ArticleRoutesOptions {
   checkWriter?: WriterCheck;
   /** PUBLIC_BASE_URL, for audio URLs the articles service left root-relative (public-links.ts). */
   publicBaseUrl?: string;
+  /** Where the audio files and the timed segments beside them are (GET …/segments); absent: that route answers 404. */
+  blobs?: BlobStore;
+  /** Bytes of segments files kept in memory; default in immutable-files.ts. */
+  segmentsCacheBytes?: number;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
@@ -58,6 +65,9 @@ async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx
   ctx.set("Content-Type", JSON_TYPE);
   ctx.body = json;
 }
+
+const noSegments = () =>
+  new HttpError(404, "This article has no segments: no revision of it is ready, or its ready revision was rendered before timed segments were recorded");
 
 function found(article: Article | undefined, base: string): Record<string, unknown> {
   if (!article) throw new HttpError(404, "Article not found");
@@ -140,6 +150,26 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     validate.articleId(id);
     const b = base(ctx);
     await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticle({ id }, call)).article, b));
+  });
+
+  // The ready revision's timed segments: the stored segments.json as written, behind the same
+  // token and project check as GET by id (the article is looked up with the caller's token).
+  const segmentFiles = opts.blobs && createImmutableFiles(opts.blobs, opts.segmentsCacheBytes);
+  router.get("/api/articles/:articleId/segments", async (ctx) => {
+    const call = callOptions(ctx);
+    const id = ctx.params.articleId;
+    validate.articleId(id);
+    const json = await reads.run(`${call.headers.authorization} ${ctx.method} ${ctx.path}`, async () => {
+      const a = (await client.getArticle({ id }, call)).article;
+      if (!a) throw new HttpError(404, "Article not found");
+      const key = a.status === ArticleStatus.READY ? a.transcript?.segments?.key : undefined;
+      // Gone since the lookup (a delete or an update's clean-up): as if the revision had none.
+      const data = key && segmentFiles ? await segmentFiles.get(key) : null;
+      if (!data) throw noSegments();
+      return data.toString("utf8");
+    });
+    ctx.set("Content-Type", JSON_TYPE);
+    ctx.body = json;
   });
 
   router.put("/api/articles/:articleId", async (ctx) => {

@@ -55,6 +55,24 @@ export function clock(seconds: number): string {
 const xmlValue = (_name: string, value: unknown) => (typeof value === "string" ? xmlText(value) : value);
 const builder = new XMLBuilder({ ignoreAttributes: false, attributeNamePrefix: "@_", format: true, suppressEmptyNode: true, processEntities: true, tagValueProcessor: xmlValue, attributeValueProcessor: xmlValue });
 
+/**
+ * Podcasting 2.0 tags for the revision's captions and chapters; none for revisions rendered before
+ * they were recorded. Both caption files are timed per sentence, which is what rel="captions" says;
+ * the language is the article's (a feed may mix languages).
+ */
+export function transcriptTags(a: ListenerArticle, base: string): Record<string, unknown> {
+  const t = a.transcript;
+  if (!t?.vtt || !t.srt) return {};
+  const language = a.lang.toLowerCase();
+  return {
+    "podcast:transcript": [
+      { "@_url": publicUrl(base, t.vtt.url), "@_type": "text/vtt", "@_language": language, "@_rel": "captions" },
+      { "@_url": publicUrl(base, t.srt.url), "@_type": "application/x-subrip", "@_language": language, "@_rel": "captions" },
+    ],
+    ...(t.chapters ? { "podcast:chapters": { "@_url": publicUrl(base, t.chapters.url), "@_type": "application/json+chapters" } } : {}),
+  };
+}
+
 interface Rendered {
   xml: string;
   etag: string;
@@ -146,11 +164,13 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
       guid: { "@_isPermaLink": "false", "#text": a.id },
       pubDate: new Date(Number(a.added) * 1000).toUTCString(),
       ...(a.url ? { link: a.url } : {}),
-      description: a.title,
+      // The article's opening; the title only when the body has no paragraph to offer.
+      description: a.summary || a.title,
       enclosure: { "@_url": publicUrl(base, a.audio!.url), "@_length": String(bytes), "@_type": "audio/mpeg" },
       "itunes:duration": clock(a.audio!.duration),
       "itunes:explicit": explicit ? "true" : "false",
       "itunes:episodeType": "full",
+      ...transcriptTags(a, base),
     };
   }
 

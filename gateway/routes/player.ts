@@ -115,6 +115,8 @@ export function listenerArticleJson(a: ListenerArticle, base: string): Record<st
   if (a.audio) Object.assign(out, { audio: publicUrl(base, a.audio.url), audio_duration: a.audio.duration });
   if (a.audioPreview) Object.assign(out, { audio_preview: publicUrl(base, a.audioPreview.url), audio_preview_duration: a.audioPreview.duration });
   if (a.pending) out.pending = true;
+  // Read-along: the timed segments the player follows the text with, and captions for a <track>.
+  if (a.transcript?.segments && a.transcript.vtt) Object.assign(out, { segments: publicUrl(base, a.transcript.segments.url), transcript: publicUrl(base, a.transcript.vtt.url) });
   return out;
 }
 

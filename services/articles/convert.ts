@@ -1,5 +1,6 @@
 // Stored article → protobuf message.
-import { ArticleStatus, type Article, type AudioFile } from "../../gen/articles/v1/articles_pb.js";
+import { ArticleStatus, type Article, type AudioFile, type TextFile, type Transcript } from "../../gen/articles/v1/articles_pb.js";
+import { audioKeys } from "../../lib/revision-files.js";
 import type { ArticleStatus as StoreStatus, StoredArticle, StoredAudio } from "./store/port.js";
 
 export function statusToProto(s: StoreStatus): ArticleStatus {
@@ -30,6 +31,24 @@ export function audioUrl(baseUrl: string, key: string): string {
 export function audioFile(f: StoredAudio | undefined, audioBaseUrl: string): AudioFile | undefined {
   if (!f) return undefined;
   return { $typeName: "articles.v1.AudioFile", key: f.key, duration: Math.round(f.duration * 1000) / 1000, url: audioUrl(audioBaseUrl, f.key) };
+}
+
+const textFile = (key: string, audioBaseUrl: string): TextFile => ({ $typeName: "articles.v1.TextFile", key, url: audioUrl(audioBaseUrl, key) });
+
+/**
+ * The timed text files of the article's ready revision: the audio is the current revision's
+ * (a new revision drops both), so its keys follow from id and revision.
+ */
+export function transcriptFiles(a: Pick<StoredArticle, "id" | "revision" | "transcript">, audioBaseUrl: string): Transcript | undefined {
+  if (!a.transcript) return undefined;
+  const keys = audioKeys(a.id, a.revision);
+  return {
+    $typeName: "articles.v1.Transcript",
+    segments: textFile(keys.segments, audioBaseUrl),
+    vtt: textFile(keys.vtt, audioBaseUrl),
+    srt: textFile(keys.srt, audioBaseUrl),
+    chapters: a.transcript.chapters ? textFile(keys.chapters, audioBaseUrl) : undefined,
+  };
 }
 
 /**
@@ -66,5 +85,6 @@ export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article 
     errors: errored ? a.errors.map((e) => ({ $typeName: "articles.v1.ArticleError", error: e.error, date: e.date })) : [],
     labels: a.labels,
     revision: BigInt(a.revision),
+    transcript: ready ? transcriptFiles(a, audioBaseUrl) : undefined,
   };
 }

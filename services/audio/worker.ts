@@ -13,6 +13,8 @@ import { RenderInputError, renderArticle, renderWithProviders } from "./pipeline
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 import type { TextWork } from "./text/work.js";
+import { audioKeys } from "../../lib/revision-files.js";
+import { storeTranscript } from "./transcript-files.js";
 
 export interface AudioWorkerOptions {
   bus: JobBus;
@@ -53,10 +55,8 @@ export function errorMessage(e: unknown): string {
   return msg.length > MAX_ERROR_CHARS ? `${msg.slice(0, MAX_ERROR_CHARS)}…` : msg || "unknown error";
 }
 
-export const audioKeys = (articleId: string, revision: number | bigint) => ({
-  full: `${articleId}/${revision}/full.mp3`,
-  preview: `${articleId}/${revision}/preview.mp3`,
-});
+// The key layout is shared with the articles service, which links to these files.
+export { audioKeys };
 
 export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioWorker> {
   const { articles, blobs, log } = opts;
@@ -140,12 +140,16 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       await blobs.put(keys.full, r.full, "audio/mpeg");
       // The early preview is the same file: not written again under a listener who may be playing it.
       if (!previewStored) await blobs.put(keys.preview, r.preview, "audio/mpeg");
+      // Before the revision is marked ready, so whoever sees it ready finds its transcript too.
+      // (The `!` goes when RenderResult.segments becomes required: every render records them.)
+      const transcript = await storeTranscript(blobs, keys, r.segments);
       const done = await articles.completeAudioJob({
         articleId,
         revision,
         audio: { key: keys.full, duration: r.fullDuration },
         audioPreview: previewStored ?? { key: keys.preview, duration: r.previewDuration },
         provider: r.provider,
+        transcript,
       }, call);
       const ms = Date.now() - started;
       if (done.applied) jlog.info({ duration: r.fullDuration, ms }, "audio job completed");

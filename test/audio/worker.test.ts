@@ -10,6 +10,7 @@ import { LOCAL_FORMAT, type SpeechEngine, type SpeechRequest } from "../../servi
 import { mp3Duration, parseFrames, silenceFrames } from "../../services/audio/mp3/index.js";
 import { createSpeechRouter, localProvider, type SpeechRouter } from "../../services/audio/providers/index.js";
 import { startAudioWorker, type AudioWorker } from "../../services/audio/worker.js";
+import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
 import { startFakeArticles, type FakeArticle } from "../support/fake-articles.js";
 
 const INTERNAL = "internal-test-token-0123456789";
@@ -148,6 +149,29 @@ describe("audio worker", () => {
     expect(a.audio!.duration).to.be.greaterThan(35);
     expect(a.preview!.duration).to.be.within(25, 40);
     expect(engine.calls[0].text).to.equal("Budget news");
+  });
+
+  // Needs the pipeline's timed segments (RenderResult.segments, issue 23 part 1).
+  it("stores the revision's timed text beside the MP3s before it completes the job, and says so", async () => {
+    const a = add({ id: "art2", revision: 2, text: `${paragraph(2)}\n\n${paragraph(2)}` });
+    const { bus, blobs } = await start(fakeEngine());
+    const completedWith: string[][] = [];
+    // What is stored at the moment the job completes: the files must already be there.
+    const put = blobs.put.bind(blobs);
+    blobs.put = async (key, data, type) => {
+      if (a.status === ArticleStatus.READY) completedWith.push([key]);
+      return put(key, data, type);
+    };
+    expect(await bus.deliver({ articleId: "art2", projectId: "p1", revision: 2 })).to.equal("acked");
+    expect(completedWith).to.deep.equal([]);
+    expect(a.transcript).to.deep.equal({ chapters: false });
+    const segments = JSON.parse(blobs.files.get("art2/2/segments.json")!.data.toString());
+    expect(segments.result).to.equal("ok");
+    expect(segments.segments.map((s: { kind: string }) => s.kind)).to.deep.equal(["title", "paragraph", "paragraph"]);
+    expect(blobs.files.get("art2/2/transcript.vtt")!.contentType).to.equal("text/vtt; charset=utf-8");
+    expect(parseWebVttStrict(blobs.files.get("art2/2/transcript.vtt")!.data.toString())).to.have.length(5);
+    expect(parseSrtStrict(blobs.files.get("art2/2/transcript.srt")!.data.toString())).to.have.length(5);
+    expect(blobs.files.has("art2/2/chapters.json")).to.equal(false);
   });
 
   it("drops a stale job without rendering or storing anything", async () => {

@@ -117,7 +117,7 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
         const a = await store.insert(base(p, { ...over, ...(i === 3 ? { admission: "pending" as const } : {}) }), old);
         if (i < 3) {
           await store.claim(a.id, 1, old);
-          await store.complete(a.id, 1, { key: "k", duration: 1 }, undefined, old);
+          await store.complete(a.id, 1, { audio: { key: "k", duration: 1 } }, old);
         } else if (i === 3) {
           await store.claimAdmission(a.id, 1, 60_000);
           await store.finishAdmission(a.id, 1, { status: "limit_reached", types: [], keepPending: true }, old);
@@ -228,7 +228,7 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
         return;
       }
       const ops: Array<Promise<unknown>> = [
-        store.claim(a.id, 1).then(() => store.complete(a.id, 1, { key: "k", duration: 1 }, undefined)),
+        store.claim(a.id, 1).then(() => store.complete(a.id, 1, { audio: { key: "k", duration: 1 } })),
         store.fail(a.id, 1, "boom"),
         i % 3 === 0 ? store.markDeleted(a.projectId, a.id) : store.update(a.projectId, a.id, 1, { labels: ["a"] }),
         store.reportStatus(a.id, 1, "retry"),

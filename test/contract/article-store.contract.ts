@@ -67,7 +67,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const ready = async (projectId: string, added: number, labels: string[] = []) => {
         const a = await store.insert(draft(projectId, { labels }), at(added));
         await store.claim(a.id, 1);
-        expect(await store.complete(a.id, 1, { key: `${a.id}/1/full.mp3`, duration: 3 }, undefined)).to.include({ status: "ready" });
+        expect(await store.complete(a.id, 1, { audio: { key: `${a.id}/1/full.mp3`, duration: 3 } })).to.include({ status: "ready" });
         return a.id;
       };
       const older = await ready(P, 1_700_000_000, ["sport"]);
@@ -310,7 +310,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const c = await store.claim(a.id, 1);
       expect(c?.status).to.equal("processing");
       expect(c?.text).to.equal("Some text.");
-      expect(await store.complete(a.id, 1, { key: "k/1/full.mp3", duration: 3 }, undefined)).to.include({ status: "ready" });
+      expect(await store.complete(a.id, 1, { audio: { key: "k/1/full.mp3", duration: 3 } })).to.include({ status: "ready" });
       expect(await store.claim(a.id, 1)).to.equal(null);
       const b = await store.insert(draft(P));
       await store.markDeleted(P, b.id);
@@ -321,17 +321,41 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
     it("completes only the current revision and never a deleted article", async () => {
       const a = await store.insert(draft(P));
       await store.update(P, a.id, 1, { text: "v2" });
-      expect(await store.complete(a.id, 1, { key: "old", duration: 1 }, { key: "oldp", duration: 0.5 })).to.equal(null);
+      expect(await store.complete(a.id, 1, { audio: { key: "old", duration: 1 }, preview: { key: "oldp", duration: 0.5 } })).to.equal(null);
       expect((await store.get(P, a.id))?.status).to.equal("waiting");
       const now = at(1_800_000_000);
-      expect(await store.complete(a.id, 2, { key: "a/2/full.mp3", duration: 12.5 }, { key: "a/2/preview.mp3", duration: 4 }, now)).to.include({ status: "ready" });
+      expect(await store.complete(a.id, 2, { audio: { key: "a/2/full.mp3", duration: 12.5 }, preview: { key: "a/2/preview.mp3", duration: 4 } }, now)).to.include({ status: "ready" });
       const r = await store.get(P, a.id);
       expect(r).to.deep.include({ status: "ready", updated: 1_800_000_000, audio: { key: "a/2/full.mp3", duration: 12.5 }, audioPreview: { key: "a/2/preview.mp3", duration: 4 } });
       await store.markDeleted(P, a.id);
-      expect(await store.complete(a.id, 2, { key: "late", duration: 1 }, undefined)).to.equal(null);
+      expect(await store.complete(a.id, 2, { audio: { key: "late", duration: 1 } })).to.equal(null);
       expect(await store.fail(a.id, 2, "late")).to.equal(null);
       expect(await store.reportStatus(a.id, 2, "retry", "late")).to.equal(null);
       expect((await store.get(P, a.id))?.status).to.equal("deleted");
+    });
+
+    it("keeps the transcript with the audio, and drops it with a new revision, a recrawl's revision, a delete and a re-render without one", async () => {
+      const a = await store.insert(draft(P));
+      expect(await store.complete(a.id, 1, { audio: { key: "k/1/full.mp3", duration: 3 }, transcript: { chapters: true } })).to.deep.include({ transcript: { chapters: true } });
+      expect((await store.get(P, a.id))?.transcript).to.deep.equal({ chapters: true });
+      expect((await store.listReady(P, { limit: 10, offset: 0 })).items[0]?.transcript).to.deep.equal({ chapters: true });
+      // Not another project's.
+      expect(await store.get(Q, a.id)).to.equal(null);
+
+      // Queued again: the new revision has none until its own render stores one.
+      const updated = await store.update(P, a.id, 1, { text: "v2" });
+      expect(updated.ok && updated.article.transcript).to.equal(undefined);
+      expect(await store.complete(a.id, 2, { audio: { key: "k/2/full.mp3", duration: 3 }, transcript: { chapters: false } })).to.deep.include({ transcript: { chapters: false } });
+      // The revision rendered again by a worker that records none (an older release during a rollout): none is claimed.
+      expect((await store.complete(a.id, 2, { audio: { key: "k/2/full.mp3", duration: 3 } }))?.transcript).to.equal(undefined);
+      await store.complete(a.id, 2, { audio: { key: "k/2/full.mp3", duration: 3 }, transcript: { chapters: false } });
+
+      expect(await store.startRecrawl(a.id, 2, "ready")).to.not.equal(null);
+      expect((await store.recrawled(a.id, 2, "crawled text"))?.transcript).to.equal(undefined);
+      await store.complete(a.id, 3, { audio: { key: "k/3/full.mp3", duration: 3 }, transcript: { chapters: true } });
+
+      expect((await store.markDeleted(P, a.id))?.transcript).to.equal(undefined);
+      expect((await store.get(P, a.id))?.transcript).to.equal(undefined);
     });
 
     it("records retries and failures in the error history", async () => {
@@ -357,7 +381,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const b = await store.insert(draft(P, { id: `s2-${uniq("s")}` }), old);
       const c = await store.insert(draft(P, { id: `s3-${uniq("s")}` }), old);
       await store.claim(b.id, 1, old);
-      await store.complete(c.id, 1, { key: "k", duration: 1 }, undefined, old);
+      await store.complete(c.id, 1, { audio: { key: "k", duration: 1 } }, old);
       await store.insert(draft(P)); // fresh: not stale yet
       const cutoff = Date.now() - 60_000;
       const mine = (xs: { id: string }[]) => xs.filter((x) => [a.id, b.id, c.id].includes(x.id)).map((x) => x.id);
@@ -408,7 +432,7 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       const p = await store.reportPreview(a.id, 1, { key: "p.mp3", duration: 30 });
       expect(p).to.include({ status: "processing" });
       expect(p!.audioPreview).to.deep.equal({ key: "p.mp3", duration: 30 });
-      const done = await store.complete(a.id, 1, { key: "f.mp3", duration: 90 }, { key: "p.mp3", duration: 30 });
+      const done = await store.complete(a.id, 1, { audio: { key: "f.mp3", duration: 90 }, preview: { key: "p.mp3", duration: 30 } });
       expect(done).to.include({ status: "ready" });
     });
   });

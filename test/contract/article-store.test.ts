@@ -10,16 +10,17 @@ import { mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures
 articleStoreContract("SQLite", sqliteStoreFixture);
 
 describe("SQLite article store persistence", () => {
-  it("keeps articles, the unique externalId and revisions across a reopen", async () => {
+  it("keeps articles, the unique externalId, revisions and transcripts across a reopen", async () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), "articles-sqlite-"));
     try {
       const first = await openEmbeddedArticleStore({ dataDir: dir });
       const base = { projectId: "p", title: "T", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: [] };
       await first.insert({ ...base, id: "one", externalId: "e1" });
       await first.update("p", "one", 1, { title: "T2" });
+      await first.complete("one", 2, { audio: { key: "one/2/full.mp3", duration: 2 }, transcript: { chapters: true } });
       await first.close();
       const second = await openEmbeddedArticleStore({ dataDir: dir });
-      expect(await second.get("p", "one")).to.include({ title: "T2", revision: 2 });
+      expect(await second.get("p", "one")).to.deep.include({ title: "T2", revision: 2, transcript: { chapters: true } });
       let err: unknown;
       await second.insert({ ...base, id: "two", externalId: "e1" }).catch((e) => (err = e));
       expect((err as Error)?.name).to.equal("DuplicateExternalIdError");

@@ -18,6 +18,9 @@ const GRACE_MS = 3_000;
 const RESTART_GRACE_MS = 12_000;
 const local = (u: string) => u.replace("localhost", "127.0.0.1");
 const statusOf = async (url: string) => (await fetch(local(url))).status;
+/** The timed text stored beside a revision's full audio (docs/transcripts.md). */
+const timedText = (audio: string) => ["segments.json", "transcript.vtt", "transcript.srt"].map((f) => audio.replace(/full\.mp3$/, f));
+const statusesOf = (urls: string[]) => Promise.all(urls.map(statusOf));
 
 async function ready(call: Call, id: string, revisionAtLeast = 1) {
   return waitFor(`article ${id} ready`, async () => {
@@ -48,6 +51,9 @@ function takedownScenario(setup: () => { A: Call }) {
     expect(Date.now() - updatedAt).to.be.at.least(GRACE_MS - 200);
     expect(await statusOf(first.audio_preview)).to.equal(404);
     expect(await statusOf(second.audio)).to.equal(200);
+    // The timed text goes with its revision's audio (needs the pipeline's segments, issue 23 part 1).
+    expect(await statusesOf(timedText(first.audio))).to.deep.equal([404, 404, 404]);
+    expect(await statusesOf(timedText(second.audio))).to.deep.equal([200, 200, 200]);
   });
 
   it("removes every file of a deleted article within seconds; the article stays readable as deleted", async () => {
@@ -58,12 +64,16 @@ function takedownScenario(setup: () => { A: Call }) {
     expect(await statusOf(art.audio)).to.equal(200);
     expect(await statusOf(art.audio_preview)).to.equal(200);
     const etag = (await fetch(local(art.audio))).headers.get("etag")!;
+    expect(await statusesOf(timedText(art.audio))).to.deep.equal([200, 200, 200]);
+    expect((await A("GET", `/api/articles/${id}/segments`)).status).to.equal(200);
 
     const deletedAt = Date.now();
     expect((await A("DELETE", `/api/articles/${id}`)).status).to.equal(200);
     await waitFor("the audio to be gone", async () => ((await statusOf(art.audio)) === 404 ? true : undefined), 5_000, 100);
     expect(Date.now() - deletedAt).to.be.below(5_000);
     expect(await statusOf(art.audio_preview)).to.equal(404);
+    expect(await statusesOf(timedText(art.audio))).to.deep.equal([404, 404, 404]);
+    expect((await A("GET", `/api/articles/${id}/segments`)).status).to.equal(404);
     // A revalidating cache gets no 304 for the old validator either.
     expect((await fetch(local(art.audio), { headers: { "if-none-match": etag } })).status).to.equal(404);
     const after = await A("GET", `/api/articles/${id}`);

@@ -10,6 +10,8 @@ import Parser from "rss-parser";
 import { XMLParser } from "fast-xml-parser";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
+import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
+import { strictXmlProblems } from "../support/strict-xml.js";
 import { beacon } from "./beacons.js";
 
 const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
@@ -82,7 +84,7 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     const r = await anon("GET", `/player/v1/article?key=${keyA}&externalId=listener-sport-1`);
     expect(r.status).to.equal(200);
     expect(r.headers.get("access-control-allow-origin")).to.equal("*");
-    expect(Object.keys(r.body.article).sort()).to.deep.equal(["audio", "audio_duration", "audio_preview", "audio_preview_duration", "id", "lang", "revision", "title", "url"]);
+    expect(Object.keys(r.body.article).sort()).to.deep.equal(["audio", "audio_duration", "audio_preview", "audio_preview_duration", "id", "lang", "revision", "segments", "title", "transcript", "url"]);
     expect(r.text).to.not.include("The story of");
     // Revalidated on every load: unchanged is a 304, a new revision a new ETag.
     const unchanged = await fetch(`${sys.url}/player/v1/article?key=${keyA}&externalId=listener-sport-1`, { headers: { "if-none-match": r.headers.get("etag")! } });
@@ -139,6 +141,42 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     await new Promise((r) => setTimeout(r, 5_500)); // the rendered page is reused for 5 s
     const updated = await new Parser().parseURL(`${sys.url}/feeds/${keyA}.xml`);
     expect(updated.items.find((i) => i.guid === ids["Sport one"])?.title).to.equal("Sport one, updated");
+  });
+
+  // Needs the pipeline's timed segments (RenderResult.segments, issue 23 part 1).
+  it("read-along: the publisher reads the segments, the player's links and the feed's transcript tags lead to the stored files, and the feed describes items by their opening", async () => {
+    const id = ids["Politics one"];
+    const seg = await A("GET", `/api/articles/${id}/segments`);
+    expect(seg.status).to.equal(200);
+    expect(seg.body.result).to.equal("ok");
+    expect(seg.body.segments[0]).to.include({ kind: "title", text: "Politics one" });
+    expect(seg.body.segments.slice(1).map((x: { text: string }) => x.text).join(" ")).to.equal("The story of Politics one. It is short.");
+    for (const x of seg.body.segments) for (const sentence of x.sentences) expect(sentence.end).to.be.greaterThan(sentence.start);
+    expect((await AR("GET", `/api/articles/${id}/segments`)).status).to.equal(200);
+    // Another project's token: as if there were no such article; a deleted article has none.
+    expect((await B("GET", `/api/articles/${id}/segments`)).status).to.equal(404);
+    expect((await A("GET", `/api/articles/${ids["Gone soon"]}/segments`)).status).to.equal(404);
+
+    const lookup = (await anon("GET", `/player/v1/article?key=${keyA}&id=${id}`)).body.article;
+    const served = await fetch(lookup.segments);
+    expect(served.status).to.equal(200);
+    expect(await served.json()).to.deep.equal(seg.body);
+    const vtt = await fetch(lookup.transcript);
+    expect(vtt.headers.get("content-type")).to.equal("text/vtt; charset=utf-8");
+    expect(parseWebVttStrict(await vtt.text()).map((c) => c.text).join(" ")).to.equal("Politics one The story of Politics one. It is short.");
+
+    const xml = await (await fetch(`${sys.url}/feeds/${keyA}.xml`)).text();
+    expect(strictXmlProblems([xml])).to.deep.equal([null]);
+    const items = [new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" }).parse(xml).rss.channel.item].flat();
+    const item = items.find((i: { guid: { "#text": string } }) => i.guid["#text"] === id);
+    expect(item.description).to.equal("The story of Politics one. It is short.");
+    expect(item["podcast:transcript"].map((t: { type: string }) => t.type)).to.deep.equal(["text/vtt", "application/x-subrip"]);
+    expect(item["podcast:transcript"][0].url).to.equal(lookup.transcript);
+    const srt = await fetch(item["podcast:transcript"][1].url);
+    expect(srt.headers.get("content-type")).to.equal("application/x-subrip; charset=utf-8");
+    expect(parseSrtStrict(await srt.text())).to.have.length(3);
+    // No headings in a plain-text article: no chapters.
+    expect(item).to.not.have.property("podcast:chapters");
   });
 
   it("refuses bad player settings with a 400 naming the field, and read tokens may not change them", async () => {

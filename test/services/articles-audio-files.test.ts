@@ -16,6 +16,9 @@ import type { RunningService } from "../../lib/service.js";
 import { startArticlesService } from "../../services/articles/app.js";
 import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import type { ArticleStore } from "../../services/articles/store/port.js";
+import { audioKeys } from "../../lib/revision-files.js";
+import type { TimedSegment } from "../../lib/segments.js";
+import { storeTranscript } from "../../services/audio/transcript-files.js";
 import { waitFor } from "../support/http.js";
 import { startFakeAuth } from "../support/fake-auth.js";
 import { recordingBus, type RecordingBus } from "../support/recording-bus.js";
@@ -91,6 +94,40 @@ describe("articles service: audio takedown and re-publish after a bus outage", f
     expect(await exists(`${id}/1/full.mp3`)).to.equal(true);
     await waitFor("revision 1 to go", async () => ((await exists(`${id}/1/full.mp3`)) ? undefined : true), 5_000, 50);
     expect(await exists(`${id}/2/full.mp3`)).to.equal(true);
+  });
+
+  it("links a revision's timed text while it is ready, and takes it down with the audio on supersession and delete", async () => {
+    const segments: TimedSegment[] = [
+      { kind: "title", text: "Texts", start: 0.2, end: 1, sentences: [{ text: "Texts", start: 0.2, end: 1 }] },
+      { kind: "paragraph", text: "Part one", start: 1.5, end: 2, heading: 2, sentences: [{ text: "Part one", start: 1.5, end: 2 }] },
+      { kind: "paragraph", text: "Words.", start: 2.5, end: 3, sentences: [{ text: "Words.", start: 2.5, end: 3 }] },
+    ];
+    const render = async (id: string, revision: bigint) => {
+      const keys = audioKeys(id, revision);
+      await put(keys.full);
+      const transcript = await storeTranscript(blobs, keys, segments);
+      expect((await worker.completeAudioJob({ articleId: id, revision, audio: { key: keys.full, duration: 3 }, transcript })).applied).to.equal(true);
+      return keys;
+    };
+    const { id } = await publisher.createArticle({ title: "Texts", text: "Part one\n\nWords." });
+    await worker.claimAudioJob({ articleId: id, revision: 1n });
+    const one = await render(id, 1n);
+    const files = (k: typeof one) => [k.full, k.segments, k.vtt, k.srt, k.chapters];
+    for (const key of files(one)) expect(await exists(key), key).to.equal(true);
+    const t = (await publisher.getArticle({ id })).article?.transcript;
+    expect([t?.segments?.url, t?.vtt?.url, t?.srt?.url, t?.chapters?.url]).to.deep.equal([one.segments, one.vtt, one.srt, one.chapters].map((k) => `https://cdn.example.test/audio/${k}`));
+
+    // Queued again: no transcript until the new revision's own render, and the old files go after the grace period.
+    await publisher.updateArticle({ target: { case: "id", value: id }, title: "Texts", text: "Other words." });
+    expect((await publisher.getArticle({ id })).article?.transcript).to.equal(undefined);
+    await worker.claimAudioJob({ articleId: id, revision: 2n });
+    const two = await render(id, 2n);
+    await waitFor("revision 1's files to go", async () => ((await Promise.all(files(one).map(exists))).some(Boolean) ? undefined : true), 5_000, 50);
+    for (const key of files(two)) expect(await exists(key), key).to.equal(true);
+
+    await publisher.deleteArticle({ id });
+    await waitFor("revision 2's files to go", async () => ((await Promise.all(files(two).map(exists))).some(Boolean) ? undefined : true), 5_000, 50);
+    expect((await publisher.getArticle({ id })).article?.transcript).to.equal(undefined);
   });
 
   it("publishes the jobs that failed during an outage as soon as the bus reports it is back", async () => {

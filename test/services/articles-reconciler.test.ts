@@ -41,7 +41,7 @@ describe("articles reconciler", () => {
     await store.insert(draft("fallback"));
     await store.reportStatus("fallback", 1, "fallback");
     await store.insert(draft("ready"));
-    await store.complete("ready", 1, { key: "k", duration: 1 }, undefined);
+    await store.complete("ready", 1, { audio: { key: "k", duration: 1 } });
     await store.insert(draft("errored"));
     await store.fail("errored", 1, "x");
     await store.insert(draft("deleted"));

@@ -85,7 +85,7 @@ function admissionStoreContract(open: () => Promise<ArticleStore>) {
   it("recrawl: start remembers the status, end restores it, new content bumps the revision pending admission", async () => {
     const a = await store.insert(draft({ url: "https://example.com/a", admission: undefined }));
     await store.claim(a.id, 1);
-    await store.complete(a.id, 1, { key: "k", duration: 1 }, undefined);
+    await store.complete(a.id, 1, { audio: { key: "k", duration: 1 } });
     const r = await store.startRecrawl(a.id, 1, "ready");
     expect(r).to.include({ status: "recrawling", recrawlFrom: "ready" });
     expect(await store.startRecrawl(a.id, 1, "ready")).to.equal(null);

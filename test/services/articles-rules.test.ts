@@ -393,7 +393,7 @@ describe("periodic recrawl", () => {
       const mk = async (id: string, projectId: string, addedAgoH: number, text = SPORTS_HTML) => {
         await store.insert({ id, projectId, title: "T", text, url, parse: true, isRaw: false, voice: "alloy", lang: "en-US", labels: [] }, new Date(now - addedAgoH * 3_600_000));
         await store.claim(id, 1);
-        await store.complete(id, 1, { key: "k", duration: 1 }, undefined);
+        await store.complete(id, 1, { audio: { key: "k", duration: 1 } });
       };
       await mk("recent-on", "on", 2);
       await mk("old-on", "on", 48);

@@ -27,6 +27,8 @@ export interface FakeArticle {
   audio?: { key: string; duration: number };
   preview?: { key: string; duration: number };
   provider?: string;
+  /** What the worker said it stored beside the MP3s (timed text). */
+  transcript?: { chapters: boolean };
   /** Pronunciation rules snapshotted on the revision, handed out with the claim. */
   pronunciations?: PronunciationRule[];
   /** The project's loudness target snapshotted on the revision, handed out with the claim. */
@@ -76,6 +78,7 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
             a.audio = { key: req.audio!.key, duration: req.audio!.duration };
             a.preview = req.audioPreview ? { key: req.audioPreview.key, duration: req.audioPreview.duration } : undefined;
             a.provider = req.provider;
+            a.transcript = req.transcript ? { chapters: req.transcript.chapters } : undefined;
           }),
         failAudioJob: (req, ctx) =>
           report(req, ctx, (a) => {

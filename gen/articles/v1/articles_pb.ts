@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/articles.proto.
  */
 export const file_articles_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKtBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDQg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIqkCChRDcmVhdGVBcnRpY2xlUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEhgKC2V4dGVybmFsX2lkGAQgASgJSAGIAQESEgoFdm9pY2UYBSABKAlIAogBARIRCgRsYW5nGAYgASgJSAOIAQESDQoFcGFyc2UYByABKAgSDgoGaXNfcmF3GAggASgIEhMKBnByb21wdBgJIAEoCUgEiAEBEg4KBmxhYmVscxgKIAMoCRInCgVhdWRpbxgLIAEoDjIYLmFydGljbGVzLnYxLkF1ZGlvVGltaW5nQgYKBF91cmxCDgoMX2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IJCgdfcHJvbXB0IigKGlJlcXVlc3RBcnRpY2xlQXVkaW9SZXF1ZXN0EgoKAmlkGAEgASgJIkQKG1JlcXVlc3RBcnRpY2xlQXVkaW9SZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIjChVDcmVhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiWwoVQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0Ei4KBWl0ZW1zGAEgAygLMh8uYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNJdGVtEhIKCnByb2plY3RfaWQYAiABKAkiXAoSQ3JlYXRlQXJ0aWNsZXNJdGVtEjIKB2FydGljbGUYASABKAsyIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAIgASgJIkwKFkNyZWF0ZUFydGljbGVzUmVzcG9uc2USMgoHcmVzdWx0cxgBIAMoCzIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVzdWx0IlgKFENyZWF0ZUFydGljbGVzUmVzdWx0EgwKAmlkGAEgASgJSAASJwoFZXJyb3IYAiABKAsyFi5hcnRpY2xlcy52MS5JdGVtRXJyb3JIAEIJCgdvdXRjb21lIlgKCUl0ZW1FcnJvchIMCgRjb2RlGAEgASgFEg8KB21lc3NhZ2UYAiABKAkSFwoPc3RvcmFnZV9mYWlsdXJlGAMgASgJEhMKC2V4aXN0aW5nX2lkGAQgASgJIh8KEUdldEFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIjsKEkdldEFydGljbGVSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSI0Ch1HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVxdWVzdBITCgtleHRlcm5hbF9pZBgBIAEoCSJHCh5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiJQoWR2V0QXJ0aWNsZUJ5VXJsUmVxdWVzdBILCgN1cmwYASABKAkiQAoXR2V0QXJ0aWNsZUJ5VXJsUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiNAoTTGlzdEFydGljbGVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZvZmZzZXQYAiABKAUiTQoUTGlzdEFydGljbGVzUmVzcG9uc2USDQoFY291bnQYASABKAMSJgoIYXJ0aWNsZXMYAiADKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIhsKCUxhYmVsTGlzdBIOCgZ2YWx1ZXMYASADKAkiLAoMUHJvbXB0Q2hhbmdlEg0KBXZhbHVlGAEgASgJEg0KBWNsZWFyGAIgASgIIvkCChRVcGRhdGVBcnRpY2xlUmVxdWVzdBIMCgJpZBgBIAEoCUgAEhUKC2V4dGVybmFsX2lkGAIgASgJSAASDQoFdGl0bGUYAyABKAkSDAoEdGV4dBgEIAEoCRIQCgN1cmwYBSABKAlIAYgBARIcCg9uZXdfZXh0ZXJuYWxfaWQYBiABKAlIAogBARISCgV2b2ljZRgHIAEoCUgDiAEBEhEKBGxhbmcYCCABKAlIBIgBARISCgVwYXJzZRgJIAEoCEgFiAEBEhMKBmlzX3JhdxgKIAEoCEgGiAEBEikKBnByb21wdBgLIAEoCzIZLmFydGljbGVzLnYxLlByb21wdENoYW5nZRImCgZsYWJlbHMYDCABKAsyFi5hcnRpY2xlcy52MS5MYWJlbExpc3RCCAoGdGFyZ2V0QgYKBF91cmxCEgoQX25ld19leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCAoGX3BhcnNlQgkKB19pc19yYXciIwoVVXBkYXRlQXJ0aWNsZVJlc3BvbnNlEgoKAmlkGAEgASgJIiIKFERlbGV0ZUFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZUFydGljbGVSZXNwb25zZSI8ChRDbGFpbUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDIrQBChVDbGFpbUF1ZGlvSm9iUmVzcG9uc2USDQoFc3RhbGUYASABKAgSJQoHYXJ0aWNsZRgCIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUSNgoOcHJvbnVuY2lhdGlvbnMYAyADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZRItCghsb3VkbmVzcxgEIAEoCzIbLmFydGljbGVzLnYxLkxvdWRuZXNzVGFyZ2V0IlwKDkxvdWRuZXNzVGFyZ2V0EhEKBGx1ZnMYASABKAFIAIgBARIbCg50cnVlX3BlYWtfZGJ0cBgCIAEoAUgBiAEBQgcKBV9sdWZzQhEKD190cnVlX3BlYWtfZGJ0cCKqAQoYUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxINCgVlcnJvchgEIAEoCRItCg1hdWRpb19wcmV2aWV3GAUgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlIiwKGVJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCKnAQoXQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxIlCgVhdWRpbxgDIAEoCzIWLmFydGljbGVzLnYxLkF1ZGlvRmlsZRItCg1hdWRpb19wcmV2aWV3GAQgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEhAKCHByb3ZpZGVyGAUgASgJIisKGENvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIkoKE0ZhaWxBdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxINCgVlcnJvchgDIAEoCSInChRGYWlsQXVkaW9Kb2JSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIj8KFVJlY3Jhd2xBcnRpY2xlUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmFydGljbGVfaWQYAiABKAkiZwoWUmVjcmF3bEFydGljbGVSZXNwb25zZRIPCgdjaGFuZ2VkGAEgASgIEhAKCHJldmlzaW9uGAIgASgDEioKBnN0YXR1cxgDIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMiQwoZR2V0QXJ0aWNsZURlY2lzaW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmFydGljbGVfaWQYAiABKAkipAEKGkdldEFydGljbGVEZWNpc2lvblJlc3BvbnNlEioKBnN0YXR1cxgBIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMSEAoIcmV2aXNpb24YAiABKAMSDAoEcnVsZRgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKZGVjaWRlZF9hdBgFIAEoCRIWCg5yZXNlcnZlZF9jaGFycxgGIAEoAyIsChZSZWFkbWl0RGVmZXJyZWRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiKwoXUmVhZG1pdERlZmVycmVkUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAUiGAoWUmVjb3VudEFydGljbGVzUmVxdWVzdCIqChdSZWNvdW50QXJ0aWNsZXNSZXNwb25zZRIPCgd0b29rX21zGAEgASgDIpkBChFQcm9udW5jaWF0aW9uUnVsZRINCgVtYXRjaBgBIAEoCRIWCg5jYXNlX3NlbnNpdGl2ZRgCIAEoCBIRCgRsYW5nGAMgASgJSACIAQESEAoDc2F5GAQgASgJSAGIAQESDQoFc3BlbGwYBSABKAgSEAoDaXBhGAYgASgJSAKIAQFCBwoFX2xhbmdCBgoEX3NheUIGCgRfaXBhIhoKGEdldFByb251bmNpYXRpb25zUmVxdWVzdCJTChlHZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUgoYU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0EjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUwoZU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlKokDCg1BcnRpY2xlU3RhdHVzEh4KGkFSVElDTEVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWQVJUSUNMRV9TVEFUVVNfV0FJVElORxABEh0KGUFSVElDTEVfU1RBVFVTX1BST0NFU1NJTkcQAhIYChRBUlRJQ0xFX1NUQVRVU19SRUFEWRADEhoKFkFSVElDTEVfU1RBVFVTX0VSUk9SRUQQBBIaChZBUlRJQ0xFX1NUQVRVU19ERUxFVEVEEAUSGAoUQVJUSUNMRV9TVEFUVVNfUkVUUlkQBhIbChdBUlRJQ0xFX1NUQVRVU19GQUxMQkFDSxAHEhsKF0FSVElDTEVfU1RBVFVTX05PX01PTkVZEAgSIAocQVJUSUNMRV9TVEFUVVNfTElNSVRfUkVBQ0hFRBAJEhsKF0FSVElDTEVfU1RBVFVTX1JFSkVDVEVEEAoSGQoVQVJUSUNMRV9TVEFUVVNfUEFSU0VEEAsSHQoZQVJUSUNMRV9TVEFUVVNfUkVDUkFXTElORxAMKmMKC0F1ZGlvVGltaW5nEhwKGEFVRElPX1RJTUlOR19VTlNQRUNJRklFRBAAEhoKFkFVRElPX1RJTUlOR19JTU1FRElBVEUQARIaChZBVURJT19USU1JTkdfT05fREVNQU5EEAIysQ4KD0FydGljbGVzU2VydmljZRJYCg1DcmVhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2UiABJbCg5DcmVhdGVBcnRpY2xlcxIiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVxdWVzdBojLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVzcG9uc2UiABJPCgpHZXRBcnRpY2xlEh4uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlcXVlc3QaHy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVzcG9uc2UiABJzChZHZXRBcnRpY2xlQnlFeHRlcm5hbElkEiouYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QaKy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVzcG9uc2UiABJeCg9HZXRBcnRpY2xlQnlVcmwSIy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVzcG9uc2UiABJVCgxMaXN0QXJ0aWNsZXMSIC5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVzcG9uc2UiABJYCg1VcGRhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UiABJYCg1EZWxldGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2UiABJqChNSZXF1ZXN0QXJ0aWNsZUF1ZGlvEicuYXJ0aWNsZXMudjEuUmVxdWVzdEFydGljbGVBdWRpb1JlcXVlc3QaKC5hcnRpY2xlcy52MS5SZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVzcG9uc2UiABJYCg1DbGFpbUF1ZGlvSm9iEiEuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlcXVlc3QaIi5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVzcG9uc2UiABJkChFSZXBvcnRBdWRpb1N0YXR1cxIlLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBomLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2UiABJhChBDb21wbGV0ZUF1ZGlvSm9iEiQuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QaJS5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2UiABJVCgxGYWlsQXVkaW9Kb2ISIC5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVzcG9uc2UiABJbCg5SZWNyYXdsQXJ0aWNsZRIiLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2UiABJnChJHZXRBcnRpY2xlRGVjaXNpb24SJi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0GicuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2UiABJeCg9SZWFkbWl0RGVmZXJyZWQSIy5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVhZG1pdERlZmVycmVkUmVzcG9uc2UiABJeCg9SZWNvdW50QXJ0aWNsZXMSIy5hcnRpY2xlcy52MS5SZWNvdW50QXJ0aWNsZXNSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVjb3VudEFydGljbGVzUmVzcG9uc2UiABJkChFHZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVzcG9uc2UiABJkChFTZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVzcG9uc2UiAGIGcHJvdG8z");
+  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASLaBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDEisKCnRyYW5zY3JpcHQYFiABKAsyFy5hcnRpY2xlcy52MS5UcmFuc2NyaXB0Qg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIqYBCgpUcmFuc2NyaXB0EicKCHNlZ21lbnRzGAEgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDdnR0GAIgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDc3J0GAMgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSJwoIY2hhcHRlcnMYBCABKAsyFS5hcnRpY2xlcy52MS5UZXh0RmlsZSIkCghUZXh0RmlsZRILCgNrZXkYASABKAkSCwoDdXJsGAIgASgJIiQKEFRyYW5zY3JpcHRTdG9yZWQSEAoIY2hhcHRlcnMYASABKAgiqQIKFENyZWF0ZUFydGljbGVSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESGAoLZXh0ZXJuYWxfaWQYBCABKAlIAYgBARISCgV2b2ljZRgFIAEoCUgCiAEBEhEKBGxhbmcYBiABKAlIA4gBARINCgVwYXJzZRgHIAEoCBIOCgZpc19yYXcYCCABKAgSEwoGcHJvbXB0GAkgASgJSASIAQESDgoGbGFiZWxzGAogAygJEicKBWF1ZGlvGAsgASgOMhguYXJ0aWNsZXMudjEuQXVkaW9UaW1pbmdCBgoEX3VybEIOCgxfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQgkKB19wcm9tcHQiKAoaUmVxdWVzdEFydGljbGVBdWRpb1JlcXVlc3QSCgoCaWQYASABKAkiRAobUmVxdWVzdEFydGljbGVBdWRpb1Jlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIiMKFUNyZWF0ZUFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCSJbChVDcmVhdGVBcnRpY2xlc1JlcXVlc3QSLgoFaXRlbXMYASADKAsyHy5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc0l0ZW0SEgoKcHJvamVjdF9pZBgCIAEoCSJcChJDcmVhdGVBcnRpY2xlc0l0ZW0SMgoHYXJ0aWNsZRgBIAEoCzIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYAiABKAkiTAoWQ3JlYXRlQXJ0aWNsZXNSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXN1bHQiWAoUQ3JlYXRlQXJ0aWNsZXNSZXN1bHQSDAoCaWQYASABKAlIABInCgVlcnJvchgCIAEoCzIWLmFydGljbGVzLnYxLkl0ZW1FcnJvckgAQgkKB291dGNvbWUiWAoJSXRlbUVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIXCg9zdG9yYWdlX2ZhaWx1cmUYAyABKAkSEwoLZXhpc3RpbmdfaWQYBCABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSI0ChNMaXN0QXJ0aWNsZXNSZXF1ZXN0Eg0KBWxpbWl0GAEgASgFEg4KBm9mZnNldBgCIAEoBSJNChRMaXN0QXJ0aWNsZXNSZXNwb25zZRINCgVjb3VudBgBIAEoAxImCghhcnRpY2xlcxgCIAMoCzIULmFydGljbGVzLnYxLkFydGljbGUiGwoJTGFiZWxMaXN0Eg4KBnZhbHVlcxgBIAMoCSIsCgxQcm9tcHRDaGFuZ2USDQoFdmFsdWUYASABKAkSDQoFY2xlYXIYAiABKAgi+QIKFFVwZGF0ZUFydGljbGVSZXF1ZXN0EgwKAmlkGAEgASgJSAASFQoLZXh0ZXJuYWxfaWQYAiABKAlIABINCgV0aXRsZRgDIAEoCRIMCgR0ZXh0GAQgASgJEhAKA3VybBgFIAEoCUgBiAEBEhwKD25ld19leHRlcm5hbF9pZBgGIAEoCUgCiAEBEhIKBXZvaWNlGAcgASgJSAOIAQESEQoEbGFuZxgIIAEoCUgEiAEBEhIKBXBhcnNlGAkgASgISAWIAQESEwoGaXNfcmF3GAogASgISAaIAQESKQoGcHJvbXB0GAsgASgLMhkuYXJ0aWNsZXMudjEuUHJvbXB0Q2hhbmdlEiYKBmxhYmVscxgMIAEoCzIWLmFydGljbGVzLnYxLkxhYmVsTGlzdEIICgZ0YXJnZXRCBgoEX3VybEISChBfbmV3X2V4dGVybmFsX2lkQggKBl92b2ljZUIHCgVfbGFuZ0IICgZfcGFyc2VCCQoHX2lzX3JhdyIjChVVcGRhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiIgoURGVsZXRlQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIjwKFENsYWltQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMitAEKFUNsYWltQXVkaW9Kb2JSZXNwb25zZRINCgVzdGFsZRgBIAEoCBIlCgdhcnRpY2xlGAIgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZRI2Cg5wcm9udW5jaWF0aW9ucxgDIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlEi0KCGxvdWRuZXNzGAQgASgLMhsuYXJ0aWNsZXMudjEuTG91ZG5lc3NUYXJnZXQiXAoOTG91ZG5lc3NUYXJnZXQSEQoEbHVmcxgBIAEoAUgAiAEBEhsKDnRydWVfcGVha19kYnRwGAIgASgBSAGIAQFCBwoFX2x1ZnNCEQoPX3RydWVfcGVha19kYnRwIqoBChhSZXBvcnRBdWRpb1N0YXR1c1JlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxIqCgZzdGF0dXMYAyABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzEg0KBWVycm9yGAQgASgJEi0KDWF1ZGlvX3ByZXZpZXcYBSABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUiLAoZUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIItoBChdDb21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEiUKBWF1ZGlvGAMgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBCABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYBSABKAkSMQoKdHJhbnNjcmlwdBgGIAEoCzIdLmFydGljbGVzLnYxLlRyYW5zY3JpcHRTdG9yZWQiKwoYQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiSgoTRmFpbEF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEg0KBWVycm9yGAMgASgJIicKFEZhaWxBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiPwoVUmVjcmF3bEFydGljbGVSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSJnChZSZWNyYXdsQXJ0aWNsZVJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cyJDChlHZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSKkAQoaR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2USKgoGc3RhdHVzGAEgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCghyZXZpc2lvbhgCIAEoAxIMCgRydWxlGAMgASgJEg4KBmRldGFpbBgEIAEoCRISCgpkZWNpZGVkX2F0GAUgASgJEhYKDnJlc2VydmVkX2NoYXJzGAYgASgDIiwKFlJlYWRtaXREZWZlcnJlZFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIrChdSZWFkbWl0RGVmZXJyZWRSZXNwb25zZRIQCghhZG1pdHRlZBgBIAEoBSIYChZSZWNvdW50QXJ0aWNsZXNSZXF1ZXN0IioKF1JlY291bnRBcnRpY2xlc1Jlc3BvbnNlEg8KB3Rvb2tfbXMYASABKAMimQEKEVByb251bmNpYXRpb25SdWxlEg0KBW1hdGNoGAEgASgJEhYKDmNhc2Vfc2Vuc2l0aXZlGAIgASgIEhEKBGxhbmcYAyABKAlIAIgBARIQCgNzYXkYBCABKAlIAYgBARINCgVzcGVsbBgFIAEoCBIQCgNpcGEYBiABKAlIAogBAUIHCgVfbGFuZ0IGCgRfc2F5QgYKBF9pcGEiGgoYR2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0IlMKGUdldFByb251bmNpYXRpb25zUmVzcG9uc2USNgoOcHJvbnVuY2lhdGlvbnMYASADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZSJSChhTZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QSNgoOcHJvbnVuY2lhdGlvbnMYASADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZSJTChlTZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUqiQMKDUFydGljbGVTdGF0dXMSHgoaQVJUSUNMRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZBUlRJQ0xFX1NUQVRVU19XQUlUSU5HEAESHQoZQVJUSUNMRV9TVEFUVVNfUFJPQ0VTU0lORxACEhgKFEFSVElDTEVfU1RBVFVTX1JFQURZEAMSGgoWQVJUSUNMRV9TVEFUVVNfRVJST1JFRBAEEhoKFkFSVElDTEVfU1RBVFVTX0RFTEVURUQQBRIYChRBUlRJQ0xFX1NUQVRVU19SRVRSWRAGEhsKF0FSVElDTEVfU1RBVFVTX0ZBTExCQUNLEAcSGwoXQVJUSUNMRV9TVEFUVVNfTk9fTU9ORVkQCBIgChxBUlRJQ0xFX1NUQVRVU19MSU1JVF9SRUFDSEVEEAkSGwoXQVJUSUNMRV9TVEFUVVNfUkVKRUNURUQQChIZChVBUlRJQ0xFX1NUQVRVU19QQVJTRUQQCxIdChlBUlRJQ0xFX1NUQVRVU19SRUNSQVdMSU5HEAwqYwoLQXVkaW9UaW1pbmcSHAoYQVVESU9fVElNSU5HX1VOU1BFQ0lGSUVEEAASGgoWQVVESU9fVElNSU5HX0lNTUVESUFURRABEhoKFkFVRElPX1RJTUlOR19PTl9ERU1BTkQQAjKxDgoPQXJ0aWNsZXNTZXJ2aWNlElgKDUNyZWF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZSIAElsKDkNyZWF0ZUFydGljbGVzEiIuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXNwb25zZSIAEk8KCkdldEFydGljbGUSHi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVxdWVzdBofLmFydGljbGVzLnYxLkdldEFydGljbGVSZXNwb25zZSIAEnMKFkdldEFydGljbGVCeUV4dGVybmFsSWQSKi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVxdWVzdBorLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZSIAEl4KD0dldEFydGljbGVCeVVybBIjLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlcXVlc3QaJC5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXNwb25zZSIAElUKDExpc3RBcnRpY2xlcxIgLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaIS5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZSIAElgKDVVwZGF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXNwb25zZSIAElgKDURlbGV0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXNwb25zZSIAEmoKE1JlcXVlc3RBcnRpY2xlQXVkaW8SJy5hcnRpY2xlcy52MS5SZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVxdWVzdBooLmFydGljbGVzLnYxLlJlcXVlc3RBcnRpY2xlQXVkaW9SZXNwb25zZSIAElgKDUNsYWltQXVkaW9Kb2ISIS5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVxdWVzdBoiLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXNwb25zZSIAEmQKEVJlcG9ydEF1ZGlvU3RhdHVzEiUuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZSIAEmEKEENvbXBsZXRlQXVkaW9Kb2ISJC5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBolLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZSIAElUKDEZhaWxBdWRpb0pvYhIgLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlcXVlc3QaIS5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXNwb25zZSIAElsKDlJlY3Jhd2xBcnRpY2xlEiIuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXNwb25zZSIAEmcKEkdldEFydGljbGVEZWNpc2lvbhImLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlcXVlc3QaJy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZSIAEl4KD1JlYWRtaXREZWZlcnJlZBIjLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXNwb25zZSIAEl4KD1JlY291bnRBcnRpY2xlcxIjLmFydGljbGVzLnYxLlJlY291bnRBcnRpY2xlc1JlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWNvdW50QXJ0aWNsZXNSZXNwb25zZSIAEmQKEUdldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAEmQKEVNldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAYgZwcm90bzM");
 
 /**
  * @generated from message articles.v1.ContentType
@@ -201,6 +201,14 @@ export type Article = Message<"articles.v1.Article"> & {
    * @generated from field: int64 revision = 21;
    */
   revision: bigint;
+
+  /**
+   * The ready revision's timed text beside its MP3s; absent before it is
+   * ready and for revisions rendered by releases that recorded none.
+   *
+   * @generated from field: articles.v1.Transcript transcript = 22;
+   */
+  transcript?: Transcript | undefined;
 };
 
 /**
@@ -209,6 +217,96 @@ export type Article = Message<"articles.v1.Article"> & {
  */
 export const ArticleSchema: GenMessage<Article> = /*@__PURE__*/
   messageDesc(file_articles_v1_articles, 3);
+
+/**
+ * Timed text files of a rendered revision, stored beside its MP3s under
+ * "<article>/<revision>/" (docs/transcripts.md).
+ *
+ * @generated from message articles.v1.Transcript
+ */
+export type Transcript = Message<"articles.v1.Transcript"> & {
+  /**
+   * The timed segments (title, paragraphs, sentences) as JSON.
+   *
+   * @generated from field: articles.v1.TextFile segments = 1;
+   */
+  segments?: TextFile | undefined;
+
+  /**
+   * WebVTT captions, one cue per sentence.
+   *
+   * @generated from field: articles.v1.TextFile vtt = 2;
+   */
+  vtt?: TextFile | undefined;
+
+  /**
+   * SubRip captions, the same cues.
+   *
+   * @generated from field: articles.v1.TextFile srt = 3;
+   */
+  srt?: TextFile | undefined;
+
+  /**
+   * Podcasting 2.0 JSON chapters; absent when the article has no headings.
+   *
+   * @generated from field: articles.v1.TextFile chapters = 4;
+   */
+  chapters?: TextFile | undefined;
+};
+
+/**
+ * Describes the message articles.v1.Transcript.
+ * Use `create(TranscriptSchema)` to create a new message.
+ */
+export const TranscriptSchema: GenMessage<Transcript> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 4);
+
+/**
+ * @generated from message articles.v1.TextFile
+ */
+export type TextFile = Message<"articles.v1.TextFile"> & {
+  /**
+   * Storage key, e.g. "<article>/<revision>/transcript.vtt".
+   *
+   * @generated from field: string key = 1;
+   */
+  key: string;
+
+  /**
+   * Absolute URL under the configured audio base URL.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message articles.v1.TextFile.
+ * Use `create(TextFileSchema)` to create a new message.
+ */
+export const TextFileSchema: GenMessage<TextFile> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 5);
+
+/**
+ * What the worker stored beside the MP3s for a revision (CompleteAudioJob).
+ *
+ * @generated from message articles.v1.TranscriptStored
+ */
+export type TranscriptStored = Message<"articles.v1.TranscriptStored"> & {
+  /**
+   * chapters.json was stored too (the article has headings).
+   *
+   * @generated from field: bool chapters = 1;
+   */
+  chapters: boolean;
+};
+
+/**
+ * Describes the message articles.v1.TranscriptStored.
+ * Use `create(TranscriptStoredSchema)` to create a new message.
+ */
+export const TranscriptStoredSchema: GenMessage<TranscriptStored> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 6);
 
 /**
  * @generated from message articles.v1.CreateArticleRequest
@@ -277,7 +375,7 @@ export type CreateArticleRequest = Message<"articles.v1.CreateArticleRequest"> &
  * Use `create(CreateArticleRequestSchema)` to create a new message.
  */
 export const CreateArticleRequestSchema: GenMessage<CreateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 4);
+  messageDesc(file_articles_v1_articles, 7);
 
 /**
  * @generated from message articles.v1.RequestArticleAudioRequest
@@ -294,7 +392,7 @@ export type RequestArticleAudioRequest = Message<"articles.v1.RequestArticleAudi
  * Use `create(RequestArticleAudioRequestSchema)` to create a new message.
  */
 export const RequestArticleAudioRequestSchema: GenMessage<RequestArticleAudioRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 5);
+  messageDesc(file_articles_v1_articles, 8);
 
 /**
  * @generated from message articles.v1.RequestArticleAudioResponse
@@ -311,7 +409,7 @@ export type RequestArticleAudioResponse = Message<"articles.v1.RequestArticleAud
  * Use `create(RequestArticleAudioResponseSchema)` to create a new message.
  */
 export const RequestArticleAudioResponseSchema: GenMessage<RequestArticleAudioResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 6);
+  messageDesc(file_articles_v1_articles, 9);
 
 /**
  * @generated from message articles.v1.CreateArticleResponse
@@ -328,7 +426,7 @@ export type CreateArticleResponse = Message<"articles.v1.CreateArticleResponse">
  * Use `create(CreateArticleResponseSchema)` to create a new message.
  */
 export const CreateArticleResponseSchema: GenMessage<CreateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 7);
+  messageDesc(file_articles_v1_articles, 10);
 
 /**
  * @generated from message articles.v1.CreateArticlesRequest
@@ -355,7 +453,7 @@ export type CreateArticlesRequest = Message<"articles.v1.CreateArticlesRequest">
  * Use `create(CreateArticlesRequestSchema)` to create a new message.
  */
 export const CreateArticlesRequestSchema: GenMessage<CreateArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 8);
+  messageDesc(file_articles_v1_articles, 11);
 
 /**
  * @generated from message articles.v1.CreateArticlesItem
@@ -379,7 +477,7 @@ export type CreateArticlesItem = Message<"articles.v1.CreateArticlesItem"> & {
  * Use `create(CreateArticlesItemSchema)` to create a new message.
  */
 export const CreateArticlesItemSchema: GenMessage<CreateArticlesItem> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 9);
+  messageDesc(file_articles_v1_articles, 12);
 
 /**
  * @generated from message articles.v1.CreateArticlesResponse
@@ -398,7 +496,7 @@ export type CreateArticlesResponse = Message<"articles.v1.CreateArticlesResponse
  * Use `create(CreateArticlesResponseSchema)` to create a new message.
  */
 export const CreateArticlesResponseSchema: GenMessage<CreateArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 10);
+  messageDesc(file_articles_v1_articles, 13);
 
 /**
  * @generated from message articles.v1.CreateArticlesResult
@@ -427,7 +525,7 @@ export type CreateArticlesResult = Message<"articles.v1.CreateArticlesResult"> &
  * Use `create(CreateArticlesResultSchema)` to create a new message.
  */
 export const CreateArticlesResultSchema: GenMessage<CreateArticlesResult> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 11);
+  messageDesc(file_articles_v1_articles, 14);
 
 /**
  * What CreateArticle would have failed with for this item.
@@ -467,7 +565,7 @@ export type ItemError = Message<"articles.v1.ItemError"> & {
  * Use `create(ItemErrorSchema)` to create a new message.
  */
 export const ItemErrorSchema: GenMessage<ItemError> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 12);
+  messageDesc(file_articles_v1_articles, 15);
 
 /**
  * @generated from message articles.v1.GetArticleRequest
@@ -484,7 +582,7 @@ export type GetArticleRequest = Message<"articles.v1.GetArticleRequest"> & {
  * Use `create(GetArticleRequestSchema)` to create a new message.
  */
 export const GetArticleRequestSchema: GenMessage<GetArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 13);
+  messageDesc(file_articles_v1_articles, 16);
 
 /**
  * @generated from message articles.v1.GetArticleResponse
@@ -501,7 +599,7 @@ export type GetArticleResponse = Message<"articles.v1.GetArticleResponse"> & {
  * Use `create(GetArticleResponseSchema)` to create a new message.
  */
 export const GetArticleResponseSchema: GenMessage<GetArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 14);
+  messageDesc(file_articles_v1_articles, 17);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdRequest
@@ -518,7 +616,7 @@ export type GetArticleByExternalIdRequest = Message<"articles.v1.GetArticleByExt
  * Use `create(GetArticleByExternalIdRequestSchema)` to create a new message.
  */
 export const GetArticleByExternalIdRequestSchema: GenMessage<GetArticleByExternalIdRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 15);
+  messageDesc(file_articles_v1_articles, 18);
 
 /**
  * @generated from message articles.v1.GetArticleByExternalIdResponse
@@ -535,7 +633,7 @@ export type GetArticleByExternalIdResponse = Message<"articles.v1.GetArticleByEx
  * Use `create(GetArticleByExternalIdResponseSchema)` to create a new message.
  */
 export const GetArticleByExternalIdResponseSchema: GenMessage<GetArticleByExternalIdResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 16);
+  messageDesc(file_articles_v1_articles, 19);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlRequest
@@ -552,7 +650,7 @@ export type GetArticleByUrlRequest = Message<"articles.v1.GetArticleByUrlRequest
  * Use `create(GetArticleByUrlRequestSchema)` to create a new message.
  */
 export const GetArticleByUrlRequestSchema: GenMessage<GetArticleByUrlRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 17);
+  messageDesc(file_articles_v1_articles, 20);
 
 /**
  * @generated from message articles.v1.GetArticleByUrlResponse
@@ -569,7 +667,7 @@ export type GetArticleByUrlResponse = Message<"articles.v1.GetArticleByUrlRespon
  * Use `create(GetArticleByUrlResponseSchema)` to create a new message.
  */
 export const GetArticleByUrlResponseSchema: GenMessage<GetArticleByUrlResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 18);
+  messageDesc(file_articles_v1_articles, 21);
 
 /**
  * @generated from message articles.v1.ListArticlesRequest
@@ -593,7 +691,7 @@ export type ListArticlesRequest = Message<"articles.v1.ListArticlesRequest"> & {
  * Use `create(ListArticlesRequestSchema)` to create a new message.
  */
 export const ListArticlesRequestSchema: GenMessage<ListArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 19);
+  messageDesc(file_articles_v1_articles, 22);
 
 /**
  * @generated from message articles.v1.ListArticlesResponse
@@ -617,7 +715,7 @@ export type ListArticlesResponse = Message<"articles.v1.ListArticlesResponse"> &
  * Use `create(ListArticlesResponseSchema)` to create a new message.
  */
 export const ListArticlesResponseSchema: GenMessage<ListArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 20);
+  messageDesc(file_articles_v1_articles, 23);
 
 /**
  * Wrapper so that an absent list ("keep") differs from an empty one ("clear").
@@ -636,7 +734,7 @@ export type LabelList = Message<"articles.v1.LabelList"> & {
  * Use `create(LabelListSchema)` to create a new message.
  */
 export const LabelListSchema: GenMessage<LabelList> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 21);
+  messageDesc(file_articles_v1_articles, 24);
 
 /**
  * Absent: keep the prompt. clear = true: remove it. Otherwise set value.
@@ -660,7 +758,7 @@ export type PromptChange = Message<"articles.v1.PromptChange"> & {
  * Use `create(PromptChangeSchema)` to create a new message.
  */
 export const PromptChangeSchema: GenMessage<PromptChange> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 22);
+  messageDesc(file_articles_v1_articles, 25);
 
 /**
  * @generated from message articles.v1.UpdateArticleRequest
@@ -739,7 +837,7 @@ export type UpdateArticleRequest = Message<"articles.v1.UpdateArticleRequest"> &
  * Use `create(UpdateArticleRequestSchema)` to create a new message.
  */
 export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 23);
+  messageDesc(file_articles_v1_articles, 26);
 
 /**
  * @generated from message articles.v1.UpdateArticleResponse
@@ -756,7 +854,7 @@ export type UpdateArticleResponse = Message<"articles.v1.UpdateArticleResponse">
  * Use `create(UpdateArticleResponseSchema)` to create a new message.
  */
 export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 24);
+  messageDesc(file_articles_v1_articles, 27);
 
 /**
  * @generated from message articles.v1.DeleteArticleRequest
@@ -773,7 +871,7 @@ export type DeleteArticleRequest = Message<"articles.v1.DeleteArticleRequest"> &
  * Use `create(DeleteArticleRequestSchema)` to create a new message.
  */
 export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 25);
+  messageDesc(file_articles_v1_articles, 28);
 
 /**
  * @generated from message articles.v1.DeleteArticleResponse
@@ -786,7 +884,7 @@ export type DeleteArticleResponse = Message<"articles.v1.DeleteArticleResponse">
  * Use `create(DeleteArticleResponseSchema)` to create a new message.
  */
 export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 26);
+  messageDesc(file_articles_v1_articles, 29);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobRequest
@@ -808,7 +906,7 @@ export type ClaimAudioJobRequest = Message<"articles.v1.ClaimAudioJobRequest"> &
  * Use `create(ClaimAudioJobRequestSchema)` to create a new message.
  */
 export const ClaimAudioJobRequestSchema: GenMessage<ClaimAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 27);
+  messageDesc(file_articles_v1_articles, 30);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobResponse
@@ -847,7 +945,7 @@ export type ClaimAudioJobResponse = Message<"articles.v1.ClaimAudioJobResponse">
  * Use `create(ClaimAudioJobResponseSchema)` to create a new message.
  */
 export const ClaimAudioJobResponseSchema: GenMessage<ClaimAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 28);
+  messageDesc(file_articles_v1_articles, 31);
 
 /**
  * Integrated loudness and true-peak ceiling of published files (docs/audio.md).
@@ -875,7 +973,7 @@ export type LoudnessTarget = Message<"articles.v1.LoudnessTarget"> & {
  * Use `create(LoudnessTargetSchema)` to create a new message.
  */
 export const LoudnessTargetSchema: GenMessage<LoudnessTarget> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 29);
+  messageDesc(file_articles_v1_articles, 32);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusRequest
@@ -919,7 +1017,7 @@ export type ReportAudioStatusRequest = Message<"articles.v1.ReportAudioStatusReq
  * Use `create(ReportAudioStatusRequestSchema)` to create a new message.
  */
 export const ReportAudioStatusRequestSchema: GenMessage<ReportAudioStatusRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 30);
+  messageDesc(file_articles_v1_articles, 33);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusResponse
@@ -936,7 +1034,7 @@ export type ReportAudioStatusResponse = Message<"articles.v1.ReportAudioStatusRe
  * Use `create(ReportAudioStatusResponseSchema)` to create a new message.
  */
 export const ReportAudioStatusResponseSchema: GenMessage<ReportAudioStatusResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 31);
+  messageDesc(file_articles_v1_articles, 34);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobRequest
@@ -966,6 +1064,14 @@ export type CompleteAudioJobRequest = Message<"articles.v1.CompleteAudioJobReque
    * @generated from field: string provider = 5;
    */
   provider: string;
+
+  /**
+   * The segments, transcripts (and chapters) were stored beside the MP3s
+   * under the revision's keys; absent: they were not (an older worker).
+   *
+   * @generated from field: articles.v1.TranscriptStored transcript = 6;
+   */
+  transcript?: TranscriptStored | undefined;
 };
 
 /**
@@ -973,7 +1079,7 @@ export type CompleteAudioJobRequest = Message<"articles.v1.CompleteAudioJobReque
  * Use `create(CompleteAudioJobRequestSchema)` to create a new message.
  */
 export const CompleteAudioJobRequestSchema: GenMessage<CompleteAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 32);
+  messageDesc(file_articles_v1_articles, 35);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobResponse
@@ -992,7 +1098,7 @@ export type CompleteAudioJobResponse = Message<"articles.v1.CompleteAudioJobResp
  * Use `create(CompleteAudioJobResponseSchema)` to create a new message.
  */
 export const CompleteAudioJobResponseSchema: GenMessage<CompleteAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 33);
+  messageDesc(file_articles_v1_articles, 36);
 
 /**
  * @generated from message articles.v1.FailAudioJobRequest
@@ -1019,7 +1125,7 @@ export type FailAudioJobRequest = Message<"articles.v1.FailAudioJobRequest"> & {
  * Use `create(FailAudioJobRequestSchema)` to create a new message.
  */
 export const FailAudioJobRequestSchema: GenMessage<FailAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 34);
+  messageDesc(file_articles_v1_articles, 37);
 
 /**
  * @generated from message articles.v1.FailAudioJobResponse
@@ -1036,7 +1142,7 @@ export type FailAudioJobResponse = Message<"articles.v1.FailAudioJobResponse"> &
  * Use `create(FailAudioJobResponseSchema)` to create a new message.
  */
 export const FailAudioJobResponseSchema: GenMessage<FailAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 35);
+  messageDesc(file_articles_v1_articles, 38);
 
 /**
  * @generated from message articles.v1.RecrawlArticleRequest
@@ -1058,7 +1164,7 @@ export type RecrawlArticleRequest = Message<"articles.v1.RecrawlArticleRequest">
  * Use `create(RecrawlArticleRequestSchema)` to create a new message.
  */
 export const RecrawlArticleRequestSchema: GenMessage<RecrawlArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 36);
+  messageDesc(file_articles_v1_articles, 39);
 
 /**
  * @generated from message articles.v1.RecrawlArticleResponse
@@ -1087,7 +1193,7 @@ export type RecrawlArticleResponse = Message<"articles.v1.RecrawlArticleResponse
  * Use `create(RecrawlArticleResponseSchema)` to create a new message.
  */
 export const RecrawlArticleResponseSchema: GenMessage<RecrawlArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 37);
+  messageDesc(file_articles_v1_articles, 40);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionRequest
@@ -1109,7 +1215,7 @@ export type GetArticleDecisionRequest = Message<"articles.v1.GetArticleDecisionR
  * Use `create(GetArticleDecisionRequestSchema)` to create a new message.
  */
 export const GetArticleDecisionRequestSchema: GenMessage<GetArticleDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 38);
+  messageDesc(file_articles_v1_articles, 41);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionResponse
@@ -1157,7 +1263,7 @@ export type GetArticleDecisionResponse = Message<"articles.v1.GetArticleDecision
  * Use `create(GetArticleDecisionResponseSchema)` to create a new message.
  */
 export const GetArticleDecisionResponseSchema: GenMessage<GetArticleDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 39);
+  messageDesc(file_articles_v1_articles, 42);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredRequest
@@ -1176,7 +1282,7 @@ export type ReadmitDeferredRequest = Message<"articles.v1.ReadmitDeferredRequest
  * Use `create(ReadmitDeferredRequestSchema)` to create a new message.
  */
 export const ReadmitDeferredRequestSchema: GenMessage<ReadmitDeferredRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 40);
+  messageDesc(file_articles_v1_articles, 43);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredResponse
@@ -1193,7 +1299,7 @@ export type ReadmitDeferredResponse = Message<"articles.v1.ReadmitDeferredRespon
  * Use `create(ReadmitDeferredResponseSchema)` to create a new message.
  */
 export const ReadmitDeferredResponseSchema: GenMessage<ReadmitDeferredResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 41);
+  messageDesc(file_articles_v1_articles, 44);
 
 /**
  * @generated from message articles.v1.RecountArticlesRequest
@@ -1206,7 +1312,7 @@ export type RecountArticlesRequest = Message<"articles.v1.RecountArticlesRequest
  * Use `create(RecountArticlesRequestSchema)` to create a new message.
  */
 export const RecountArticlesRequestSchema: GenMessage<RecountArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 42);
+  messageDesc(file_articles_v1_articles, 45);
 
 /**
  * @generated from message articles.v1.RecountArticlesResponse
@@ -1225,7 +1331,7 @@ export type RecountArticlesResponse = Message<"articles.v1.RecountArticlesRespon
  * Use `create(RecountArticlesResponseSchema)` to create a new message.
  */
 export const RecountArticlesResponseSchema: GenMessage<RecountArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 43);
+  messageDesc(file_articles_v1_articles, 46);
 
 /**
  * How to say a word or phrase (see docs/pronunciations.md). Exactly one of
@@ -1275,7 +1381,7 @@ export type PronunciationRule = Message<"articles.v1.PronunciationRule"> & {
  * Use `create(PronunciationRuleSchema)` to create a new message.
  */
 export const PronunciationRuleSchema: GenMessage<PronunciationRule> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 44);
+  messageDesc(file_articles_v1_articles, 47);
 
 /**
  * @generated from message articles.v1.GetPronunciationsRequest
@@ -1288,7 +1394,7 @@ export type GetPronunciationsRequest = Message<"articles.v1.GetPronunciationsReq
  * Use `create(GetPronunciationsRequestSchema)` to create a new message.
  */
 export const GetPronunciationsRequestSchema: GenMessage<GetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 45);
+  messageDesc(file_articles_v1_articles, 48);
 
 /**
  * @generated from message articles.v1.GetPronunciationsResponse
@@ -1305,7 +1411,7 @@ export type GetPronunciationsResponse = Message<"articles.v1.GetPronunciationsRe
  * Use `create(GetPronunciationsResponseSchema)` to create a new message.
  */
 export const GetPronunciationsResponseSchema: GenMessage<GetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 46);
+  messageDesc(file_articles_v1_articles, 49);
 
 /**
  * @generated from message articles.v1.SetPronunciationsRequest
@@ -1322,7 +1428,7 @@ export type SetPronunciationsRequest = Message<"articles.v1.SetPronunciationsReq
  * Use `create(SetPronunciationsRequestSchema)` to create a new message.
  */
 export const SetPronunciationsRequestSchema: GenMessage<SetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 47);
+  messageDesc(file_articles_v1_articles, 50);
 
 /**
  * @generated from message articles.v1.SetPronunciationsResponse
@@ -1339,7 +1445,7 @@ export type SetPronunciationsResponse = Message<"articles.v1.SetPronunciationsRe
  * Use `create(SetPronunciationsResponseSchema)` to create a new message.
  */
 export const SetPronunciationsResponseSchema: GenMessage<SetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 48);
+  messageDesc(file_articles_v1_articles, 51);
 
 /**
  * @generated from enum articles.v1.ArticleStatus

@@ -5,7 +5,9 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import type { ListenerArticle, ListenerService, StatsFigures, StatsReport as StatsReportMessage } from "../../../gen/articles/v1/listener_pb.js";
 import { ListeningEventType } from "../../../gen/articles/v1/listener_pb.js";
 import { requireListener, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
-import { audioFile } from "../convert.js";
+import { audioFile, transcriptFiles } from "../convert.js";
+import { spokenTextOf } from "../admission/admit.js";
+import { openingOf } from "../opening.js";
 import type { ListeningChannel } from "../../../lib/bus/listening.js";
 import type { ListeningEventIn } from "../stats/aggregator.js";
 import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
@@ -84,8 +86,8 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
   const listener = async (ctx: HandlerContext) => requireListener(await deps.resolveCaller(ctx.requestHeader));
   const publisher = async (ctx: HandlerContext) => requirePublisher(await deps.resolveCaller(ctx.requestHeader), "read");
 
-  /** Only what a listener may see; nothing of the text, prompt or processing. */
-  const publicView = (a: StoredArticle): ListenerArticle => ({
+  /** Only what a listener may see; nothing of the text (but its opening, for feeds), prompt or processing. */
+  const publicView = (a: StoredArticle, withSummary = false): ListenerArticle => ({
     $typeName: "articles.v1.ListenerArticle",
     id: a.id,
     title: a.title,
@@ -98,6 +100,9 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
     revision: BigInt(a.revision),
     labels: a.labels,
     pending: false,
+    transcript: a.status === "ready" ? transcriptFiles(a, audioBaseUrl) : undefined,
+    // What was read aloud (the parsed or crawled text where there is one), so never markup.
+    summary: withSummary ? openingOf(spokenTextOf(a), a.title) : "",
   });
 
   /** Asked for on demand and still being made: the listener may wait for it (and play its preview meanwhile). */
@@ -113,7 +118,7 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       else if (l.case === "url") a = await store.getByUrl(projectId, v.requiredId("url", l.value));
       else throw v.invalid("one of id, externalId or url is required");
       if (a && isParked(a) && deps.requestAudio) a = await deps.requestAudio(a, requestIdOf(ctx));
-      if (a && madeOnDemand(a)) return { article: { ...publicView(a), audio: undefined, pending: true } };
+      if (a && madeOnDemand(a)) return { article: { ...publicView(a), audio: undefined, transcript: undefined, pending: true } };
       if (!a || a.status !== "ready" || !a.audio) throw notFound();
       return { article: publicView(a) };
     },
@@ -125,7 +130,7 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       if (req.offset < 0) throw v.invalid("offset: must not be negative");
       const label = req.label === undefined ? undefined : v.requiredId("label", req.label);
       const page = await store.listReady(projectId, { label, limit, offset: req.offset });
-      return { count: BigInt(page.count), articles: page.items.map(publicView) };
+      return { count: BigInt(page.count), articles: page.items.map((a) => publicView(a, true)) };
     },
 
     async recordListening(req, ctx) {

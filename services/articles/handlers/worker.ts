@@ -72,7 +72,8 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       const revision = revisionOf(req.revision);
       const audio = readAudio("audio", req.audio, true)!;
       const preview = readAudio("audioPreview", req.audioPreview, false);
-      const changed = await store.complete(id, revision, audio, preview);
+      const transcript = req.transcript ? { chapters: req.transcript.chapters } : undefined;
+      const changed = await store.complete(id, revision, { audio, preview, transcript });
       const applied = changed !== null;
       if (changed) emit(changed);
       else if (audioFiles) {

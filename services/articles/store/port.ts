@@ -61,6 +61,22 @@ export interface StoredAudio {
   duration: number;
 }
 
+/**
+ * The revision's timed text was stored beside its MP3s (segments, WebVTT, SRT; the keys follow
+ * from article and revision, lib/revision-files.ts). Revisions rendered by older releases have none.
+ */
+export interface StoredTranscript {
+  /** chapters.json too: the article has headings. */
+  chapters: boolean;
+}
+
+/** What a finished render leaves on the revision. */
+export interface CompletedRender {
+  audio: StoredAudio;
+  preview?: StoredAudio;
+  transcript?: StoredTranscript;
+}
+
 export interface ArticleErrorEntry {
   error: string;
   /** ISO 8601. */
@@ -94,6 +110,8 @@ export interface StoredArticle {
   updated: number | null;
   audio?: StoredAudio;
   audioPreview?: StoredAudio;
+  /** Goes and comes with `audio`: the ready revision's timed text. */
+  transcript?: StoredTranscript;
   error?: string;
   errors: ArticleErrorEntry[];
   /** Epoch milliseconds of the last change of any kind; drives the reconciler. */
@@ -216,7 +234,8 @@ export interface ArticleStore {
   reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<StoredArticle | null>;
   /** The preview is stored before the full audio: kept on the processing revision for listeners. */
   reportPreview(id: string, revision: number, preview: StoredAudio, now?: Date): Promise<StoredArticle | null>;
-  complete(id: string, revision: number, audio: StoredAudio, preview: StoredAudio | undefined, now?: Date): Promise<StoredArticle | null>;
+  /** The revision is ready with its files; a transcript absent is none (an older worker), not "keep". */
+  complete(id: string, revision: number, render: CompletedRender, now?: Date): Promise<StoredArticle | null>;
   fail(id: string, revision: number, error: string, now?: Date): Promise<StoredArticle | null>;
 
   /** Due articles (due.ts) in one of `statuses` whose due time is before `olderThan` (epoch ms), by due time then id; never parked ones. */
@@ -308,6 +327,7 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
 export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
   "audio",
   "audioPreview",
+  "transcript",
   "error",
   "admittingUntil",
   "spokenText",

@@ -212,7 +212,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async markDeleted(projectId, id, now = new Date()) {
       // The files are taken down (audio-files.ts): no URL to them is handed out any more.
       const to = moved("deleted", now);
-      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { ...to.$set, ...layout.deletedFields }, $unset: { audio: true, audioPreview: true, ...to.$unset } });
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { ...to.$set, ...layout.deletedFields }, $unset: { audio: true, audioPreview: true, transcript: true, ...to.$unset } });
       return changed ?? one({ projectId, _id: id });
     },
 
@@ -234,12 +234,15 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     reportPreview: (id, revision, preview, now = new Date()) =>
       conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
 
-    async complete(id, revision, audio, preview, now = new Date()) {
+    async complete(id, revision, { audio, preview, transcript }, now = new Date()) {
       const to = moved("ready", now);
       const $set: Record<string, unknown> = { ...to.$set, audio: { key: audio.key, duration: audio.duration }, updated: unixSeconds(now) };
       const $unset: Record<string, true> = { error: true, ...to.$unset };
       if (preview) $set.audioPreview = { key: preview.key, duration: preview.duration };
       else $unset.audioPreview = true;
+      // A re-render of the revision by an older worker stores no transcript: none may be claimed for it.
+      if (transcript) $set.transcript = { chapters: transcript.chapters };
+      else $unset.transcript = true;
       return conditional({ revision, status: live, _id: id }, { $set, $unset });
     },
 

@@ -1,0 +1,90 @@
+// Timed segments → the files published beside a revision's MP3s: WebVTT and
+// SRT captions (one cue per sentence) and, for articles with headings,
+// Podcasting 2.0 JSON chapters. Pure functions: the audio worker writes their
+// output once per revision and nobody parses it back.
+import type { TimedSegment } from "./segments.js";
+
+interface Cue {
+  startMs: number;
+  endMs: number;
+  text: string;
+}
+
+// Controls other than TAB, LF and CR, which no caption format can show (and NUL, which WebVTT turns into U+FFFD).
+const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
+
+/** One line: a line break inside a cue would end it (SRT) or be shown as one (WebVTT), and a blank line always ends it. */
+const oneLine = (s: string) => s.replace(CONTROLS, "").replace(/\s+/g, " ").trim();
+
+const ms = (seconds: number) => Math.round(seconds * 1000);
+
+/**
+ * Every sentence of every segment (the title's too) in time order. Players and the
+ * WebVTT rules want cue starts that never go back and ends after starts: a sentence the
+ * recorder gave no time (rounding, a zero-length word) still gets one millisecond rather
+ * than being dropped, since its words belong to the transcript.
+ */
+function cuesOf(segments: readonly TimedSegment[]): Cue[] {
+  const cues: Cue[] = [];
+  for (const seg of segments) {
+    for (const s of seg.sentences) {
+      const text = oneLine(s.text);
+      if (!text || !Number.isFinite(s.start) || !Number.isFinite(s.end)) continue;
+      const startMs = Math.max(0, ms(s.start));
+      cues.push({ startMs, endMs: Math.max(startMs + 1, ms(s.end)), text });
+    }
+  }
+  // Stable: sentences that start together keep their reading order.
+  return cues.sort((a, b) => a.startMs - b.startMs);
+}
+
+/** hh:mm:ss + separator + ttt; hours grow past two digits for (improbably) long audio, as both formats allow. */
+function timestamp(totalMs: number, separator: "." | ","): string {
+  const h = Math.floor(totalMs / 3_600_000);
+  const m = Math.floor((totalMs % 3_600_000) / 60_000);
+  const s = Math.floor((totalMs % 60_000) / 1000);
+  const t = totalMs % 1000;
+  const pad = (n: number, w = 2) => String(n).padStart(w, "0");
+  return `${pad(h)}:${pad(m)}:${pad(s)}${separator}${pad(t, 3)}`;
+}
+
+const VTT_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
+
+/** WebVTT cue text: `&`, `<` and `>` start entities and tags, so the article's own are escaped (this also defuses a "-->" in the text). */
+const vttText = (s: string) => s.replace(/[&<>]/g, (c) => VTT_ESCAPES[c]);
+
+/** WebVTT (W3C), one cue per sentence, without cue identifiers. */
+export function toWebVtt(segments: readonly TimedSegment[]): string {
+  const blocks = cuesOf(segments).map((c) => `${timestamp(c.startMs, ".")} --> ${timestamp(c.endMs, ".")}\n${vttText(c.text)}`);
+  return ["WEBVTT", ...blocks].join("\n\n") + "\n";
+}
+
+/** SubRip: the same cues, numbered from 1. SRT has no escaping; text goes as it is, on one line. */
+export function toSrt(segments: readonly TimedSegment[]): string {
+  return cuesOf(segments)
+    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ",")} --> ${timestamp(c.endMs, ",")}\n${c.text}\n`)
+    .join("\n");
+}
+
+export interface JsonChapters {
+  version: "1.2.0";
+  chapters: Array<{ startTime: number; title: string }>;
+}
+
+/**
+ * Podcasting 2.0 JSON chapters: the article's title at 0, then one chapter per heading at the
+ * start of its paragraph. Undefined when the article has no headings: one chapter is no chapters.
+ */
+export function toChapters(segments: readonly TimedSegment[]): JsonChapters | undefined {
+  const headings = segments.filter((s) => s.heading !== undefined && oneLine(s.text) && Number.isFinite(s.start));
+  if (headings.length === 0) return undefined;
+  const title = oneLine(segments.find((s) => s.kind === "title")?.text ?? "");
+  const chapters: JsonChapters["chapters"] = [{ startTime: 0, title }];
+  for (const h of headings) {
+    const startTime = Math.max(0, ms(h.start)) / 1000;
+    // Apps order chapters by start and show one per start: a heading heard at once shares nothing with the title chapter.
+    if (startTime <= chapters[chapters.length - 1].startTime) continue;
+    chapters.push({ startTime, title: oneLine(h.text) });
+  }
+  return { version: "1.2.0", chapters };
+}
