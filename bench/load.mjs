@@ -11,6 +11,7 @@ const pick = () => ids[Math.floor(Math.random() * ids.length)];
 const body = JSON.stringify(createBody ?? { title: "Bench article", text: "A short bench article." });
 
 const get = (req) => ({ ...req, method: "GET", path: `/api/articles/${encodeURIComponent(pick())}`, headers: auth, body: undefined });
+const segments = (req) => ({ ...get(req), path: `/api/articles/${encodeURIComponent(pick())}/segments` });
 const post = (req) => ({ ...req, method: "POST", path: "/api/articles", headers: json, body });
 
 // The listener side (bench/listener.ts): the player's lookup by page URL and its event beacon.
@@ -20,6 +21,7 @@ const beacon = JSON.stringify({ key: publicKey, events: [{ type: "impression", a
 const requests = {
   reference: [{ method: "GET", setupRequest: get }],
   getById: [{ method: "GET", setupRequest: get }],
+  segments: [{ method: "GET", setupRequest: segments }],
   list: [{ method: "GET", path: "/api/articles?limit=100", headers: auth }],
   create: [{ method: "POST", setupRequest: post }],
   mix: [{ method: "GET", setupRequest: (req) => (Math.random() < 0.1 ? post(req) : get(req)) }],

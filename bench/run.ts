@@ -30,7 +30,7 @@ const cfg = {
   seed: num("BENCH_SEED", 120),
   readySamples: num("BENCH_READY_SAMPLES", 3),
   systems: (process.env.BENCH_SYSTEMS ?? "embedded,stack").split(",").filter(Boolean),
-  cases: (process.env.BENCH_CASES ?? "getById,list,create,mix,ready").split(",").filter(Boolean),
+  cases: (process.env.BENCH_CASES ?? "getById,segments,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
@@ -324,19 +324,20 @@ function formatByProcess(by: Record<string, number>): string {
 const CASE_LABELS: Record<string, string> = {
   reference: "bare Koa route (reference)",
   getById: "GET /api/articles/:id",
+  segments: "GET /api/articles/:id/segments",
   list: "GET /api/articles?limit=100",
   create: "POST /api/articles",
   mix: "90/10 read/write mix",
 };
 
-const PAIRED_CASES = new Set(["getById", "list"]);
+const PAIRED_CASES = new Set(["getById", "segments", "list"]);
 
 async function benchSystem(mode: string, ref: Sut): Promise<SystemFigures> {
   console.log(`\n${mode}:`);
   const figures: SystemFigures = { cases: {} };
   const want = (c: string) => cfg.cases.includes(c);
   // Fresh system per phase: the audio backlog of a write phase must not tax the next one.
-  const phases: string[][] = [["ready", "getById", "list"], ["create"], ["mix"]].map((p) => p.filter(want)).filter((p) => p.length > 0);
+  const phases: string[][] = [["ready", "getById", "segments", "list"], ["create"], ["mix"]].map((p) => p.filter(want)).filter((p) => p.length > 0);
   for (const phase of phases) {
     const sut = await startSut(mode);
     if (typeof sut === "string") {
@@ -420,7 +421,7 @@ function table(ref: CaseFigures, calibration: Calibration[], systems: Record<str
   const pad = modes.slice(1).flatMap(() => ["", "", "", "", "", ""]);
   const rows: string[][] = [["bare Koa reference", `${ref.reqPerSec.toFixed(0)}`, `${ref.p50}`, `${ref.p99}`, "1.00", cpu(ref), load(ref), ...pad]];
   for (const c of calibration) rows.push([calibrationLabel(c.workUs), `${c.reqPerSec.toFixed(0)}`, `${c.p50}`, `${c.p99}`, (c.ratio ?? 0).toFixed(2), cpu(c), load(c), ...pad]);
-  for (const c of ["getById", "list", "create", "mix"]) {
+  for (const c of ["getById", "segments", "list", "create", "mix"]) {
     if (!cfg.cases.includes(c)) continue;
     rows.push([
       CASE_LABELS[c],
