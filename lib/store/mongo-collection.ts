@@ -6,6 +6,13 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptio
 import { StorageError } from "./errors.js";
 import { mongoTallies, NOT_A_COUNTER } from "./mongo-tally.js";
 
+/**
+ * How often the marks of counted writes are cleared (and a dead writer's documents settled),
+ * and how old a mark must be for that: a writer still at work is not raced for nothing.
+ */
+const TALLY_SWEEP_EVERY_MS = 60_000;
+const TALLY_SWEEP_AGE_MS = 60_000;
+
 /** MongoDB's code for a server that could not write for lack of disk space. */
 const OUT_OF_DISK_SPACE = 14031;
 
@@ -39,6 +46,7 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
   const col = db.collection(name) as unknown as Collection<Document>;
   const uniqueKeys: Array<{ name: string; field: string }> = [{ name: "_id_", field: "_id" }];
   const tallies = mongoTallies(col);
+  let sweeper: NodeJS.Timeout | undefined;
   /** A tallied collection holds its counters too: its own queries leave them out. */
   const own = (filter: Filter): Filter => (tallies.active ? { ...filter, ...NOT_A_COUNTER } : filter);
 
@@ -173,8 +181,9 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     async ensureTally(spec) {
       await guarded(() => tallies.ensure(spec));
       await guarded(() => col.createIndex({ _tallyOf: 1 }, { name: "tally_counters", sparse: true }));
-      // The documents a writer marked and has not counted yet (mongo-tally.ts): few, and found at start.
+      // The documents written lately that a tally reads (mongo-tally.ts): few, swept at start and in the background.
       await guarded(() => col.createIndex({ _tallyDirty: 1 }, { name: "tally_unsettled", sparse: true }));
+      sweeper ??= setInterval(() => void tallies.sweep(TALLY_SWEEP_AGE_MS).catch(() => undefined), TALLY_SWEEP_EVERY_MS).unref();
     },
     tally: (tallyName, group) => read(() => tallies.count(tallyName, group)),
     tallies: (tallyName) => read(() => tallies.all(tallyName)),
@@ -191,6 +200,9 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       await col.createIndex(spec.keys, options);
       if (o.unique) uniqueKeys.push({ name: spec.name, field: Object.keys(spec.keys)[0] });
     },
-    async close() {},
+    async close() {
+      if (sweeper) clearInterval(sweeper);
+      sweeper = undefined;
+    },
   };
 }

@@ -24,9 +24,13 @@
 // A document write and its count update are two commands. So that a process
 // killed between them (kill -9, a lost node) leaves nothing miscounted, every
 // write that touches a field a tally reads also sets `_tallyDirty` to a mark of
-// its own, in the same command; the claim that counts the document removes the
-// mark it saw. Marked documents sit in a sparse index, and `sweep` (run at
-// start, once every tally is declared) settles the few a dead writer left.
+// its own (its time first, so marks sort by age), in the same command; a claim
+// that moves the counts removes the mark it saw in the same command too. A
+// write that left the groups as they were keeps its mark: clearing it on the
+// request path would cost every such write a round trip. Marked documents sit
+// in a sparse index; `sweep` settles them and clears the marks in bulk, at
+// start (every mark) and in the background (marks older than a minute, so a
+// writer still at work is left alone), so the index holds only recent writes.
 //
 // The window left: a process killed between a refused compare-and-set (or a
 // refused insert) and the write that takes its increments back leaves those
@@ -50,8 +54,8 @@ export interface MongoTallies {
   readonly active: boolean;
   /** The update with this write's mark when it touches a field a tally reads (see above); else the same update. */
   mark(update: Document): Document;
-  /** Settles every marked document (writers that died before counting theirs); answers how many. */
-  sweep(): Promise<number>;
+  /** Settles the marked documents (of writers that died before counting theirs) and clears their marks; only marks older than `olderThanMs` when given. Answers how many. */
+  sweep(olderThanMs?: number): Promise<number>;
   ensure(spec: TallySpec): Promise<void>;
   /** Inserts documents (stamped here) with their counts in one command; answers each one's refusal ("id": the id is in use). */
   insertMany(docs: Document[]): Promise<Array<WriteError | "id" | undefined>>;
@@ -154,17 +158,16 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
     return { deltas, claim: { updateOne: { filter, update: { $set: { _tally: now }, $unset: { _tallyDirty: "" }, $setOnInsert: { _tallyGhost: true } }, upsert: true } } };
   }
 
-  /** A marked document already counted right: its mark goes, unless a later write marked it again. */
-  async function unmark(doc: Document): Promise<void> {
-    if (doc._tallyDirty === undefined) return;
-    await col.updateOne(byId(doc._id, { _tally: doc._tally, _tallyDirty: doc._tallyDirty }), { $unset: { _tallyDirty: "" } });
+  /** Clearing a marked document's mark, unless a later write marked it again. */
+  function unmarkOp(doc: Document): AnyBulkWriteOperation<Document> {
+    return { updateOne: { filter: byId(doc._id, { _tally: doc._tally, _tallyDirty: doc._tallyDirty }), update: { $unset: { _tallyDirty: "" } } } };
   }
 
   async function settle(doc: Document | null): Promise<void> {
     const watched = watchedFields();
     for (let current = doc; current; current = await col.findOne(byId(current._id))) {
       const move = moveOf(current, watched);
-      if (!move) return unmark(current);
+      if (!move) return;
       const { deltas } = move;
       try {
         const r = await col.bulkWrite([move.claim, ...incOps(deltas)], { ordered: false });
@@ -236,22 +239,31 @@ export function mongoTallies(col: Collection<Document>): MongoTallies {
 
     mark(update) {
       if (specs.size === 0 || !touches(update, watchedFields())) return update;
-      const mark = `${markPrefix}.${++marks}`;
+      const mark = `${Date.now()}.${markPrefix}.${++marks}`;
       if (Object.keys(update).some((k) => !k.startsWith("$"))) return { ...update, _tallyDirty: mark };
       return { ...update, $set: { ...((update.$set as Document | undefined) ?? {}), _tallyDirty: mark } };
     },
 
-    async sweep() {
+    async sweep(olderThanMs) {
+      // Marks start with their time in ms (13 digits for centuries), so they sort by age.
+      const before = olderThanMs === undefined ? undefined : String(Date.now() - olderThanMs);
       let settled = 0;
-      let after: unknown;
+      let after: string | undefined;
       for (;;) {
-        const filter: Document = { _tallyDirty: { $exists: true } };
-        if (after !== undefined) filter._id = { $gt: after };
-        const page = await col.find(filter).sort({ _id: 1 }).limit(500).toArray();
-        for (const d of page) await settle(d);
+        const range: Document = { $exists: true };
+        if (after !== undefined) range.$gt = after;
+        if (before !== undefined) range.$lt = before;
+        const page = await col.find({ _tallyDirty: range }).sort({ _tallyDirty: 1 }).limit(500).toArray();
+        const clear: AnyBulkWriteOperation<Document>[] = [];
+        for (const d of page) {
+          // Settled already (most: the write did not move it between groups): only the mark goes.
+          if (!moveOf(d, watchedFields())) clear.push(unmarkOp(d));
+          else await settle(d);
+        }
+        if (clear.length) await col.bulkWrite(clear, { ordered: false });
         settled += page.length;
         if (page.length < 500) return settled;
-        after = page[page.length - 1]._id;
+        after = page[page.length - 1]._tallyDirty as string;
       }
     },
 
