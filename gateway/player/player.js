@@ -79,6 +79,7 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
     if (f === undefined) folded.set(c, (f = c.normalize("NFKD").toLowerCase().replace(/[^\p{L}\p{N}]/gu, "")));
     return f;
   };
+  const PUNCT = /[^\s\p{L}\p{N}]/u;
   const fold = (s) => { let o = ""; for (const c of s) o += fold1(c); return o; };
   // An element's folded text, and for each of its characters the text node and offset it came from.
   const textMap = (el) => {
@@ -102,10 +103,11 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
       if (i < 0) continue;
       from = i + f.length;
       const [n0, o0] = at[i], [n1, o1, len] = at[from - 1], r = document.createRange();
-      let end = o1 + len;
-      // The closing punctuation belongs to the sentence.
-      while (end < n1.data.length && /[^\s\p{L}\p{N}]/u.test(n1.data[end])) end++;
-      r.setStart(n0, o0);
+      let begin = o0, end = o1 + len;
+      // Its quotes and closing punctuation belong to the sentence.
+      while (begin > 0 && PUNCT.test(n0.data[begin - 1])) begin--;
+      while (end < n1.data.length && PUNCT.test(n1.data[end])) end++;
+      r.setStart(n0, begin);
       r.setEnd(n1, end);
       out.push({ start: +sen.start, end: +sen.end, range: r });
     }
