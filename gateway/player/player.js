@@ -137,11 +137,10 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
   };
   const OVERLAY_STYLE = `
 :host{all:initial!important;position:absolute!important;top:0!important;left:0!important;z-index:2147483000!important}
-button{all:unset;position:absolute;top:0;left:0;box-sizing:border-box;width:44px;height:44px;border-radius:50%;display:flex;align-items:center;justify-content:center;cursor:pointer;background:var(--aap-accent,#1a73e8);color:var(--aap-on-accent,#fff);opacity:0;transition:opacity .15s}
+button{all:unset;position:absolute;top:0;left:0;box-sizing:border-box;width:44px;height:44px;border-radius:50%;display:flex;align-items:center;justify-content:center;cursor:pointer;background:var(--aap-accent,#1a73e8);color:var(--aap-on-accent,#fff);opacity:0;pointer-events:none;transition:opacity .15s}
 button svg{width:20px;height:20px;fill:currentColor}
-button:hover,button:focus-visible,button.on{opacity:1}
+button:hover,button:focus,button.on{opacity:1;pointer-events:auto}
 button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2px}
-@media (hover:none){button{opacity:.85}}
 @media (prefers-reduced-motion:reduce){button{transition:none}}
 `;
 
@@ -466,10 +465,12 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       const sizes = new ResizeObserver(later);
       sizes.observe(document.body);
       stops.push(() => { sizes.disconnect(); cancelAnimationFrame(placing); });
-      // A paragraph under the pointer shows its button.
+      // A paragraph under the pointer (or tapped) shows its button, which stays while the pointer is on
+      // it; hidden, it takes no clicks, so a tap on the text never starts playback by surprise.
       let shown;
       on(document, "pointerover", (e) => {
         let n = e.target;
+        if (n === overlay) return;
         while (n && !buttons.has(n)) n = n.parentNode;
         const b = n && buttons.get(n);
         if (b === shown) return;

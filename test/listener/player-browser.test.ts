@@ -513,6 +513,15 @@ describe("embeddable player in a real browser (Chromium)", function () {
       await page.waitForTimeout(500);
       expect(await highlighted(page)).to.equal(null);
       expect(await inShadow<string[]>(page, `[...root.querySelectorAll(".tools button")].map((b) => b.textContent)`)).to.deep.equal(["Follow along"]);
+      // With the mouse: the paragraph under the pointer shows its button, which takes the click.
+      await page.locator("article p").nth(1).hover();
+      await page.locator("article-audio-read-along button").nth(1).click();
+      const at = await waitFor("playing from the second paragraph", async () => {
+        const [t, paused] = await inShadow<[number, boolean]>(page, "[audio.currentTime, audio.paused]");
+        return !paused && t > 0 ? t : undefined;
+      }, 10_000, 20);
+      expect(at).to.be.within(fixture.segments[2].start - 0.05, fixture.segments[2].start + 0.5);
+      expect(await highlighted(page)).to.equal(null);
       expect(problems).to.deep.equal([]);
       await page.close();
     });
