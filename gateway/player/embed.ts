@@ -1,6 +1,7 @@
 // The standalone page behind oEmbed's iframe: one player, nothing else. The page is in the
 // article's language (so is the player, which follows it), with a main landmark and the title as
-// its heading (for screen readers only: the player shows the title).
+// its heading (for screen readers only: the player shows the title). No read-along: the article's
+// text is not on this page, so the player need not fetch its segments.
 import type { ListenerArticle } from "../../gen/articles/v1/listener_pb.js";
 import { escapeXml as escapeHtml } from "../../lib/xml-text.js";
 import { playerAsset } from "./asset.js";
@@ -18,7 +19,7 @@ export function embedPage(base: string, key: string, a: ListenerArticle): string
 <body>
 <main>
 <h1>${escapeHtml(a.title)}</h1>
-<article-audio-player key="${escapeHtml(key)}" article-id="${escapeHtml(a.id)}" base="${escapeHtml(base)}"></article-audio-player>
+<article-audio-player key="${escapeHtml(key)}" article-id="${escapeHtml(a.id)}" base="${escapeHtml(base)}" read-along="off"></article-audio-player>
 </main>
 </body>
 </html>

@@ -232,6 +232,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     // Preview first, then the full file, from where the listener is: the preview is its opening.
     _advance(a) {
       this._article = a;
+      this._readAlong(a);
       const next = a.audio || a.audio_preview;
       if (!next || next === this._src) return;
       const audio = this._audio, at = audio.currentTime;
@@ -343,7 +344,15 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       clearInterval(this._timer);
       this._timer = setInterval(() => this._flush(), FLUSH_MS);
       this._event("impression");
-      if (a.segments && a.audio && this.getAttribute("read-along") !== "off") this._read(a);
+      this._readAlong(a);
+    }
+
+    // Once per load, as soon as the article is ready with its timed segments (at once, or when audio
+    // made on demand is done).
+    _readAlong(a) {
+      if (!a.segments || !a.audio || this._readSeq === this._loadSeq || this.getAttribute("read-along") === "off") return;
+      this._readSeq = this._loadSeq;
+      this._read(a);
     }
 
     _stopReading() {

@@ -537,6 +537,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
           await embed.goto(`${sys.url}/player/v1/embed/${publicKey}/${lang === "de" ? germanId : articleId}`);
           await embed.locator("article-audio-player button.play").waitFor({ state: "visible", timeout: 30_000 });
           expect(await inShadow<string>(embed, `root.querySelector(".play").getAttribute("aria-label")`)).to.equal(lang === "de" ? "Abspielen" : "Play");
+          expect(await embed.evaluate(`[document.documentElement.lang, document.querySelector("main > h1").textContent]`)).to.deep.equal(lang === "de" ? ["de-DE", "Die Bibliothek öffnet"] : ["en-US", "Library opens"]);
           if (lang === "en") {
             // For people to look at: the player with its read-along switches, and the buttons beside the text.
             await page.locator("article p").nth(1).hover();
