@@ -139,6 +139,7 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
 :host{all:initial!important;position:absolute!important;top:0!important;left:0!important;z-index:2147483000!important}
 button{all:unset;position:absolute;top:0;left:0;box-sizing:border-box;width:44px;height:44px;border-radius:50%;display:flex;align-items:center;justify-content:center;cursor:pointer;background:var(--aap-accent,#1a73e8);color:var(--aap-on-accent,#fff);opacity:0;pointer-events:none;transition:opacity .15s}
 button svg{width:20px;height:20px;fill:currentColor}
+button[hidden]{display:none}
 button:hover,button:focus,button.on{opacity:1;pointer-events:auto}
 button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2px}
 @media (prefers-reduced-motion:reduce){button{transition:none}}

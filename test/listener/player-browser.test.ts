@@ -522,6 +522,9 @@ describe("embeddable player in a real browser (Chromium)", function () {
       }, 10_000, 20);
       expect(at).to.be.within(fixture.segments[2].start - 0.05, fixture.segments[2].start + 0.5);
       expect(await highlighted(page)).to.equal(null);
+      // A paragraph the page hides takes its button with it.
+      await page.evaluate(`document.querySelectorAll("article p")[3].style.display = "none"`);
+      await waitFor("the hidden paragraph's button gone", async () => ((await page.locator("article-audio-read-along button").nth(3).isVisible()) ? undefined : true), 5_000, 50);
       expect(problems).to.deep.equal([]);
       await page.close();
     });
