@@ -76,7 +76,7 @@ function riverPage(snippet: string, o: { lang?: string; attrs?: string; paragrap
   const ps = (o.paragraphs ?? RIVER_PAGE_PARAGRAPHS).map((p) => `<p>${p}</p>`);
   // The last paragraph sits far below the first screen (for following along).
   return `<!doctype html><html lang="${o.lang ?? "en"}"><head><meta charset="utf-8"><title>Town news</title>
-<link rel="canonical" href="${RIVER.url}"><style>main{max-width:36rem;margin:0 auto;padding:0 1rem}</style></head>
+<link rel="canonical" href="${RIVER.url}"><link rel="icon" href="data:,"><style>main{max-width:36rem;margin:0 auto;padding:0 1rem}</style></head>
 <body><header><a href="/">Town news</a></header>
 <main><article><h1>${RIVER.title}</h1>
 ${player}
@@ -350,7 +350,8 @@ describe("embeddable player in a real browser (Chromium)", function () {
       const problems: string[] = [];
       let served = 0;
       page.on("pageerror", (e) => problems.push(`pageerror: ${e}`));
-      page.on("console", (m) => void (m.type() === "error" && problems.push(`console: ${m.text()}`)));
+      page.on("response", (r) => void (r.status() >= 400 && problems.push(`${r.status()}: ${r.url()}`)));
+      page.on("console", (m) => void (m.type() === "error" && problems.push(`console: ${m.text()} ${m.location().url}`)));
       if (o.fixture !== false) {
         await page.route((u) => u.href.startsWith(`${sys.url}/player/v1/article?`), async (route) => {
           const res = await route.fetch();
