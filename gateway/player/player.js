@@ -449,6 +449,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
           audio.play().catch(() => {});
           status.textContent = fill(m.playingFrom, { start: words(seg.text) });
         });
+        b.rtl = getComputedStyle(el).direction === "rtl";
         buttons.set(el, b);
         region.append(b);
       }
@@ -461,8 +462,9 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         // Read every position first, then move: one layout per frame.
         const at = [...buttons].map(([el, b]) => [b, el.getBoundingClientRect()]);
         for (const [b, r] of at) {
-          // In the margin before the paragraph where there is room, else over its top end corner.
-          const x = r.left >= 52 ? r.left - 52 : Math.max(0, Math.min(r.right, w) - 44);
+          // In the margin before the paragraph (left, or right in right-to-left text) where there is
+          // room, else over its top end corner.
+          const x = b.rtl ? (r.right + 52 <= w ? r.right + 8 : Math.max(0, r.left)) : r.left >= 52 ? r.left - 52 : Math.max(0, Math.min(r.right, w) - 44);
           b.style.transform = `translate(${Math.round(x - o.left)}px,${Math.round(r.top - o.top)}px)`;
           b.hidden = !r.height;
         }

@@ -71,11 +71,11 @@ const RIVER_PAGE_PARAGRAPHS = [
 ];
 const HL = "article-audio-player";
 
-function riverPage(snippet: string, o: { lang?: string; attrs?: string; paragraphs?: string[] } = {}): string {
+function riverPage(snippet: string, o: { lang?: string; dir?: string; attrs?: string; paragraphs?: string[] } = {}): string {
   const player = snippet.replace("></article-audio-player>", `${o.attrs ?? ""}></article-audio-player>`);
   const ps = (o.paragraphs ?? RIVER_PAGE_PARAGRAPHS).map((p) => `<p>${p}</p>`);
   // The last paragraph sits far below the first screen (for following along).
-  return `<!doctype html><html lang="${o.lang ?? "en"}"><head><meta charset="utf-8"><title>Town news</title>
+  return `<!doctype html><html lang="${o.lang ?? "en"}" dir="${o.dir ?? "ltr"}"><head><meta charset="utf-8"><title>Town news</title>
 <link rel="canonical" href="${RIVER.url}"><link rel="icon" href="data:,"><style>main{max-width:36rem;margin:0 auto;padding:0 1rem}</style></head>
 <body><header><a href="/">Town news</a></header>
 <main><article><h1>${RIVER.title}</h1>
@@ -487,8 +487,12 @@ describe("embeddable player in a real browser (Chromium)", function () {
       expect(problems).to.deep.equal([]);
       await page.close();
 
-      const own = await open("/news/river-de-player", riverPage(snippet, { attrs: ' lang="de"' }));
+      // The element's own lang; and in right-to-left text the buttons sit in the right margin.
+      const own = await open("/news/river-de-player", riverPage(snippet, { attrs: ' lang="de"', dir: "rtl" }));
       expect((await names(own.page))[0]).to.equal("Abspielen");
+      await readAlongReady(own.page);
+      const [b, p] = [(await own.page.locator("article-audio-read-along button").nth(0).boundingBox())!, (await own.page.locator("article p").nth(0).boundingBox())!];
+      expect(b.x).to.be.at.least(p.x + p.width);
       await own.page.close();
     });
 
