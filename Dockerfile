@@ -54,8 +54,9 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/wasm
 # The loudness meter (libebur128, our WebAssembly build) beside its compiled code.
 COPY --from=build /app/services/audio/loudness/wasm/loudness.wasm ./dist/services/audio/loudness/wasm/loudness.wasm
-# The player script is served as written, beside the gateway's compiled code.
+# The player script and its message files (inlined when served), beside the gateway's compiled code.
 COPY --from=build /app/gateway/player/player.js ./dist/gateway/player/player.js
+COPY --from=build /app/gateway/player/messages ./dist/gateway/player/messages
 COPY proto ./proto
 # Application files stay root-owned: the process can read but never rewrite its own code.
 USER 10001:10001
