@@ -2,7 +2,7 @@
 // SRT captions (one cue per sentence) and, for articles with headings,
 // Podcasting 2.0 JSON chapters. Pure functions: the audio worker writes their
 // output once per revision and nobody parses it back.
-import type { TimedSegment } from "./segments.js";
+import { publicSegments, type TimedSegment } from "./segments.js";
 
 interface Cue {
   startMs: number;
@@ -87,4 +87,19 @@ export function toChapters(segments: readonly TimedSegment[]): JsonChapters | un
     chapters.push({ startTime, title: oneLine(h.text) });
   }
   return { version: "1.2.0", chapters };
+}
+
+/** Every file's text for one revision: the segments as served, the captions and the chapters (undefined without headings). */
+export interface TranscriptTexts {
+  segments: string;
+  vtt: string;
+  srt: string;
+  chapters?: string;
+}
+
+export function transcriptTexts(segments: readonly TimedSegment[]): TranscriptTexts {
+  const chapters = toChapters(segments);
+  const texts: TranscriptTexts = { segments: JSON.stringify(publicSegments(segments)), vtt: toWebVtt(segments), srt: toSrt(segments) };
+  if (chapters) texts.chapters = JSON.stringify(chapters);
+  return texts;
 }

@@ -6,18 +6,27 @@ import { create } from "@bufbuild/protobuf";
 import { TranscriptStoredSchema, type TranscriptStored } from "../../gen/articles/v1/articles_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { audioKeys } from "../../lib/revision-files.js";
-import { publicSegments, type TimedSegment } from "../../lib/segments.js";
-import { toChapters, toSrt, toWebVtt } from "../../lib/transcripts.js";
+import type { TimedSegment } from "../../lib/segments.js";
+import { inlineTextWork, type TextWork } from "./text/work.js";
 
-/** Writes the files under the revision's keys; says what CompleteAudioJob reports of them. */
-export async function storeTranscript(blobs: BlobStore, keys: ReturnType<typeof audioKeys>, segments: readonly TimedSegment[]): Promise<TranscriptStored> {
-  const chapters = toChapters(segments);
+/**
+ * Writes the files under the revision's keys; says what CompleteAudioJob reports of them. Their
+ * text is made where the article's text work runs (a thread, for the worker): a megabyte of text
+ * took a quarter of a second to format, which the event loop must not spend.
+ */
+export async function storeTranscript(
+  blobs: BlobStore,
+  keys: ReturnType<typeof audioKeys>,
+  segments: readonly TimedSegment[],
+  where: { work: TextWork; project: string } = { work: inlineTextWork, project: "" },
+): Promise<TranscriptStored> {
+  const texts = await where.work.transcripts(where.project, segments);
   await Promise.all([
-    blobs.put(keys.segments, Buffer.from(JSON.stringify(publicSegments(segments))), "application/json"),
-    blobs.put(keys.vtt, Buffer.from(toWebVtt(segments)), "text/vtt; charset=utf-8"),
-    blobs.put(keys.srt, Buffer.from(toSrt(segments)), "application/x-subrip; charset=utf-8"),
+    blobs.put(keys.segments, Buffer.from(texts.segments), "application/json"),
+    blobs.put(keys.vtt, Buffer.from(texts.vtt), "text/vtt; charset=utf-8"),
+    blobs.put(keys.srt, Buffer.from(texts.srt), "application/x-subrip; charset=utf-8"),
     // application/json+chapters is the type the feed tag names; the file itself is plain JSON.
-    chapters && blobs.put(keys.chapters, Buffer.from(JSON.stringify(chapters)), "application/json"),
+    texts.chapters !== undefined && blobs.put(keys.chapters, Buffer.from(texts.chapters), "application/json"),
   ]);
-  return create(TranscriptStoredSchema, { chapters: chapters !== undefined });
+  return create(TranscriptStoredSchema, { chapters: texts.chapters !== undefined });
 }

@@ -141,8 +141,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       // The early preview is the same file: not written again under a listener who may be playing it.
       if (!previewStored) await blobs.put(keys.preview, r.preview, "audio/mpeg");
       // Before the revision is marked ready, so whoever sees it ready finds its transcript too.
-      // (The `!` goes when RenderResult.segments becomes required: every render records them.)
-      const transcript = await storeTranscript(blobs, keys, r.segments);
+      const transcript = await storeTranscript(blobs, keys, r.segments, text);
       const done = await articles.completeAudioJob({
         articleId,
         revision,

@@ -3,9 +3,15 @@
 import { serveJobs } from "../../../lib/threads/serve.js";
 import { planChunks } from "./chunks.js";
 import { prepareSentences } from "./index.js";
+import { transcriptTexts } from "../../../lib/transcripts.js";
 import type { TextJob, TextResult } from "./work.js";
 
 serveJobs<TextJob, TextResult>(
-  (job) => (job.kind === "prepare" ? { paragraphs: prepareSentences(job.input) } : { chunks: planChunks(job.paragraphs, job.lang, job.maxChars, job.opts) }),
+  (job) =>
+    job.kind === "prepare"
+      ? { paragraphs: prepareSentences(job.input) }
+      : job.kind === "plan"
+        ? { chunks: planChunks(job.paragraphs, job.lang, job.maxChars, job.opts) }
+        : { files: transcriptTexts(job.segments) },
   (err) => `text preparation failed: ${err instanceof Error ? err.message : String(err)}`,
 );

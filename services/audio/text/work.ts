@@ -7,12 +7,16 @@
 import { createThreadPool } from "../../../lib/threads/pool.js";
 import { planChunks, type ParagraphInput, type PlanOptions, type TextChunk } from "./chunks.js";
 import { prepareSentences, type PreparedParagraph, type TextInput } from "./index.js";
+import type { TimedSegment } from "../../../lib/segments.js";
+import { transcriptTexts, type TranscriptTexts } from "../../../lib/transcripts.js";
 
 export interface TextWork {
   /** The paragraphs to speak, title first, as sentences spoken and shown (prepareSentences). */
   prepare(project: string, input: TextInput): Promise<PreparedParagraph[]>;
   /** Chunks for one provider (planChunks). */
   plan(project: string, paragraphs: readonly ParagraphInput[], lang: string, maxChars: number, opts: PlanOptions): Promise<TextChunk[]>;
+  /** The timed text files of a rendered revision (lib/transcripts.ts): in proportion to the article's text, so here too. */
+  transcripts(project: string, segments: readonly TimedSegment[]): Promise<TranscriptTexts>;
   close(): Promise<void>;
 }
 
@@ -56,13 +60,14 @@ export class TextBusyError extends Error {
   }
 }
 
-export type TextJob = { kind: "prepare"; input: TextInput } | { kind: "plan"; paragraphs: readonly ParagraphInput[]; lang: string; maxChars: number; opts: PlanOptions };
-export type TextResult = { paragraphs: PreparedParagraph[] } | { chunks: TextChunk[] };
+export type TextJob = { kind: "prepare"; input: TextInput } | { kind: "plan"; paragraphs: readonly ParagraphInput[]; lang: string; maxChars: number; opts: PlanOptions } | { kind: "transcripts"; segments: readonly TimedSegment[] };
+export type TextResult = { paragraphs: PreparedParagraph[] } | { chunks: TextChunk[] } | { files: TranscriptTexts };
 
 /** On the calling thread: for tools, benches and tests that do not care about the event loop. */
 export const inlineTextWork: TextWork = {
   prepare: async (_project, input) => prepareSentences(input),
   plan: async (_project, paragraphs, lang, maxChars, opts) => planChunks(paragraphs, lang, maxChars, opts),
+  transcripts: async (_project, segments) => transcriptTexts(segments),
   close: async () => undefined,
 };
 
@@ -82,6 +87,9 @@ export function createTextPool(overrides: Partial<TextLimits> = {}): TextWork {
     },
     async plan(project, paragraphs, lang, maxChars, opts) {
       return ((await pool.run(project, { kind: "plan", paragraphs, lang, maxChars, opts })) as { chunks: TextChunk[] }).chunks;
+    },
+    async transcripts(project, segments) {
+      return ((await pool.run(project, { kind: "transcripts", segments })) as { files: TranscriptTexts }).files;
     },
     close: () => pool.close(),
   };
