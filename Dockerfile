@@ -56,6 +56,8 @@ COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/w
 COPY --from=build /app/services/audio/loudness/wasm/loudness.wasm ./dist/services/audio/loudness/wasm/loudness.wasm
 # The player script is served as written, beside the gateway's compiled code.
 COPY --from=build /app/gateway/player/player.js ./dist/gateway/player/player.js
+# The publisher console, built by `npm run build` (console/build.ts); served by dist/console/serve.js.
+COPY --from=build /app/console/dist ./console/dist
 COPY proto ./proto
 # Application files stay root-owned: the process can read but never rewrite its own code.
 USER 10001:10001

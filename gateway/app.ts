@@ -30,6 +30,7 @@ import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
+import { consoleMiddleware } from "../console/serve.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
@@ -114,6 +115,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
   // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
   app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
+  // The publisher console (/console): static files under its own CSP (console/serve.ts).
+  app.use(consoleMiddleware({ log: opts.log }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 
