@@ -85,11 +85,13 @@ export function pronunciationPreviewRoutes(router: Router, opts: PronunciationPr
     bearerTokenOf(authorization);
     await opts.checkWriter?.(authorization);
     const body = await readJsonBody(ctx, Math.min(opts.maxBodyBytes, 64 * 1024));
+    // The rule first, with the same checks and messages as PUT /api/pronunciations ("rule.<field>: …").
+    const rule = body && typeof body === "object" && !Array.isArray(body) ? (body as Record<string, unknown>).rule : undefined;
+    if (rule === undefined) throw new HttpError(400, "rule: is required");
+    const problem = pronunciationProblem([rule]);
+    if (problem) throw new HttpError(400, problem.replace(/^pronunciations\[0\]/, "rule"));
     check(body);
     const b = body as PreviewBody;
-    // The same rule checks and messages as PUT /api/pronunciations, naming the field as "rule.…".
-    const problem = pronunciationProblem([b.rule]);
-    if (problem) throw new HttpError(400, problem.replace(/^pronunciations\[0\]/, "rule"));
     const lang = b.lang ?? (b.rule.lang?.startsWith("de") ? "de-DE" : "en-US");
     const voice = b.voice ?? DEFAULT_VOICE;
     const text = applyRule(b.text ?? defaultSample(b.rule.match, lang), b.rule);

@@ -153,6 +153,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
         ),
     pager,
   );
+  performance.mark("console:articles-rendered");
 }
 
 interface Article {
