@@ -35,7 +35,7 @@ export async function pronunciationsPage(main: HTMLElement): Promise<void> {
   const tbody = h("tbody");
   const out = h("div", { "aria-live": "polite" });
   const sample = h("input", { id: "sample-text", type: "text", maxlength: "200" });
-  const voice = h("select", { id: "sample-voice" }, ...VOICE_PAIRS.map(([v, l]) => h("option", { value: `${v}|${l}` }, `${v} (${l})`)));
+  const voice = h("select", { id: "sample-voice" }, ...VOICE_PAIRS.map(([v, l]) => h("option", { value: `${v}|${l}`, selected: v === "alloy" && l === "en-US" }, `${v} (${l})`)));
   const player = h("audio", { controls: true, id: "sample-audio", class: "sample-audio" });
 
   const rowOf = (r: Rule) => {

@@ -32,7 +32,24 @@ function css(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
 
-function chart(title: string, days: Report["days"], series: Array<[keyof Figures, string]>, fmt: (n: number) => string = (n) => fmtNumber(n)): HTMLElement {
+const ZERO: Figures = { impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, listenThroughRate: 0, secondsListened: 0 };
+
+/** Every day of the range, days without events as zeros (the answer may leave them out). */
+function everyDay(r: Report): Report["days"] {
+  const by = new Map(r.days.map((d) => [d.day, d]));
+  const out: Report["days"] = [];
+  const end = Date.parse(`${r.to}T00:00:00Z`);
+  for (let t = Date.parse(`${r.from}T00:00:00Z`); t <= end && out.length < 400; t += 86_400_000) {
+    const day = iso(new Date(t));
+    out.push(by.get(day) ?? { day, ...ZERO });
+  }
+  return out.length ? out : r.days;
+}
+
+/** Whole-number ticks for counts; none between 0 and 1. */
+const COUNT_INCRS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000, 10_000_000];
+
+function chart(title: string, days: Report["days"], series: Array<[keyof Figures, string]>, fmt: (n: number) => string = (n) => fmtNumber(n), ratio = false): HTMLElement {
   const id = uid("chart");
   const box = h("div", { class: "chart", role: "img", "aria-label": t("stats.chartLabel", { title }) });
   const table = h(
@@ -62,8 +79,9 @@ function chart(title: string, days: Report["days"], series: Array<[keyof Figures
         legend: { show: true },
         axes: [
           { stroke: css("--fg"), grid: { stroke: css("--grid") }, ticks: { stroke: css("--grid") } },
-          { stroke: css("--fg"), grid: { stroke: css("--grid") }, ticks: { stroke: css("--grid") }, values: (_u, vals) => vals.map((v) => fmt(v)) },
+          { stroke: css("--fg"), size: 64, grid: { stroke: css("--grid") }, ticks: { stroke: css("--grid") }, values: (_u, vals) => vals.map((v) => fmt(v)), ...(ratio ? { incrs: [0.1, 0.2, 0.25, 0.5] } : { incrs: COUNT_INCRS }) },
         ],
+        scales: { y: { range: (_u, _min, max) => (ratio ? [0, 1] : [0, Math.max(1, max)]) } },
         series: [{ label: t("stats.day") }, ...series.map(([k, color]) => ({ label: t(`stats.${k}` as Parameters<typeof t>[0]), stroke: css(color), width: 2, points: { show: days.length < 40 } }))],
       },
       data,
@@ -151,6 +169,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
   if (!stillCurrent(gen)) return;
   body.removeAttribute("aria-busy");
   const tot = r.total;
+  const days = everyDay(r);
   const kpi = (label: string, value: string, id: string) => h("div", { class: "kpi" }, h("dt", null, label), h("dd", { id }, value));
   const top = (r.articles ?? []).slice().sort((a, b) => b.plays - a.plays).slice(0, 20);
   clear(
@@ -167,15 +186,15 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
     tot.impressions === 0 && tot.plays === 0 ? h("p", { class: "empty" }, t("stats.empty")) : null,
     chart(
       t("stats.chartActivity"),
-      r.days,
+      days,
       [
         ["impressions", "--c1"],
         ["plays", "--c2"],
         ["completions", "--c3"],
       ],
     ),
-    chart(t("stats.chartSeconds"), r.days, [["secondsListened", "--c4"]]),
-    chart(t("stats.chartLtr"), r.days, [["listenThroughRate", "--c2"]], (n) => `${fmtNumber(n * 100, 1)} %`),
+    chart(t("stats.chartSeconds"), days, [["secondsListened", "--c4"]]),
+    chart(t("stats.chartLtr"), days, [["listenThroughRate", "--c2"]], (n) => `${fmtNumber(n * 100, 1)} %`, true),
     dropOff(tot),
     article
       ? null
