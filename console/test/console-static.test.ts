@@ -124,6 +124,8 @@ describe("publisher console: messages, build and the pronunciation preview", fun
         [{ rule: { match: "<b>", say: "x" } }, /^rule\.match: /],
         [{}, /rule/],
         [{ rule: { match: "Nguyen", say: "Win" }, text: "x".repeat(201) }, /text/],
+        [{ rule: { match: "Nguyen", say: "Win" }, text: "   " }, /^text: must not be blank/],
+        [{ rule: { match: "Nguyen", say: "Win" }, text: "bad \u0001 text" }, /^text: /],
         [{ rule: { match: "Nguyen", say: "Win" }, voice: "de-DE-KatjaNeural", lang: "en-US" }, /lang/],
         [{ rule: { match: "Nguyen", say: "Win" }, voice: "alloy" }, /lang/],
       ];

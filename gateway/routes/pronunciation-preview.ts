@@ -16,6 +16,7 @@ import type { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import { pronunciationProblem, type PronunciationRule } from "../../lib/pronunciations.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
+import { CHARACTERS_KEYWORD, NOT_BLANK, UNSAFE_TEXT_MESSAGE } from "../../lib/text-rules.js";
 import { DEFAULT_VOICE, VOICES } from "../../lib/voices.js";
 import { readJsonBody } from "../body.js";
 import { HttpError } from "../errors.js";
@@ -36,7 +37,12 @@ export const PronunciationPreviewRequest: Schema = {
       type: "string",
       minLength: 1,
       maxLength: PREVIEW_TEXT_MAX,
-      description: "The sample sentence (should contain the rule's match). Default: a short sentence with the match in the voice's language.",
+      // As an article's text: not blank, no characters XML 1.0 cannot carry.
+      allOf: [
+        { pattern: NOT_BLANK, "x-error-message": "must not be blank (whitespace only)" },
+        { [CHARACTERS_KEYWORD]: "text", "x-error-message": UNSAFE_TEXT_MESSAGE },
+      ],
+      description: "The sample sentence (should contain the rule's match), not blank, no control characters other than tab and line breaks, no unpaired surrogates, U+FFFE or U+FFFF. Default: a short sentence with the match in the voice's language.",
     },
     voice: { type: "string", enum: VOICES.map((v) => v.name), description: "Voice name; sent together with lang. Default: the platform's default voice." },
     lang: { type: "string", enum: [...new Set(VOICES.flatMap((v) => v.langs))], description: "Locale; sent together with voice. Default: the rule's language, else en-US." },
