@@ -22,6 +22,12 @@ COPY scripts/ci/check-node-modules.mjs scripts/ci/
 RUN npm ci --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=optional >/dev/null \
  && node scripts/ci/check-node-modules.mjs
+# The console's bundler (esbuild, console/build.ts) runs here: its platform binary, which
+# --omit=optional left out, is fetched on its own, at the version the lock pins for esbuild.
+RUN arch="$(node -p process.arch)" && v="$(node -p 'require("esbuild/package.json").version')" \
+ && mkdir -p "node_modules/@esbuild/linux-$arch" && cd /tmp && npm pack --silent "@esbuild/linux-$arch@$v" \
+ && tar -xzf "esbuild-linux-$arch-$v.tgz" -C "/app/node_modules/@esbuild/linux-$arch" --strip-components=1 \
+ && rm "esbuild-linux-$arch-$v.tgz"
 COPY . .
 RUN npm run build
 
