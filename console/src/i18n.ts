@@ -35,11 +35,21 @@ export function t(key: MessageKey, vars?: Record<string, string | number>): stri
   return s;
 }
 
+// Intl formatters are costly to make: one per language, reused (a 100-row list formats 100 dates).
+const dateFormats = new Map<string, Intl.DateTimeFormat>();
+const numberFormats = new Map<string, Intl.NumberFormat>();
+const locale = () => (current === "de" ? "de-DE" : "en-US");
+
 export function fmtDate(unix: number | null | undefined): string {
   if (!unix) return "–";
-  return new Date(unix * 1000).toLocaleString(current === "de" ? "de-DE" : "en-US", { dateStyle: "medium", timeStyle: "short" });
+  let f = dateFormats.get(current);
+  if (!f) dateFormats.set(current, (f = new Intl.DateTimeFormat(locale(), { dateStyle: "medium", timeStyle: "short" })));
+  return f.format(new Date(unix * 1000));
 }
 
 export function fmtNumber(n: number, digits = 0): string {
-  return n.toLocaleString(current === "de" ? "de-DE" : "en-US", { maximumFractionDigits: digits });
+  const key = `${current}:${digits}`;
+  let f = numberFormats.get(key);
+  if (!f) numberFormats.set(key, (f = new Intl.NumberFormat(locale(), { maximumFractionDigits: digits })));
+  return f.format(n);
 }

@@ -61,22 +61,32 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   const gen = generation;
   const limit = PAGE_SIZES.includes(Number(route.query.get("limit"))) ? Number(route.query.get("limit")) : 25;
   const page = Math.max(0, Number(route.query.get("page") ?? 0) || 0);
-  const statusFilter = route.query.get("status") ?? "";
-  const labelFilter = route.query.get("label") ?? "";
+  let statusFilter = route.query.get("status") ?? "";
+  let labelFilter = route.query.get("label") ?? "";
   const nav = (changes: Record<string, string | number>) => {
     const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
     for (const [k, v] of Object.entries(changes)) q.set(k, String(v));
     for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
     go(`#/articles?${q}`);
   };
+  // The filters apply to the page already loaded: redrawn at once, no request; the URL keeps them.
+  const refilter = (changes: { status?: string; label?: string }) => {
+    statusFilter = changes.status ?? statusFilter;
+    labelFilter = changes.label ?? labelFilter;
+    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
+    for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
+    history.replaceState(null, "", `#/articles?${q}`);
+    draw?.();
+  };
+  let draw: (() => void) | undefined;
   const list = h("div", { class: "list", "aria-busy": "true" }, loading());
   const statusSel = h(
     "select",
-    { id: "filter-status", onchange: (e: Event) => nav({ status: (e.target as HTMLSelectElement).value, page: 0 }) },
+    { id: "filter-status", onchange: (e: Event) => refilter({ status: (e.target as HTMLSelectElement).value }) },
     h("option", { value: "" }, t("articles.allStatuses")),
     ...STATUSES.filter((s) => s !== "deleted").map((s) => h("option", { value: s, selected: s === statusFilter }, t(`status.${s}` as Parameters<typeof t>[0]))),
   );
-  const labelInput = h("input", { id: "filter-label", type: "text", value: labelFilter, onchange: (e: Event) => nav({ label: (e.target as HTMLInputElement).value.trim(), page: 0 }) });
+  const labelInput = h("input", { id: "filter-label", type: "text", value: labelFilter, onchange: (e: Event) => refilter({ label: (e.target as HTMLInputElement).value.trim() }) });
   const sizeSel = h(
     "select",
     { id: "page-size", onchange: (e: Event) => nav({ limit: (e.target as HTMLSelectElement).value, page: 0 }) },
@@ -97,9 +107,6 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   }
   if (!stillCurrent(gen)) return;
   list.removeAttribute("aria-busy");
-  let items = res.articles;
-  if (statusFilter) items = items.filter((a) => a.status === statusFilter);
-  if (labelFilter) items = items.filter((a) => (a.labels ?? []).includes(labelFilter));
   const pages = Math.max(1, Math.ceil(res.count / limit));
   const pager = h(
     "nav",
@@ -112,6 +119,14 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     clear(list, h("p", { class: "empty" }, t("articles.empty")));
     return;
   }
+  draw = () => drawRows(list, res, statusFilter, labelFilter, pager);
+  draw();
+}
+
+function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, statusFilter: string, labelFilter: string, pager: HTMLElement): void {
+  let items = res.articles;
+  if (statusFilter) items = items.filter((a) => a.status === statusFilter);
+  if (labelFilter) items = items.filter((a) => (a.labels ?? []).includes(labelFilter));
   const rows = document.createDocumentFragment();
   for (const a of items) {
     rows.append(
