@@ -162,6 +162,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     await page.locator("form.article-form button[type=submit]").click();
     await page.waitForURL(/#\/article\//);
     readyId = decodeURIComponent(/#\/article\/([^?]+)/.exec(page.url())![1]);
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
     // The status line follows the article (polling) until it is ready; statuses seen on the way are recorded.
     const seen = new Set<string>();
     await waitFor(
@@ -177,6 +178,8 @@ describe("publisher console in a real browser (Chromium)", function () {
     );
     summary.push(`statuses seen without a reload: ${[...seen].join(" → ")}`);
     expect([...seen].at(-1)).to.equal("ready");
+    expect([...seen][0], "the page showed the article before it was ready").not.to.equal("ready");
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker), "no reload").to.equal(1);
     const audio = page.locator("#audio-full");
     await audio.waitFor();
     await audio.evaluate((a: HTMLAudioElement) => a.play());
