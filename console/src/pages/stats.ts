@@ -64,7 +64,7 @@ function chart(title: string, days: Report["days"], series: Array<[keyof Figures
     { class: "chart-card", "aria-labelledby": id },
     h("h2", { id }, title),
     box,
-    h("details", { class: "table-view" }, h("summary", null, t("stats.showTable", { title })), h("div", { class: "table-wrap" }, table)),
+    h("details", { class: "table-view" }, h("summary", null, t("stats.showTable", { title })), h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("stats.tableOf", { title }) }, table)),
   );
   const xs = days.map((d) => Date.parse(`${d.day}T00:00:00Z`) / 1000);
   const data: uPlot.AlignedData = [xs, ...series.map(([k]) => days.map((d) => d[k] as number))];
@@ -113,7 +113,7 @@ function dropOff(total: Figures): HTMLElement {
     "section",
     { class: "chart-card", "aria-labelledby": "dropoff-h" },
     h("h2", { id: "dropoff-h" }, t("stats.dropoff")),
-    h(
+    h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("stats.tableOf", { title: t("stats.dropoff") }) }, h(
       "table",
       { class: "dropoff" },
       h("caption", { class: "sr-only" }, t("stats.dropoff")),
@@ -125,7 +125,7 @@ function dropOff(total: Figures): HTMLElement {
           h("tr", null, h("th", { scope: "row" }, label), h("td", { class: "num" }, fmtNumber(total[k] as number)), h("td", null, h("meter", { min: "0", max: String(max), value: String(total[k]), "aria-label": label }), " ", `${fmtNumber(((total[k] as number) / max) * 100, 1)} %`)),
         ),
       ),
-    ),
+    )),
   );
 }
 
@@ -203,7 +203,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
           { class: "chart-card", "aria-labelledby": "top-h" },
           h("h2", { id: "top-h" }, t("stats.top")),
           top.length
-            ? h(
+            ? h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("stats.tableOf", { title: t("stats.top") }) }, h(
                 "table",
                 { class: "top" },
                 h("caption", { class: "sr-only" }, t("stats.top")),
@@ -223,7 +223,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
                     ),
                   ),
                 ),
-              )
+              ))
             : h("p", { class: "empty" }, t("stats.noTop")),
         ),
   );
