@@ -283,6 +283,37 @@ describe("publisher console in a real browser (Chromium)", function () {
     await ctx.close();
   });
 
+  it("saves the feed settings (the feed check's warnings follow) and rotates the key after a confirmation", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/player`);
+    await page.locator("#snippet").waitFor();
+    expect(await page.locator(".warnings code").allTextContents()).to.include("feed.ownerEmail");
+    await page.locator("#feed-title").fill("Console news, read aloud");
+    await page.locator("#feed-owner").fill("podcasts@news.example");
+    await page.locator("#feed-category").fill("News/Daily News");
+    await page.locator("#save-player").click();
+    await page.locator(".form-status .notice.ok").waitFor();
+    expect(await page.locator(".warnings code").allTextContents()).not.to.include("feed.ownerEmail");
+    const settings = (await A("GET", "/api/player")).body.settings.feed;
+    expect(settings).to.include({ title: "Console news, read aloud", ownerEmail: "podcasts@news.example", category: "News/Daily News" });
+    // A bad value gets the API's message.
+    await page.locator("#feed-owner").fill("not an e-mail");
+    await page.locator("#save-player").click();
+    await page.locator(".form-status .notice.error").waitFor();
+    expect(await page.locator(".form-status .notice.error").textContent()).to.match(/ownerEmail/);
+    const before = await page.locator("#public-key").textContent();
+    await page.locator("#rotate-key").click();
+    await page.locator("dialog[open] [data-cancel]").click();
+    expect(await page.locator("#public-key").textContent()).to.equal(before);
+    await page.locator("#rotate-key").click();
+    await page.locator("dialog[open] [data-confirm]").click();
+    await page.locator(".form-status .notice.ok").waitFor();
+    const after = await page.locator("#public-key").textContent();
+    expect(after).to.match(/^pk_/).and.not.equal(before);
+    expect((await A("GET", "/api/player")).body.publicKey).to.equal(after);
+    await ctx.close();
+  });
+
   it("imports an NDJSON file with a progress bar and a per-line error report", async () => {
     const { ctx, page } = await newPage({ token: FULL });
     await page.goto(`${sys.url}/console/#/import`);

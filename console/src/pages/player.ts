@@ -146,7 +146,7 @@ function draw(body: HTMLElement, p: PlayerInfo): void {
     write ? null : readOnlyNote(),
     h(
       "form",
-      { class: "settings", onsubmit: (e: Event) => (e.preventDefault(), void save()) },
+      { class: "settings", novalidate: true, onsubmit: (e: Event) => (e.preventDefault(), void save()) },
       checkbox(t("player.feedEnabled"), f.enabled),
       field(t("player.feedTitle"), f.title),
       field(t("player.feedDescription"), f.description),
