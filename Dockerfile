@@ -22,6 +22,12 @@ COPY scripts/ci/check-node-modules.mjs scripts/ci/
 RUN npm ci --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=optional >/dev/null \
  && node scripts/ci/check-node-modules.mjs
+# The console's bundler (esbuild, console/build.ts) runs here: its platform binary, which
+# --omit=optional left out, is fetched on its own, at the version the lock pins for esbuild.
+RUN arch="$(node -p process.arch)" && v="$(node -p 'require("esbuild/package.json").version')" \
+ && mkdir -p "node_modules/@esbuild/linux-$arch" && cd /tmp && npm pack --silent "@esbuild/linux-$arch@$v" \
+ && tar -xzf "esbuild-linux-$arch-$v.tgz" -C "/app/node_modules/@esbuild/linux-$arch" --strip-components=1 \
+ && rm "esbuild-linux-$arch-$v.tgz"
 COPY . .
 RUN npm run build
 
@@ -57,6 +63,8 @@ COPY --from=build /app/services/audio/loudness/wasm/loudness.wasm ./dist/service
 # The player script and its message files (inlined when served), beside the gateway's compiled code.
 COPY --from=build /app/gateway/player/player.js ./dist/gateway/player/player.js
 COPY --from=build /app/gateway/player/messages ./dist/gateway/player/messages
+# The publisher console, built by `npm run build` (console/build.ts); served by dist/console/serve.js.
+COPY --from=build /app/console/dist ./console/dist
 COPY proto ./proto
 # Application files stay root-owned: the process can read but never rewrite its own code.
 USER 10001:10001

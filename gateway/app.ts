@@ -30,9 +30,14 @@ import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
+import { pronunciationPreviewRoutes } from "./routes/pronunciation-preview.js";
+import { AudioService } from "../gen/audio/v1/audio_pb.js";
+import { consoleMiddleware } from "../console/serve.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
+  /** The audio service: POST /api/pronunciations/preview synthesizes through it. Absent: that endpoint is off. */
+  audioUrl?: string;
   /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
   publicBaseUrl?: string;
   /** TRUST_PROXY: X-Forwarded-Proto/-Host/-For count (Koa's `proxy`). */
@@ -93,6 +98,10 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
   });
+  if (opts.audioUrl) {
+    const audio = rpcClient(AudioService, opts.audioUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 });
+    pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined });
+  }
   audioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
@@ -115,6 +124,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const methodsAt = (path: string) => [...new Set(router.match(path, "GET").path.flatMap((l) => l.methods))];
   // A refused upload may be up to the limit again past what was read (a 12 MiB body at 10 MiB is answered whole).
   app.use(errorMiddleware({ allowedMethods: methodsAt, drainBytes: 2 * maxBodyBytes }));
+  // The publisher console (/console): static files under its own CSP (console/serve.ts).
+  app.use(consoleMiddleware({ log: opts.log }));
   app.use(router.routes());
   app.use(router.allowedMethods());
 

@@ -2,6 +2,7 @@
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
+import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -122,7 +123,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -320,6 +321,27 @@ function pronunciationPaths(): Json {
           { match: "Worcester", say: "Wooster", caseSensitive: true },
         ]),
         responses: { ...ok("The list as stored.", "PronunciationsResult"), ...errors(...COMMON, ...WRITE) },
+      },
+    },
+    "/api/pronunciations/preview": {
+      post: {
+        operationId: "previewPronunciation",
+        tags: ["pronunciations"],
+        summary: "Speaks a short sample sentence with one rule and answers the MP3 (full token); charged like any synthesis",
+        description:
+          `One rule (checked as in PUT /api/pronunciations, the message naming \`rule.<field>\`), an optional sample \`text\` of up to ${PREVIEW_TEXT_MAX} characters and an optional voice/lang pair. ` +
+          "The rule is applied to the text as providers without phoneme input read it (say replaces the word, spell reads its letters, ipa is heard through its say), " +
+          "then the audio service synthesizes it: one of the project's daily articles and the characters from its credit are charged; when either is used up the answer is 429. " +
+          "Nothing is stored in the project's rules. See docs/pronunciations.md.",
+        requestBody: body("PronunciationPreviewRequest", { rule: { match: "Nguyen", say: "Win" }, text: "Our reporter Nguyen was there.", voice: "alloy", lang: "en-US" }),
+        responses: {
+          "200": {
+            description: "The sample as MP3.",
+            headers: { "X-Audio-Duration": { description: "Seconds.", schema: { type: "string" } } },
+            content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } },
+          },
+          ...errors(...COMMON, 413, 415),
+        },
       },
     },
   };

@@ -202,6 +202,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       rateLimit: rateLimit?.options,
       playerEventRate: playerEventLimits(cfg),
       articlesUrl: articles.url,
+      audioUrl: audio.url,
       publicBaseUrl: publicBaseUrlOf(cfg),
       trustProxy: cfg.TRUST_PROXY,
       healthTargets: [

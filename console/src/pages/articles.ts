@@ -1,0 +1,424 @@
+// Articles: the paged list (GET /api/articles), the lookup, an article's page
+// (audio, errors, segments, edit, regenerate, delete) and the create form.
+import { ApiError, call } from "../api.js";
+import { clear, field, fmtDuration, h } from "../dom.js";
+import { fmtDate, t } from "../i18n.js";
+import { go, generation, stillCurrent, type Route } from "../nav.js";
+import { badge, canWrite, confirmDialog, errorText, heading, loading, notice, readOnlyNote, SETTLED, STATUSES, VOICE_PAIRS } from "../ui.js";
+
+interface ListItem {
+  id: string;
+  external_id: string | null;
+  title: string;
+  status: string;
+  updated: number | null;
+  added: number;
+  labels?: string[];
+  audio_duration?: number;
+  audio_preview_duration?: number;
+}
+
+const PAGE_SIZES = [10, 25, 50, 100];
+
+function lookupForm(): HTMLElement {
+  const input = h("input", { type: "search", id: "lookup", name: "lookup", autocomplete: "off" });
+  const out = h("div", { "aria-live": "polite" });
+  return h(
+    "form",
+    {
+      class: "lookup",
+      role: "search",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const q = input.value.trim();
+        if (!q) return;
+        clear(out, loading());
+        const tries = /^https?:\/\//i.test(q)
+          ? [`/api/articles_external_url/${encodeURIComponent(q)}`]
+          : [`/api/articles/${encodeURIComponent(q)}`, `/api/articles_external_id/${encodeURIComponent(q)}`];
+        for (const path of tries) {
+          try {
+            const r = await call<{ article: { id: string } }>("GET", path);
+            go(`#/article/${encodeURIComponent(r.article.id)}`);
+            return;
+          } catch (err) {
+            if (!(err instanceof ApiError) || (err.status !== 404 && err.status !== 400)) {
+              clear(out, notice(err));
+              return;
+            }
+          }
+        }
+        clear(out, notice(t("articles.notFound", { query: q })));
+      },
+    },
+    field(t("articles.lookup"), input, t("articles.lookupHint")),
+    h("button", { type: "submit" }, t("articles.find")),
+    out,
+  );
+}
+
+export async function articlesPage(main: HTMLElement, route: Route): Promise<void> {
+  const gen = generation;
+  const limit = PAGE_SIZES.includes(Number(route.query.get("limit"))) ? Number(route.query.get("limit")) : 25;
+  const page = Math.max(0, Number(route.query.get("page") ?? 0) || 0);
+  let statusFilter = route.query.get("status") ?? "";
+  let labelFilter = route.query.get("label") ?? "";
+  const nav = (changes: Record<string, string | number>) => {
+    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
+    for (const [k, v] of Object.entries(changes)) q.set(k, String(v));
+    for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
+    go(`#/articles?${q}`);
+  };
+  // The filters apply to the page already loaded: redrawn at once, no request; the URL keeps them.
+  const refilter = (changes: { status?: string; label?: string }) => {
+    statusFilter = changes.status ?? statusFilter;
+    labelFilter = changes.label ?? labelFilter;
+    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
+    for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
+    history.replaceState(null, "", `#/articles?${q}`);
+    draw?.();
+  };
+  let draw: (() => void) | undefined;
+  const list = h("div", { class: "list", "aria-busy": "true" }, loading());
+  const statusSel = h(
+    "select",
+    { id: "filter-status", onchange: (e: Event) => refilter({ status: (e.target as HTMLSelectElement).value }) },
+    h("option", { value: "" }, t("articles.allStatuses")),
+    ...STATUSES.filter((s) => s !== "deleted").map((s) => h("option", { value: s, selected: s === statusFilter }, t(`status.${s}` as Parameters<typeof t>[0]))),
+  );
+  const labelInput = h("input", { id: "filter-label", type: "text", value: labelFilter, onchange: (e: Event) => refilter({ label: (e.target as HTMLInputElement).value.trim() }) });
+  const sizeSel = h(
+    "select",
+    { id: "page-size", onchange: (e: Event) => nav({ limit: (e.target as HTMLSelectElement).value, page: 0 }) },
+    ...PAGE_SIZES.map((n) => h("option", { value: n, selected: n === limit }, String(n))),
+  );
+  main.append(
+    h("div", { class: "page-head" }, heading(t("articles.title")), canWrite() ? h("a", { class: "button primary", href: "#/new", id: "new-article" }, t("articles.new")) : readOnlyNote()),
+    lookupForm(),
+    h("div", { class: "filters" }, field(t("articles.filterStatus"), statusSel), field(t("articles.filterLabel"), labelInput, t("articles.filterHint")), field(t("articles.pageSize"), sizeSel)),
+    list,
+  );
+  let res: { count: number; articles: ListItem[] };
+  try {
+    res = await call("GET", `/api/articles?limit=${limit}&offset=${page * limit}`);
+  } catch (e) {
+    if (stillCurrent(gen)) clear(list, notice(e));
+    return;
+  }
+  if (!stillCurrent(gen)) return;
+  list.removeAttribute("aria-busy");
+  const pages = Math.max(1, Math.ceil(res.count / limit));
+  const pager = h(
+    "nav",
+    { class: "pager", "aria-label": t("articles.pages") },
+    h("button", { type: "button", disabled: page === 0, onclick: () => nav({ page: page - 1 }) }, t("articles.prev")),
+    h("span", null, t("articles.pageOf", { page: page + 1, pages, count: res.count })),
+    h("button", { type: "button", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
+  );
+  if (res.count === 0) {
+    clear(list, h("p", { class: "empty" }, t("articles.empty")));
+    return;
+  }
+  draw = () => drawRows(list, res, statusFilter, labelFilter, pager);
+  draw();
+}
+
+function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, statusFilter: string, labelFilter: string, pager: HTMLElement): void {
+  let items = res.articles;
+  if (statusFilter) items = items.filter((a) => a.status === statusFilter);
+  if (labelFilter) items = items.filter((a) => (a.labels ?? []).includes(labelFilter));
+  const rows = document.createDocumentFragment();
+  for (const a of items) {
+    rows.append(
+      h(
+        "tr",
+        null,
+        h("td", null, badge(a.status)),
+        h("td", null, h("a", { href: `#/article/${encodeURIComponent(a.id)}` }, a.title)),
+        h("td", { class: "mono" }, a.external_id ?? "–"),
+        h("td", null, (a.labels ?? []).join(", ") || "–"),
+        h("td", null, fmtDate(a.updated ?? a.added)),
+        h("td", { class: "num" }, a.audio_duration ? `${fmtDuration(a.audio_duration)} / ${fmtDuration(a.audio_preview_duration)}` : "–"),
+      ),
+    );
+  }
+  clear(
+    list,
+    statusFilter || labelFilter ? h("p", { class: "hint" }, t("articles.filteredOnPage", { shown: items.length, total: res.articles.length })) : null,
+    items.length === 0
+      ? h("p", { class: "empty" }, t("articles.noneMatch"))
+      : h(
+          "div",
+          { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("articles.title") },
+          h(
+            "table",
+            { class: "articles" },
+            h("caption", { class: "sr-only" }, t("articles.caption")),
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                ...(["col.status", "col.title", "col.externalId", "col.labels", "col.updated", "col.durations"] as const).map((k) => h("th", { scope: "col" }, t(k))),
+              ),
+            ),
+            h("tbody", null, rows),
+          ),
+        ),
+    pager,
+  );
+  performance.mark("console:articles-rendered");
+}
+
+interface Article {
+  id: string;
+  externalId: string | null;
+  title: string;
+  text: string;
+  prompt: string | null;
+  status: string;
+  url: string | null;
+  voice: string;
+  lang: string;
+  labels?: string[];
+  added: number;
+  updated: number | null;
+  audio?: string;
+  audio_preview?: string;
+  audio_duration?: number;
+  audio_preview_duration?: number;
+  error?: string;
+  errors?: Array<{ error: string; date: string }>;
+}
+
+function voiceSelect(voice?: string, lang?: string, withDefault = true): HTMLSelectElement {
+  return h(
+    "select",
+    { id: "voice", name: "voice" },
+    withDefault ? h("option", { value: "" }, t("article.voiceDefault")) : null,
+    ...VOICE_PAIRS.map(([v, l]) => h("option", { value: `${v}|${l}`, selected: v === voice && l === lang }, `${v} (${l})`)),
+  );
+}
+
+/** The article form (create and edit); submit gets the request body. */
+function articleForm(a: Partial<Article> | undefined, submitLabel: string, onSubmit: (body: Record<string, unknown>, out: HTMLElement) => Promise<void>): HTMLFormElement {
+  const title = h("input", { id: "a-title", name: "title", type: "text", value: a?.title ?? "", required: true });
+  const text = h("textarea", { id: "a-text", name: "text", rows: "8", required: true });
+  text.value = a?.text ?? "";
+  const url = h("input", { id: "a-url", name: "url", type: "url", value: a?.url ?? "" });
+  const voice = voiceSelect(a?.voice, a?.lang, true);
+  const prompt = h("textarea", { id: "a-prompt", name: "prompt", rows: "2" });
+  prompt.value = a?.prompt ?? "";
+  const labels = h("input", { id: "a-labels", name: "labels", type: "text", value: (a?.labels ?? []).join(", ") });
+  const out = h("div", { class: "form-status", "aria-live": "polite" });
+  const form = h(
+    "form",
+    {
+      class: "article-form",
+      novalidate: true,
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const body: Record<string, unknown> = { title: title.value, text: text.value };
+        if (url.value.trim()) body.url = url.value.trim();
+        if (voice.value) [body.voice, body.lang] = voice.value.split("|");
+        if (prompt.value.trim()) body.prompt = prompt.value;
+        else if (a?.prompt) body.prompt = null;
+        body.labels = labels.value.split(",").map((s) => s.trim()).filter(Boolean);
+        const btn = form.querySelector("button[type=submit]") as HTMLButtonElement;
+        btn.disabled = true;
+        clear(out, h("p", { role: "status" }, t("common.saving")));
+        try {
+          await onSubmit(body, out);
+        } catch (err) {
+          clear(out, notice(err));
+        } finally {
+          btn.disabled = false;
+        }
+      },
+    },
+    field(t("article.fieldTitle"), title),
+    field(t("article.fieldText"), text),
+    field(t("article.fieldUrl"), url),
+    field(t("article.fieldVoice"), voice),
+    field(t("article.fieldPrompt"), prompt, t("article.promptHint")),
+    field(t("article.fieldLabels"), labels, t("article.labelsHint")),
+    h("button", { type: "submit", class: "primary" }, submitLabel),
+    out,
+  );
+  return form;
+}
+
+export function newArticlePage(main: HTMLElement): void {
+  main.append(heading(t("article.newTitle")));
+  if (!canWrite()) {
+    main.append(readOnlyNote());
+    return;
+  }
+  main.append(
+    articleForm(undefined, t("article.create"), async (body) => {
+      const r = await call<{ id: string }>("POST", "/api/articles", { body });
+      go(`#/article/${encodeURIComponent(r.id)}?created=1`);
+    }),
+  );
+}
+
+function audioBlock(a: Article): HTMLElement {
+  if (a.status !== "ready" || !a.audio) return h("p", { class: "empty" }, t("article.noAudio"));
+  // Plain <audio>: the embeddable player styles its shadow root with an inline <style>
+  // (refused by this page's CSP) and counts impressions and plays in the statistics.
+  return h(
+    "div",
+    { class: "audio" },
+    h("figure", null, h("figcaption", null, t("article.full", { d: fmtDuration(a.audio_duration) })), h("audio", { controls: true, preload: "metadata", src: a.audio, id: "audio-full" })),
+    h("figure", null, h("figcaption", null, t("article.preview", { d: fmtDuration(a.audio_preview_duration) })), h("audio", { controls: true, preload: "metadata", src: a.audio_preview, id: "audio-preview" })),
+  );
+}
+
+async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {
+  // Being added by another change: shown when the endpoint answers 200, hidden otherwise.
+  try {
+    const r = await call<{ segments?: Array<{ kind?: string; type?: string; text?: string; start: number; end: number }> }>("GET", `/api/articles/${encodeURIComponent(id)}/segments`);
+    const segs = r.segments ?? [];
+    if (!segs.length) return;
+    into.append(
+      h("h2", null, t("article.segments")),
+      h(
+        "details",
+        null,
+        h("summary", null, t("article.segmentsCount", { n: segs.length })),
+        h(
+          "ol",
+          { class: "segments" },
+          ...segs.slice(0, 500).map((s) => h("li", null, h("span", { class: "mono" }, `${fmtDuration(s.start)}–${fmtDuration(s.end)}`), " ", s.text ?? s.kind ?? s.type ?? "")),
+        ),
+      ),
+    );
+  } catch {
+    /* not there (yet) */
+  }
+}
+
+export async function articlePage(main: HTMLElement, route: Route): Promise<void> {
+  const gen = generation;
+  const id = route.path[1] ?? "";
+  const body = h("div", { "aria-busy": "true" }, loading());
+  main.append(h("p", { class: "crumbs" }, h("a", { href: "#/articles" }, t("article.back"))), body);
+  let a: Article;
+  try {
+    a = (await call<{ article: Article }>("GET", `/api/articles/${encodeURIComponent(id)}`)).article;
+  } catch (e) {
+    if (stillCurrent(gen)) clear(body, heading(t("article.title")), notice(e));
+    return;
+  }
+  if (!stillCurrent(gen)) return;
+  body.removeAttribute("aria-busy");
+  const statusLine = h("p", { class: "status-line", id: "status-line", "aria-live": "polite" });
+  const setStatus = (s: string) => clear(statusLine, t("article.status"), " ", badge(s), s === "ready" || SETTLED.has(s) ? null : h("span", { class: "spinner", "aria-hidden": "true" }));
+  setStatus(a.status);
+  const audio = h("div", null, audioBlock(a));
+  const errors = h("div");
+  const drawErrors = (x: Article) =>
+    clear(
+      errors,
+      x.status === "errored" && x.errors?.length
+        ? [h("h2", null, t("article.errors")), h("ul", { class: "errors" }, ...x.errors.map((er) => h("li", null, h("time", { datetime: er.date }, new Date(er.date).toLocaleString()), " — ", er.error)))]
+        : null,
+    );
+  drawErrors(a);
+  const segments = h("div");
+  void segmentsBlock(a.id, segments);
+  const facts = h(
+    "dl",
+    { class: "facts" },
+    h("dt", null, t("col.id")),
+    h("dd", { class: "mono" }, a.id),
+    h("dt", null, t("col.externalId")),
+    h("dd", { class: "mono" }, a.externalId ?? "–"),
+    h("dt", null, t("article.fieldUrl")),
+    h("dd", null, a.url ? h("a", { href: a.url, rel: "noopener noreferrer" }, a.url) : "–"),
+    h("dt", null, t("article.fieldVoice")),
+    h("dd", null, `${a.voice} (${a.lang})`),
+    h("dt", null, t("col.labels")),
+    h("dd", null, (a.labels ?? []).join(", ") || "–"),
+    h("dt", null, t("col.updated")),
+    h("dd", null, fmtDate(a.updated ?? a.added)),
+  );
+  const actions = h("div", { class: "actions" }, h("a", { class: "button", href: `#/stats?article=${encodeURIComponent(a.id)}` }, t("article.stats")));
+  const editOut = h("div");
+  if (canWrite() && a.status !== "deleted") {
+    actions.append(
+      h(
+        "button",
+        {
+          type: "button",
+          id: "regenerate",
+          onclick: async () => {
+            try {
+              await call("PUT", `/api/articles/${encodeURIComponent(a.id)}`, { body: { title: a.title, text: a.text } });
+              go(`#/article/${encodeURIComponent(a.id)}?t=${Date.now()}`);
+            } catch (e) {
+              clear(editOut, notice(e));
+            }
+          },
+        },
+        t("article.regenerate"),
+      ),
+      h(
+        "button",
+        {
+          type: "button",
+          class: "danger",
+          id: "delete",
+          onclick: async () => {
+            if (!(await confirmDialog(t("article.deleteConfirm", { title: a.title }), t("article.delete")))) return;
+            try {
+              await call("DELETE", `/api/articles/${encodeURIComponent(a.id)}`);
+              go("#/articles");
+            } catch (e) {
+              clear(editOut, notice(e));
+            }
+          },
+        },
+        t("article.delete"),
+      ),
+    );
+  } else if (!canWrite()) actions.append(readOnlyNote());
+  const edit =
+    canWrite() && a.status !== "deleted"
+      ? h(
+          "details",
+          { class: "edit" },
+          h("summary", null, t("article.edit")),
+          articleForm(a, t("article.save"), async (b, out) => {
+            await call("PUT", `/api/articles/${encodeURIComponent(a.id)}`, { body: b });
+            clear(out, notice(t("article.saved"), "ok"));
+            go(`#/article/${encodeURIComponent(a.id)}?t=${Date.now()}`);
+          }),
+        )
+      : null;
+  clear(body, heading(a.title), statusLine, actions, editOut, audio, errors, facts, segments, edit);
+
+  // Polls while the audio is being made: 1 s, then slower, never more than one call in flight.
+  let delay = 1000;
+  let status = a.status;
+  while (!SETTLED.has(status) && stillCurrent(gen)) {
+    await new Promise((r) => setTimeout(r, delay));
+    if (!stillCurrent(gen)) return;
+    if (document.hidden) continue;
+    delay = Math.min(10_000, Math.round(delay * 1.3));
+    try {
+      const x = (await call<{ article: Article }>("GET", `/api/articles/${encodeURIComponent(a.id)}`)).article;
+      if (!stillCurrent(gen)) return;
+      if (x.status !== status) {
+        status = x.status;
+        setStatus(status);
+        clear(audio, audioBlock(x));
+        drawErrors(x);
+      }
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 429) delay = Math.max(delay, (e.retryAfter ?? 1) * 1000);
+      else if (stillCurrent(gen)) clear(editOut, notice(errorText(e)));
+    }
+  }
+}

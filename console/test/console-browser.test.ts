@@ -1,0 +1,520 @@
+// The publisher console in a real browser (Debian's Chromium driven by
+// playwright-core) against the embedded default: sign-in, an article from
+// creation to ready and played, a pronunciation rule heard, a player's play in
+// the statistics, the snippet copied, a read token without write controls,
+// axe on every page, screenshots, bundle sizes and paint times.
+import { expect } from "chai";
+import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { api, waitFor } from "../../test/support/http.js";
+import { CHROMIUM, requireChromium } from "../../test/support/chromium.js";
+import { consoleFiles } from "../serve.js";
+
+const FULL = "console-full-0123456789";
+const READ = "console-read-0123456789";
+const ARTIFACTS = path.resolve("test-artifacts/console");
+const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+const AXE = path.resolve("node_modules/axe-core/axe.min.js");
+
+/** Pages of the console, each with how to tell it has finished drawing. */
+const PAGES: Array<{ name: string; hash: string; ready: string }> = [
+  { name: "articles", hash: "#/articles", ready: "table.articles" },
+  { name: "article", hash: "", ready: "#status-line" },
+  { name: "new", hash: "#/new", ready: "h1" },
+  { name: "pronunciations", hash: "#/pronunciations", ready: "table.rules" },
+  { name: "stats", hash: "#/stats", ready: ".kpis" },
+  { name: "player", hash: "#/player", ready: "#snippet" },
+  { name: "import", hash: "#/import", ready: "h1" },
+];
+
+describe("publisher console in a real browser (Chromium)", function () {
+  this.timeout(300_000);
+  let dataDir: string;
+  let sys: Embedded;
+  let browser: Browser;
+  let A: ReturnType<typeof api>;
+  let readyId = "";
+  const cspErrors: string[] = [];
+  const summary: string[] = [];
+
+  /** A context like a publisher's browser; the page reports CSP refusals and script errors. */
+  async function newPage(opts: { token?: string; scope?: "full" | "read"; lang?: string; bypassCSP?: boolean; width?: number; dark?: boolean } = {}): Promise<{ ctx: BrowserContext; page: Page }> {
+    const ctx = await browser.newContext({
+      viewport: { width: opts.width ?? 1280, height: 900 },
+      bypassCSP: opts.bypassCSP ?? false,
+      colorScheme: opts.dark ? "dark" : "light",
+      locale: opts.lang === "de" ? "de-DE" : "en-US",
+    });
+    // As if signed in already (the token in this tab's sessionStorage); not on about:blank.
+    if (opts.token) await ctx.addInitScript(`if (location.protocol.startsWith("http")) { sessionStorage.setItem("console.token", ${JSON.stringify(opts.token)}); sessionStorage.setItem("console.token.scope", ${JSON.stringify(opts.scope ?? "full")}); }`);
+    const page = await ctx.newPage();
+    page.on("console", (m) => {
+      if (/Content.Security.Policy|Refused to/i.test(m.text())) cspErrors.push(m.text());
+    });
+    page.on("pageerror", (e) => cspErrors.push(`page error: ${String(e)}`));
+    return { ctx, page };
+  }
+
+  async function signIn(page: Page, token: string): Promise<void> {
+    await page.goto(`${sys.url}/console/`);
+    await page.locator("#token").fill(token);
+    await page.keyboard.press("Enter");
+    await page.locator("table.articles, .empty").first().waitFor({ timeout: 20_000 });
+  }
+
+  before(async function () {
+    requireChromium(this);
+    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-console-"));
+    sys = await startEmbedded(
+      {
+        PORT: "0",
+        HOST: "127.0.0.1",
+        DATA_DIR: dataDir,
+        SEED_TOKENS: JSON.stringify([
+          { token: FULL, project: "console", scope: "full" },
+          { token: READ, project: "console", scope: "read" },
+        ]),
+        AUDIO_ENGINE: process.env.AUDIO_ENGINE,
+      },
+      sink(),
+    );
+    A = api(sys.url, FULL);
+    // 1,000 articles, stored waiting on demand (no audio made), for the list's paint time.
+    const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ title: `Archive story ${i + 1}`, text: `Archived text number ${i + 1}.`, externalId: `arch-${i + 1}`, labels: [i % 2 ? "odd" : "even"] })).join("\n");
+    const imported = await fetch(`${sys.url}/api/articles/import?audio=onDemand`, { method: "POST", headers: { authorization: `Bearer ${FULL}`, "content-type": "application/x-ndjson" }, body: lines });
+    expect((await imported.text()).trim().split("\n").pop()).to.equal('{"result":"ok","imported":1000,"failed":0}');
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] });
+    await mkdir(ARTIFACTS, { recursive: true });
+  });
+
+  after(async () => {
+    if (summary.length) console.log(`      console summary:\n${summary.map((l) => `        ${l}`).join("\n")}`);
+    await browser?.close();
+    await sys?.close();
+    if (dataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+
+  afterEach(() => {
+    const errs = cspErrors.splice(0);
+    expect(errs, "no CSP refusals or script errors in the console").to.deep.equal([]);
+  });
+
+  it("is served at /console with a strict CSP, cached hashed assets and nothing from other origins", async () => {
+    const index = await fetch(`${sys.url}/console/`);
+    expect(index.status).to.equal(200);
+    const csp = index.headers.get("content-security-policy") ?? "";
+    expect(csp).to.include("script-src 'self'").and.include("style-src 'self'").and.include("frame-ancestors 'none'").and.include("default-src 'none'");
+    expect(csp).not.to.include("unsafe-inline");
+    expect(csp).not.to.include("unsafe-eval");
+    expect(index.headers.get("cache-control")).to.equal("no-cache");
+    const html = await index.text();
+    expect(html).not.to.match(/<script(?![^>]*\bsrc=)[^>]*>/, "no inline script");
+    expect(html).not.to.match(/\sstyle=/, "no style attributes");
+    const assets = [...html.matchAll(/(?:href|src)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]);
+    expect(assets.length).to.be.greaterThan(1);
+    for (const a of assets) {
+      const r = await fetch(sys.url + a, { headers: { "accept-encoding": "gzip" } });
+      expect(r.status, a).to.equal(200);
+      expect(r.headers.get("cache-control")).to.equal("public, max-age=31536000, immutable");
+      const etag = r.headers.get("etag")!;
+      expect((await fetch(sys.url + a, { headers: { "if-none-match": etag } })).status).to.equal(304);
+      const body = await r.text();
+      expect(body, `${a} loads nothing from the internet`).not.to.match(/https?:\/\/(?!www\.w3\.org)[a-z0-9.-]+\.[a-z]{2,}\//i);
+    }
+    expect((await fetch(`${sys.url}/console`, { redirect: "manual" })).headers.get("location")).to.equal("/console/");
+    expect((await fetch(`${sys.url}/console/assets/nope.js`)).status).to.equal(404);
+
+    const { manifest } = await consoleFiles();
+    const kb = (n: number) => `${(n / 1024).toFixed(1)} KB`;
+    summary.push(`bundle (gzip): first page JS ${kb(manifest.firstPageJsGzip)}, all JS ${kb(manifest.totalJsGzip)}`);
+    for (const [name, s] of Object.entries(manifest.files)) summary.push(`  ${name}: ${kb(s.bytes)} (gzip ${kb(s.gzip)})`);
+    expect(manifest.firstPageJsGzip).to.be.below(60 * 1024);
+    expect(manifest.totalJsGzip).to.be.below(120 * 1024);
+  });
+
+  it("signs in with a full token, creates an article that goes waiting → processing → ready without a reload, and plays it", async () => {
+    const { ctx, page } = await newPage();
+    await page.goto(`${sys.url}/console/`);
+    // A wrong token stays on sign-in with the API's message.
+    await page.locator("#token").fill("not-a-token-0123456789");
+    await page.locator("form.signin button[type=submit]").click();
+    await page.locator(".signin-status .notice.error").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("console.token"))).to.equal(null);
+    await signIn(page, FULL);
+    expect(page.url()).not.to.include(FULL);
+    expect(await page.evaluate(() => document.cookie)).to.equal("");
+    expect(await page.locator(".scope").textContent()).to.equal("Full token");
+
+    await page.locator("#new-article").click();
+    await page.locator("#a-title").fill("Library opens");
+    await page.locator("#a-text").fill("The town's new library opened its doors on Monday. Readers of every age came to see the long tables and quiet rooms.");
+    // The API's own 400 message is shown for a bad field.
+    await page.locator("#a-url").fill("not a url");
+    await page.locator("form.article-form button[type=submit]").click();
+    await page.locator(".form-status .notice.error").waitFor();
+    expect(await page.locator(".form-status .notice.error").textContent()).to.match(/^url: /);
+    await page.locator("#a-url").fill("https://news.example/library");
+    await page.locator("#a-labels").fill("local, culture");
+    await page.locator("form.article-form button[type=submit]").click();
+    await page.waitForURL(/#\/article\//);
+    readyId = decodeURIComponent(/#\/article\/([^?]+)/.exec(page.url())![1]);
+    await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+    // The status line follows the article (polling) until it is ready; statuses seen on the way are recorded.
+    const seen = new Set<string>();
+    await waitFor(
+      "ready in the page",
+      async () => {
+        const cls = await page.locator("#status-line .badge").getAttribute("class");
+        const s = cls?.replace(/^badge s-/, "") ?? "";
+        seen.add(s);
+        return s === "ready" ? true : undefined;
+      },
+      120_000,
+      50,
+    );
+    summary.push(`statuses seen without a reload: ${[...seen].join(" → ")}`);
+    expect([...seen].at(-1)).to.equal("ready");
+    expect([...seen][0], "the page showed the article before it was ready").not.to.equal("ready");
+    expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker), "no reload").to.equal(1);
+    const audio = page.locator("#audio-full");
+    await audio.waitFor();
+    await audio.evaluate((a: HTMLAudioElement) => a.play());
+    await waitFor("playing", async () => ((await audio.evaluate((a: HTMLAudioElement) => a.currentTime)) > 0.3 ? true : undefined), 20_000, 100);
+    await audio.evaluate((a: HTMLAudioElement) => a.pause());
+    expect(await page.locator("#audio-preview").evaluate((a: HTMLAudioElement) => a.src)).to.match(/preview\.mp3$/);
+    await ctx.close();
+  });
+
+  it("looks an article up by id, external id and URL", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    for (const q of [readyId, "arch-7", "https://news.example/library"]) {
+      await page.goto(`${sys.url}/console/#/articles`);
+      await page.locator("#lookup").fill(q);
+      await page.locator("#lookup").press("Enter");
+      await page.waitForURL(/#\/article\//);
+      await page.locator("#status-line").waitFor();
+      const title = await page.locator("h1").textContent();
+      expect(title).to.equal(q === "arch-7" ? "Archive story 7" : "Library opens");
+    }
+    await ctx.close();
+  });
+
+  it("adds a pronunciation rule, shows the API's 400 beside the offending rule, and plays the rule's sample (an MP3 from the platform)", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/pronunciations`);
+    await page.locator("table.rules").waitFor();
+    await page.locator("#add-rule").click();
+    const row = page.locator("tr.rule").last();
+    await row.locator(".r-match").fill("Nguyen");
+    await row.locator(".r-say").fill("Win");
+    // A second rule that is refused: say and spell together.
+    await page.locator("#add-rule").click();
+    const bad = page.locator("tr.rule").last();
+    await bad.locator(".r-match").fill("BASF");
+    await bad.locator(".r-say").fill("Bee");
+    await bad.locator(".r-spell").check();
+    await page.locator("#save-rules").click();
+    await bad.locator(".row-error").waitFor({ state: "visible" });
+    expect(await bad.locator(".row-error").textContent()).to.match(/^pronunciations\[1\]\.spell: /);
+    await bad.locator(".remove").click();
+    await page.locator("#save-rules").click();
+    await page.locator(".notice.ok").waitFor();
+    expect((await A("GET", "/api/pronunciations")).body.pronunciations).to.deep.equal([{ match: "Nguyen", say: "Win" }]);
+
+    const answer = page.waitForResponse((r) => r.url().endsWith("/api/pronunciations/preview"));
+    await page.locator("#sample-text").fill("Our reporter Nguyen was there.");
+    await row.locator(".listen").click();
+    const res = await answer;
+    expect(res.status()).to.equal(200);
+    expect(res.headers()["content-type"]).to.equal("audio/mpeg");
+    const sample = page.locator("#sample-audio");
+    await page.locator(".notice.ok", { hasText: "Nguyen" }).waitFor();
+    expect(await sample.getAttribute("data-type")).to.equal("audio/mpeg");
+    expect(Number(await sample.getAttribute("data-bytes"))).to.be.greaterThan(1000);
+    // The same request from outside the browser: an MP3 (an ID3 tag or an MPEG frame sync at the start).
+    const direct = await fetch(`${sys.url}/api/pronunciations/preview`, { method: "POST", headers: { authorization: `Bearer ${FULL}`, "content-type": "application/json" }, body: JSON.stringify({ rule: { match: "Nguyen", say: "Win" } }) });
+    const mp3 = Buffer.from(await direct.arrayBuffer());
+    expect(mp3.subarray(0, 3).toString("latin1") === "ID3" || (mp3[0] === 0xff && (mp3[1] & 0xe0) === 0xe0)).to.equal(true);
+    await waitFor("sample playing", async () => ((await sample.evaluate((a: HTMLAudioElement) => a.currentTime)) > 0.2 ? true : undefined), 20_000, 100);
+    await ctx.close();
+  });
+
+  it("shows a play recorded by the embedded player in the statistics' table view", async () => {
+    const player = (await A("GET", "/api/player")).body;
+    // The real player, on its embed page, played by a listener.
+    const { ctx: lctx, page: listener } = await newPage();
+    await listener.goto(`${sys.url}/player/v1/embed/${player.publicKey}/${readyId}`);
+    await listener.locator("article-audio-player button.play").click();
+    await waitFor("listener playing", async () => ((await listener.evaluate(`document.querySelector("article-audio-player").shadowRoot.querySelector("audio").currentTime`)) as number) > 1 ? true : undefined, 20_000, 100);
+    await listener.goto("about:blank"); // pagehide: the player sends its beacon
+    await lctx.close();
+    await waitFor("play counted", async () => ((await A("GET", "/api/stats")).body.total.plays >= 1 ? true : undefined), 30_000, 250);
+
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/stats`);
+    await page.locator(".kpis").waitFor();
+    expect(await page.locator("#kpi-plays").textContent()).to.equal("1");
+    const details = page.locator("details.table-view").first();
+    await details.locator("summary").click();
+    const plays = await details.locator('td[data-key="plays"]').allTextContents();
+    expect(plays.map(Number).reduce((a, b) => a + b, 0)).to.equal(1);
+    expect(await page.locator(".chart canvas").count()).to.be.greaterThan(1);
+    expect(await page.locator("table.top a").first().textContent()).to.equal(readyId);
+    // Per article, from the article page's link.
+    await page.goto(`${sys.url}/console/#/stats?article=${encodeURIComponent(readyId)}`);
+    await page.locator("#kpi-plays").waitFor();
+    expect(await page.locator("#kpi-plays").textContent()).to.equal("1");
+    await ctx.close();
+  });
+
+  it("copies the player snippet with one click", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await ctx.grantPermissions(["clipboard-read", "clipboard-write"], { origin: sys.url });
+    await page.goto(`${sys.url}/console/#/player`);
+    await page.locator("#copy-snippet").click();
+    await page.locator(".copied").filter({ hasText: "Copied." }).waitFor();
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    expect(copied).to.equal((await A("GET", "/api/player")).body.snippet);
+    expect(copied).to.include("<article-audio-player");
+    await ctx.close();
+  });
+
+  it("saves the feed settings (the feed check's warnings follow) and rotates the key after a confirmation", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/player`);
+    await page.locator("#snippet").waitFor();
+    expect(await page.locator(".warnings code").allTextContents()).to.include("feed.ownerEmail");
+    await page.locator("#feed-title").fill("Console news, read aloud");
+    await page.locator("#feed-owner").fill("podcasts@news.example");
+    await page.locator("#feed-category").fill("News/Daily News");
+    await page.locator("#save-player").click();
+    await page.locator(".form-status .notice.ok").waitFor();
+    expect(await page.locator(".warnings code").allTextContents()).not.to.include("feed.ownerEmail");
+    const settings = (await A("GET", "/api/player")).body.settings.feed;
+    expect(settings).to.include({ title: "Console news, read aloud", ownerEmail: "podcasts@news.example", category: "News/Daily News" });
+    // A bad value gets the API's message.
+    await page.locator("#feed-owner").fill("not an e-mail");
+    await page.locator("#save-player").click();
+    await page.locator(".form-status .notice.error").waitFor();
+    expect(await page.locator(".form-status .notice.error").textContent()).to.match(/ownerEmail/);
+    const before = await page.locator("#public-key").textContent();
+    await page.locator("#rotate-key").click();
+    await page.locator("dialog[open] [data-cancel]").click();
+    expect(await page.locator("#public-key").textContent()).to.equal(before);
+    await page.locator("#rotate-key").click();
+    await page.locator("dialog[open] [data-confirm]").click();
+    await page.locator(".form-status .notice.ok").waitFor();
+    const after = await page.locator("#public-key").textContent();
+    expect(after).to.match(/^pk_/).and.not.equal(before);
+    expect((await A("GET", "/api/player")).body.publicKey).to.equal(after);
+    await ctx.close();
+  });
+
+  it("imports an NDJSON file with a progress bar and a per-line error report", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/import`);
+    const file = [JSON.stringify({ title: "Imported one", text: "Text one." }), "", JSON.stringify({ title: "" , text: "x" }), "{not json", JSON.stringify({ title: "Imported two", text: "Text two.", externalId: "arch-1" })].join("\n");
+    await page.locator("#import-file").setInputFiles({ name: "batch.ndjson", mimeType: "application/x-ndjson", buffer: Buffer.from(file) });
+    await page.locator("#import-audio").selectOption("onDemand");
+    await page.locator("#import-start").click();
+    await page.locator("#import-download").waitFor();
+    expect(await page.locator("#import-status").textContent()).to.equal("Done: 1 imported, 3 failed.");
+    expect(await page.locator("#import-progress").evaluate((p: HTMLProgressElement) => [p.value, p.max])).to.deep.equal([4, 4]);
+    const lines = await page.locator("#import-report tbody tr td:first-child").allTextContents();
+    expect(lines).to.deep.equal(["3", "4", "5"]);
+    const download = page.waitForEvent("download");
+    await page.locator("#import-download").click();
+    const report = await readFile(await (await download).path(), "utf8");
+    expect(report.trim().split("\n").map((l) => JSON.parse(l).line)).to.deep.equal([3, 4, 5]);
+    await ctx.close();
+  });
+
+  it("works with the keyboard alone: lookup, a status's meaning on focus, edit and save, delete after a confirmation that Escape cancels", async () => {
+    const { ctx, page } = await newPage();
+    const focused = () => page.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      return el ? `${el.tagName.toLowerCase()}#${el.id}.${el.className}` : "";
+    });
+    /** Tab (or Shift+Tab) until the focused element matches, as a keyboard user would. */
+    const tabTo = async (pattern: RegExp, back = false) => {
+      for (let i = 0; i < 60; i++) {
+        if (pattern.test(await focused())) return;
+        await page.keyboard.press(back ? "Shift+Tab" : "Tab");
+      }
+      throw new Error(`${pattern} not reached with the keyboard; focus is on ${await focused()}`);
+    };
+    await page.goto(`${sys.url}/console/`);
+    expect(await focused()).to.match(/^input#token/);
+    await page.keyboard.type(FULL);
+    await page.keyboard.press("Enter");
+    await page.locator("table.articles").waitFor();
+    await tabTo(/^input#lookup/);
+    await page.keyboard.type("arch-5");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/#\/article\//);
+    await page.locator("#status-line .badge").waitFor();
+    const id = decodeURIComponent(/#\/article\/([^?]+)/.exec(page.url())![1]);
+    // The badge's meaning shows on keyboard focus.
+    await tabTo(/^span#\.badge/);
+    expect(await page.evaluate(() => getComputedStyle(document.activeElement!.querySelector(".tip")!).display)).to.equal("block");
+    // Edit: open the form, change the title, Enter submits.
+    await tabTo(/^summary/);
+    await page.keyboard.press("Enter");
+    await tabTo(/^input#a-title/);
+    await page.keyboard.press("End");
+    await page.keyboard.type(" (edited)");
+    await page.keyboard.press("Enter");
+    await waitFor("saved", async () => ((await A("GET", `/api/articles/${id}`)).body.article.title === "Archive story 5 (edited)" ? true : undefined), 10_000, 100);
+    await page.locator("h1", { hasText: "Archive story 5 (edited)" }).waitFor();
+    // Delete: Escape cancels the confirmation; confirming deletes.
+    await page.evaluate(() => (document.getElementById("main") as HTMLElement).focus());
+    await tabTo(/^button#delete/);
+    await page.keyboard.press("Enter");
+    await page.locator("dialog[open]").waitFor();
+    expect(await focused()).to.match(/^button#\./);
+    await page.keyboard.press("Escape");
+    await page.locator("dialog").waitFor({ state: "detached" });
+    expect((await A("GET", `/api/articles/${id}`)).body.article.status).not.to.equal("deleted");
+    await tabTo(/^button#delete/, true);
+    await page.keyboard.press("Enter");
+    await page.locator("dialog[open]").waitFor();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/#\/articles$/);
+    expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("deleted");
+    // Language and theme switches.
+    await tabTo(/^select#lang-switch/);
+    await page.locator("#lang-switch").selectOption("de");
+    await page.locator("nav a", { hasText: "Aussprache" }).waitFor();
+    expect(await page.evaluate(() => document.documentElement.lang)).to.equal("de");
+    await page.locator("#theme-switch").selectOption("dark");
+    expect(await page.evaluate(() => [document.documentElement.dataset.theme, getComputedStyle(document.documentElement).backgroundColor])).to.deep.equal(["dark", "rgb(21, 23, 26)"]);
+    await ctx.close();
+  });
+
+  it("with a read token shows no write controls on any page, saying why", async () => {
+    const { ctx, page } = await newPage();
+    await signIn(page, READ);
+    expect(await page.locator(".scope").textContent()).to.equal("Read token");
+    const WRITE_CONTROLS = "#new-article, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #verify-hosts, #rotate-key, #import-start, form.article-form";
+    for (const p of PAGES) {
+      await page.goto(`${sys.url}/console/${p.hash || `#/article/${encodeURIComponent(readyId)}`}`);
+      await page.locator(p.ready).first().waitFor();
+      await page.waitForLoadState("networkidle");
+      expect(await page.locator(WRITE_CONTROLS).count(), `write controls on ${p.name}`).to.equal(0);
+      const enabledInputs = await page.locator("main input:not([disabled]):not(#lookup):not(#filter-label):not([type=date]):not(#sample-text), main textarea:not([disabled])").count();
+      expect(enabledInputs, `editable inputs on ${p.name}`).to.equal(0);
+      if (p.name !== "stats") expect(await page.locator(".readonly-note").count(), `reason on ${p.name}`).to.be.greaterThan(0);
+    }
+    // Signing out forgets the token.
+    await page.locator("#sign-out").click();
+    await page.locator("#token").waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem("console.token"))).to.equal(null);
+    await ctx.close();
+  });
+
+  it("goes back to sign-in with a message on a 401 and says when to retry on a 429", async () => {
+    const { ctx, page } = await newPage({ token: "revoked-token-0123456789" });
+    await page.goto(`${sys.url}/console/#/articles`);
+    await page.locator("#token").waitFor();
+    expect(await page.locator(".signin-status .notice").textContent()).to.match(/signed out.*Invalid API token/i);
+    await ctx.close();
+    const { ctx: c2, page: p2 } = await newPage({ token: FULL });
+    await p2.route("**/api/pronunciations", (r) => r.fulfill({ status: 429, headers: { "retry-after": "7", "content-type": "application/json" }, body: '{"result":"fail","message":"Rate limit exceeded"}' }));
+    await p2.goto(`${sys.url}/console/#/pronunciations`);
+    await p2.locator(".notice.error").waitFor();
+    expect(await p2.locator(".notice.error").textContent()).to.match(/Try again in 7 s/);
+    await c2.close();
+  });
+
+  it("paints the article list of a 1,000-article project within 1 s and stays responsive at 100 per page", async () => {
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/articles?limit=100`); // warm: the build and the HTTP cache
+    await page.locator("table.articles").waitFor();
+    await page.goto("about:blank");
+    const cold = await newPage({ token: FULL });
+    await cold.page.goto(`${sys.url}/console/#/articles?limit=100`);
+    await cold.page.locator("table.articles tbody tr").nth(99).waitFor();
+    const times = await cold.page.evaluate(() => ({
+      fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
+      list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
+    }));
+    summary.push(`article list (1,000 articles, 100 per page): first contentful paint ${times.fcp.toFixed(0)} ms, list drawn ${times.list.toFixed(0)} ms`);
+    expect(times.fcp).to.be.within(0, 1000);
+    // The rows themselves need the list's API answer too; reported above, bounded loosely here.
+    expect(times.list).to.be.within(0, 1500);
+    // Interactions on the 100-row page: the longest event (input to next paint), via the Event Timing API.
+    const p = cold.page;
+    await p.evaluate(() => {
+      const w = window as unknown as { events: string[]; maxEvent: number };
+      w.maxEvent = 0;
+      w.events = [];
+      new PerformanceObserver((l) => {
+        // Interactions as INP counts them (clicks, taps, key presses: an interactionId), not hovers.
+        for (const e of l.getEntries()) {
+          if (!(e as PerformanceEntry & { interactionId?: number }).interactionId) continue;
+          w.maxEvent = Math.max(w.maxEvent, e.duration);
+          w.events.push(`${e.name} ${Math.round(e.duration)}`);
+        }
+      }).observe({ type: "event", buffered: true, durationThreshold: 16 } as PerformanceObserverInit);
+    });
+    for (let i = 0; i < 15; i++) await p.keyboard.press("Tab");
+    await p.locator(".badge").nth(50).hover();
+    await p.locator("#filter-status").selectOption("waiting");
+    await p.locator("table.articles, .empty").first().waitFor();
+    await p.locator("#filter-status").selectOption("");
+    await p.locator("table.articles tbody tr").nth(99).waitFor();
+    await p.locator("button", { hasText: "Next" }).click();
+    await p.waitForURL(/page=1/);
+    await p.locator("table.articles tbody tr").nth(99).waitFor();
+    await p.waitForTimeout(300);
+    const { maxEvent, events } = await p.evaluate(() => window as unknown as { events: string[]; maxEvent: number }).then(() => p.evaluate(() => ({ maxEvent: (window as unknown as { maxEvent: number }).maxEvent, events: (window as unknown as { events: string[] }).events })));
+    summary.push(`longest interaction on the 100-row list (input to next paint, as INP counts them): ${maxEvent.toFixed(0)} ms (events over 16 ms: ${events.join(", ") || "none"})`);
+    expect(maxEvent).to.be.below(100);
+    await cold.ctx.close();
+    await ctx.close();
+  });
+
+  it("has no axe violations on any page at 1280 and 375 px, light and dark, English and German, and writes screenshots", async () => {
+    const axe = await readFile(AXE, "utf8");
+    const results: string[] = [];
+    let pagesChecked = 0;
+    for (const lang of ["en", "de"]) {
+      for (const dark of [false, true]) {
+        for (const width of [1280, 375]) {
+          const { ctx, page } = await newPage({ lang, dark, width, bypassCSP: true });
+          const check = async (name: string) => {
+            await page.waitForLoadState("networkidle");
+            await page.evaluate(axe);
+            const r = (await page.evaluate(`axe.run(document, { resultTypes: ["violations"], rules: { "target-size": { enabled: true } } })`)) as { violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> };
+            for (const v of r.violations) results.push(`${name} ${lang} ${dark ? "dark" : "light"} ${width}px: ${v.id} at ${v.nodes.map((n) => n.target.join(" ")).slice(0, 3).join(", ")}`);
+            pagesChecked++;
+            // Works on a phone: nothing wider than the screen.
+            const scroll = await page.evaluate(() => document.documentElement.scrollWidth);
+            if (scroll > width) results.push(`${name} ${lang} ${dark ? "dark" : "light"} ${width}px: the page is ${scroll} px wide`);
+            await page.screenshot({ path: path.join(ARTIFACTS, `${name}-${lang}-${dark ? "dark" : "light"}-${width}.png`), fullPage: true });
+          };
+          await page.goto(`${sys.url}/console/`);
+          await page.locator("#token").waitFor();
+          await check("signin");
+          await page.locator("#token").fill(FULL);
+          await page.keyboard.press("Enter");
+          await page.locator("table.articles").waitFor();
+          expect(await page.evaluate(() => document.documentElement.lang)).to.equal(lang);
+          for (const p of PAGES) {
+            await page.goto(`${sys.url}/console/${p.hash || `#/article/${encodeURIComponent(readyId)}`}`);
+            await page.locator(p.ready).first().waitFor();
+            await check(p.name);
+          }
+          await ctx.close();
+        }
+      }
+    }
+    summary.push(`axe: ${pagesChecked} page views checked (8 pages × 2 widths × 2 themes × 2 languages), ${results.length} violations`);
+    expect(results).to.deep.equal([]);
+  });
+});
