@@ -276,9 +276,9 @@ function audioBlock(a: Article): HTMLElement {
 }
 
 async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {
-  // Being added by another change: shown when the endpoint answers 200, hidden otherwise.
+  // Only a ready revision rendered with segments has them (404 otherwise): then the block stays empty.
   try {
-    const r = await call<{ segments?: Array<{ kind?: string; type?: string; text?: string; start: number; end: number }> }>("GET", `/api/articles/${encodeURIComponent(id)}/segments`);
+    const r = await call<{ segments?: Array<{ kind: "title" | "paragraph"; text: string; start: number; end: number }> }>("GET", `/api/articles/${encodeURIComponent(id)}/segments`);
     const segs = r.segments ?? [];
     if (!segs.length) return;
     into.append(
@@ -290,7 +290,7 @@ async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {
         h(
           "ol",
           { class: "segments" },
-          ...segs.slice(0, 500).map((s) => h("li", null, h("span", { class: "mono" }, `${fmtDuration(s.start)}–${fmtDuration(s.end)}`), " ", s.text ?? s.kind ?? s.type ?? "")),
+          ...segs.slice(0, 500).map((s) => h("li", null, h("span", { class: "mono" }, `${fmtDuration(s.start)}–${fmtDuration(s.end)}`), " ", s.text)),
         ),
       ),
     );
