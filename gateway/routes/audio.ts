@@ -93,7 +93,17 @@ export function audioRoutes(router: Router, blobs: BlobStore): void {
       ctx.length = info.size;
     }
     if (ctx.method === "HEAD") return;
-    const stream = await blobs.read(key, range ?? undefined);
+    let stream;
+    try {
+      stream = await blobs.read(key, range ?? undefined);
+    } catch (e) {
+      // Taken down between the stat and the read (a delete or a superseded revision's removal under way).
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+        for (const h of ["ETag", "Last-Modified", "Cache-Control", "Accept-Ranges", "Content-Range"]) ctx.remove(h);
+        throw new HttpError(404, "Audio file not found");
+      }
+      throw e;
+    }
     const length = ctx.length;
     ctx.body = stream;
     ctx.length = length; // assigning a stream clears the length koa knew

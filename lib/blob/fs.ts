@@ -3,8 +3,7 @@
 // never has to read the file. Keys cannot start with ".", so neither .meta nor
 // .tmp can collide with one.
 import { randomBytes } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
@@ -88,7 +87,16 @@ export function createFsBlobStore(dir: string): BlobStore {
       const info = await statKey(key);
       if (!info) throw notFound(key);
       const r = checkRange(range, info.size);
-      return createReadStream(dataPath(key), r ? { start: r.start, end: r.end } : {});
+      // Opened before the stream is handed out: a file removed meanwhile (a takedown under way)
+      // is "not found" here, not an error in the middle of an answer.
+      let handle;
+      try {
+        handle = await open(dataPath(key), "r");
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") throw notFound(key);
+        throw e;
+      }
+      return handle.createReadStream(r ? { start: r.start, end: r.end } : {});
     },
 
     async deletePrefix(prefix) {

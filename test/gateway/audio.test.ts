@@ -31,6 +31,25 @@ describe("gateway: audio files", function () {
     await h.close();
   });
 
+  it("answers 404, not 500, for a file taken down between its stat and its read, and lets no cache keep the answer", async () => {
+    const gone = "art-2/1/transcript.vtt";
+    await h.blobs.put(gone, Buffer.from("WEBVTT\n"), "text/vtt");
+    // A takedown under way: the store still knew the file when asked, and it is gone when read.
+    const read = h.blobs.read.bind(h.blobs);
+    h.blobs.read = async (k, range) => {
+      if (k === gone) throw Object.assign(new Error(`blob not found: ${k}`), { code: "ENOENT" });
+      return read(k, range);
+    };
+    try {
+      const res = await fetch(h.url(`/audio/${gone}`));
+      expect(res.status).to.equal(404);
+      expect(res.headers.get("etag")).to.equal(null);
+      expect(res.headers.get("cache-control") ?? "").to.not.include("immutable");
+    } finally {
+      h.blobs.read = read;
+    }
+  });
+
   it("serves the whole file with type, length, validators and cache headers, no token needed", async () => {
     const res = await fetch(h.url(`/audio/${key}`));
     expect(res.status).to.equal(200);
