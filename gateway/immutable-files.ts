@@ -21,14 +21,13 @@ export function createImmutableFiles(blobs: BlobStore, maxBytes = DEFAULT_FILE_C
   let held = 0;
 
   async function load(key: string): Promise<Buffer | null> {
-    if (!(await blobs.stat(key))) return null;
     try {
       const parts: Buffer[] = [];
       for await (const chunk of await blobs.read(key)) parts.push(chunk as Buffer);
       return Buffer.concat(parts);
     } catch (e) {
-      // Taken down between the two calls (a delete's clean-up): not there, rather than a failure.
-      if (!(await blobs.stat(key))) return null;
+      // Never written, or taken down meanwhile (a delete's clean-up): both stores say ENOENT.
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return null;
       throw e;
     }
   }

@@ -82,6 +82,17 @@ export function audioRoutes(router: Router, blobs: BlobStore): void {
       throw new HttpError(416, `Range not satisfiable: the file has ${info.size} bytes`, { "Content-Range": `bytes */${info.size}` });
     }
 
+    // Opened before any header is set: a file taken down since the stat (a delete or a superseded
+    // revision's removal under way) is a plain 404, with no validators or cache headers left on it.
+    let stream;
+    if (ctx.method !== "HEAD") {
+      try {
+        stream = await blobs.read(key, range ?? undefined);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === "ENOENT") throw new HttpError(404, "Audio file not found");
+        throw e;
+      }
+    }
     setValidators(ctx, info, etag);
     ctx.type = info.contentType || "audio/mpeg";
     if (range) {
@@ -92,18 +103,7 @@ export function audioRoutes(router: Router, blobs: BlobStore): void {
       ctx.status = 200;
       ctx.length = info.size;
     }
-    if (ctx.method === "HEAD") return;
-    let stream;
-    try {
-      stream = await blobs.read(key, range ?? undefined);
-    } catch (e) {
-      // Taken down between the stat and the read (a delete or a superseded revision's removal under way).
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-        for (const h of ["ETag", "Last-Modified", "Cache-Control", "Accept-Ranges", "Content-Range"]) ctx.remove(h);
-        throw new HttpError(404, "Audio file not found");
-      }
-      throw e;
-    }
+    if (!stream) return;
     const length = ctx.length;
     ctx.body = stream;
     ctx.length = length; // assigning a stream clears the length koa knew

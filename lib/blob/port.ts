@@ -14,7 +14,7 @@ export interface BlobStore {
   /** Writes atomically: readers never see a partial file. */
   put(key: string, data: Buffer, contentType: string): Promise<BlobInfo>;
   stat(key: string): Promise<BlobInfo | null>;
-  /** Inclusive byte range, as in HTTP. */
+  /** Inclusive byte range, as in HTTP. No such file (never written, or removed meanwhile): rejects with an error whose `code` is "ENOENT". */
   read(key: string, range?: { start: number; end: number }): Promise<Readable>;
   deletePrefix(prefix: string): Promise<void>;
   /**

@@ -64,6 +64,17 @@ export function blobContract(name: string, factory: BlobFactory): void {
       );
     });
 
+    it("reading a file that is not there (never written, or removed) rejects with ENOENT", async () => {
+      await store.put("gone/1/transcript.vtt", Buffer.from("WEBVTT\n"), "text/vtt");
+      await store.deletePrefix("gone/1/");
+      for (const key of ["gone/1/transcript.vtt", "never/1/full.mp3"]) {
+        await store.read(key).then(
+          () => expect.fail(`${key} was read`),
+          (e: NodeJS.ErrnoException) => expect(e.code, key).to.equal("ENOENT"),
+        );
+      }
+    });
+
     it("gives the same etag to the same content and a different one to other content", async () => {
       const a = await store.put("x/1.mp3", Buffer.from("same"), "audio/mpeg");
       const b = await store.put("y/1.mp3", Buffer.from("same"), "audio/mpeg");

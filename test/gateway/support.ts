@@ -196,7 +196,8 @@ export class MemoryBlobs implements BlobStore {
   }
   async read(key: string, range?: { start: number; end: number }): Promise<Readable> {
     const f = this.files.get(key);
-    if (!f) throw new Error(`no such blob ${key}`);
+    // As both real stores say it (lib/blob/port.ts).
+    if (!f) throw Object.assign(new Error(`no such blob ${key}`), { code: "ENOENT" });
     this.reads.push({ key, range });
     const slice = range ? f.data.subarray(range.start, range.end + 1) : f.data;
     // Several chunks, as a real store would stream them.
