@@ -518,7 +518,32 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string): Docum
     return { matched: rows.length, modified, docs };
   }
 
+  /**
+   * A read by primary key whose other conditions are equalities on indexed (single-valued)
+   * fields: the row is found by its key and the rest is checked on the parsed document, so the
+   * engine never parses the stored JSON for a `json_extract` (a third of a by-id read's time).
+   * Answers undefined for any other filter.
+   */
+  function byKey(filter: Filter): D | null | undefined {
+    const id = filter._id;
+    if (typeof id !== "string") return undefined;
+    for (const key in filter) {
+      if (key === "_id") continue;
+      const v = filter[key];
+      if (!t.scalar.has(key) || key.includes(".") || !(typeof v === "string" || typeof v === "number" || typeof v === "boolean")) return undefined;
+    }
+    const text = s.readStmt(`SELECT doc FROM ${table} WHERE _id = ?`, true).get(id) as string | undefined;
+    if (text === undefined) return null;
+    const doc = docOf({ _id: id, doc: text });
+    for (const key in filter) if (key !== "_id" && doc[key] !== filter[key]) return null;
+    return doc as D;
+  }
+
   function findNow(filter: Filter, o: FindOptions): D[] {
+    if (!o.skip && !o.projection && (o.limit === undefined || o.limit > 0)) {
+      const one = byKey(filter);
+      if (one !== undefined) return one ? [one] : [];
+    }
     let rows: Array<Pick<Row, "_id" | "doc">>;
     if (o.skip) {
       // A deep page: walk the index for the row ids only (covering, no documents read), then fetch the page.
