@@ -54,6 +54,14 @@ const CASES: Array<[Filter, string[]]> = [
   [{ _id: { $gt: "b" } }, ["c", "d", "e"]],
   [{ _id: { $in: ["a", "e", "zz"] } }, ["a", "e"]],
   [{ _id: "c", n: { $exists: true } }, ["c"]],
+  // A key with equalities beside it (SQLite answers these from the key alone when the fields are indexed).
+  [{ _id: "c", s: "10" }, ["c"]],
+  [{ _id: "c", n: "10" }, []],
+  [{ _id: "d", n: "5" }, ["d"]],
+  [{ _id: "b", flag: false }, ["b"]],
+  [{ _id: "a", flag: false }, []],
+  [{ _id: "d", s: "x" }, []],
+  [{ _id: "zz", s: "x" }, []],
 ];
 
 function filterSuite(name: string, open: () => Promise<{ col: DocumentCollection<Doc>; dispose(): Promise<void> }>) {
