@@ -23,7 +23,7 @@ import { onShutdown, SHUTDOWN_VARS, startedByNpm } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
 import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
-import { openArticleStore } from "../services/articles/store/open.js";
+import { ARTICLES_UPGRADE, openArticleStore } from "../services/articles/store/open.js";
 import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
 import { startAudioService } from "../services/audio/app.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
@@ -123,7 +123,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
   const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
   if (!cfg.MONGODB_URL) await mkdir(cfg.DATA_DIR, { recursive: true });
   // A DATA_DIR of the NeDB release is carried over before any store opens it.
-  if (!cfg.MONGODB_URL) await upgradeFromNedb(cfg.DATA_DIR, [NEDB_RELEASE.auth, NEDB_RELEASE.articles], { log });
+  if (!cfg.MONGODB_URL) await upgradeFromNedb(cfg.DATA_DIR, [NEDB_RELEASE.auth, ARTICLES_UPGRADE], { log });
 
   const closers: Array<() => Promise<void>> = [];
   const closeAll = async () => {

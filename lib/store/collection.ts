@@ -15,6 +15,11 @@ export interface FindOptions {
   /** Inclusion projection, e.g. {_id: 1, status: 1}. */
   projection?: Record<string, 1>;
   /**
+   * Top-level fields the caller does not read (without a projection): they are left out of the
+   * answer, so a list page does not carry (or, embedded, inflate) every article's text.
+   */
+  omit?: string[];
+  /**
    * The index (its IndexSpec name) the query walks, for a query two indexes could serve where
    * only the data says which is cheap. SQLite keeps no statistics and guesses: it read the
    * reconciler's due articles through the status index, a million parked ones every pass.

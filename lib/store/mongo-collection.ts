@@ -121,7 +121,8 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
     },
     findOne: (filter) => read(async () => tallies.strip(await col.findOne(own(filter))) as D | null),
     find(filter, o: FindOptions = {}) {
-      let cursor = col.find(own(filter), o.projection ? { projection: o.projection } : {});
+      const projection = o.projection ?? (o.omit?.length ? Object.fromEntries(o.omit.map((f) => [f, 0])) : undefined);
+      let cursor = col.find(own(filter), projection ? { projection } : {});
       if (o.sort) cursor = cursor.sort(o.sort);
       if (o.hint) cursor = cursor.hint(o.hint);
       if (o.skip) cursor = cursor.skip(o.skip);

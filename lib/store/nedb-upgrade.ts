@@ -23,7 +23,7 @@ export const NEDB_ASIDE_DIR = "nedb-before-sqlite";
 
 /** What the upgrade needs of a database: the collection port, by name. */
 export interface UpgradeTarget {
-  collection<D extends { _id: string }>(name: string): DocumentCollection<D>;
+  collection<D extends { _id: string }>(name: string, opts?: { packed?: readonly string[] }): DocumentCollection<D>;
   close(): Promise<void>;
 }
 
@@ -38,6 +38,8 @@ export interface NedbUpgradePlan {
   collections: Record<string, string>;
   /** Collection name → how one of its documents changes shape on the way (absent: copied as it is). */
   reshape?: Record<string, (doc: NedbDocument) => NedbDocument>;
+  /** Collection name → its fields the embedded store keeps deflated, so copies are stored as the service stores them. */
+  packed?: Record<string, readonly string[]>;
 }
 
 /** The NeDB release's files, per service, and the collections of this release that take them over. */
@@ -152,7 +154,7 @@ export async function upgradeFromNedb(dataDir: string, plans: NedbUpgradePlan[],
     // Each collection handle holds the database open until it is closed too.
     const used: Array<DocumentCollection<{ _id: string }>> = [];
     const collection: Collections = <D extends { _id: string }>(name: string) => {
-      const c = target.collection<D>(name);
+      const c = target.collection<D>(name, { packed: plan.packed?.[name] });
       used.push(c as unknown as DocumentCollection<{ _id: string }>);
       return c;
     };

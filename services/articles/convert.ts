@@ -1,7 +1,7 @@
 // Stored article → protobuf message.
 import { ArticleStatus, type Article, type AudioFile, type TextFile, type Transcript } from "../../gen/articles/v1/articles_pb.js";
 import { audioKeys } from "../../lib/revision-files.js";
-import type { ArticleStatus as StoreStatus, StoredArticle, StoredAudio } from "./store/port.js";
+import type { ArticleStatus as StoreStatus, ListedArticle, StoredArticle, StoredAudio } from "./store/port.js";
 
 export function statusToProto(s: StoreStatus): ArticleStatus {
   return ArticleStatus[s.toUpperCase() as keyof typeof ArticleStatus] ?? ArticleStatus.UNSPECIFIED;
@@ -58,7 +58,7 @@ export function transcriptFiles(a: Pick<StoredArticle, "id" | "revision" | "tran
  * Stored documents may hold null where a field is unset; create() skipped
  * those, so `?? undefined` does here.
  */
-export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article {
+export function toProtoArticle(a: StoredArticle | ListedArticle, audioBaseUrl: string): Article {
   // The public contract shows audio only when ready and errors only when errored.
   const ready = a.status === "ready";
   const errored = a.status === "errored";
@@ -68,7 +68,8 @@ export function toProtoArticle(a: StoredArticle, audioBaseUrl: string): Article 
     projectId: a.projectId,
     externalId: a.externalId ?? undefined,
     title: a.title,
-    text: a.text,
+    // A list page's articles come without their text (ListedArticle).
+    text: "text" in a ? a.text : "",
     prompt: a.prompt ?? undefined,
     added: BigInt(a.added),
     updated: a.updated === null ? undefined : BigInt(a.updated),

@@ -13,8 +13,8 @@ import { privateAllowList, startArticlesService } from "./app.js";
 import { AUDIO_FILES_VARS } from "./audio-files.js";
 import { openStatsStore } from "./stats/open.js";
 import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
-import { openArticleStore } from "./store/open.js";
-import { NEDB_RELEASE, upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
+import { ARTICLES_UPGRADE, openArticleStore } from "./store/open.js";
+import { upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
 
 const schema = {
   RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the RPC listener" },
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     throw new ConfigError("Invalid configuration: INTERNAL_TOKEN is required: at least 16 characters without spaces, the same for every service");
   }
 
-  if (!config.MONGODB_URL) await upgradeFromNedb(config.DATA_DIR, [NEDB_RELEASE.articles], { log });
+  if (!config.MONGODB_URL) await upgradeFromNedb(config.DATA_DIR, [ARTICLES_UPGRADE], { log });
   const store = await openArticleStore(config);
   log.info({ store: config.MONGODB_URL ? "mongodb" : "sqlite" }, "article store open");
 

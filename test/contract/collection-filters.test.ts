@@ -91,6 +91,10 @@ function filterSuite(name: string, open: () => Promise<{ col: DocumentCollection
       expect(await ids({}, { sort: { s: -1, _id: 1 } })).to.deep.equal(["b", "a", "c", "d", "e"]);
       expect(await ids({}, { sort: { n: -1 }, skip: 1, limit: 2 })).to.deep.equal(["c", "e"]);
       expect(await col.find({ _id: "a" }, { projection: { s: 1, "sub.k": 1 } })).to.deep.equal([{ _id: "a", s: "x", sub: { k: "v" } }]);
+      expect(await col.find({ _id: { $in: ["a", "b"] } }, { sort: { _id: 1 }, omit: ["tags", "sub"] })).to.deep.equal([
+        { _id: "a", s: "x", n: 1, nul: null, flag: true },
+        { _id: "b", s: "y", n: 2, flag: false },
+      ]);
     });
 
     it("updates as MongoDB does: dotted $set creates, $unset, $inc and $push on missing fields, upsert from the key", async () => {

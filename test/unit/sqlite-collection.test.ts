@@ -10,6 +10,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import { createRequire } from "node:module";
+import { sqlitePackageFor } from "../../lib/store/sqlite-binding.js";
 import { fileURLToPath } from "node:url";
 import { DuplicateKeyError, type DocumentCollection } from "../../lib/store/collection.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../lib/store/sqlite-collection.js";
@@ -21,6 +23,7 @@ import { openAuthStoreOn } from "../../services/auth/store/store.js";
 type Doc = { _id: string; n: number; key?: string; status?: string; projectId?: string; added?: number; when?: Date; tags?: string[] };
 
 const run = promisify(execFile);
+const sqlitePackage = () => createRequire(import.meta.url).resolve(sqlitePackageFor());
 const driver = fileURLToPath(new URL("../../lib/store/sqlite-collection.ts", import.meta.url));
 
 async function refusal(p: Promise<unknown>): Promise<Error> {
@@ -223,6 +226,40 @@ describe("SQLite collection", function () {
     await col.ensureIndex({ name: "listing", keys: { projectId: 1, status: 1, added: -1 } });
     expect(db.plan("things", { projectId: "p", status: "ready" }, { sort: { added: -1 } }).join()).to.match(/USING INDEX c_things__listing \(<expr>=\? AND <expr>=\?\)/).and.not.match(/TEMP B-TREE/);
     await col.close();
+  });
+
+  it("keeps packed fields deflated beside the JSON, gives them back whole, and rewrites rows of a release before packing", async () => {
+    const filename = path.join(dir, "p.sqlite");
+    type Article = { _id: string; status: string; text?: string; note?: string };
+    const prose = "The council met on Tuesday to discuss the new bridge, and the mayor said work would start in spring. ".repeat(12);
+    // A row as the release before packing wrote it: the text in the JSON, no packed column.
+    db = await openSqliteDatabase({ filename, what: "things" });
+    await db.collection<Article>("docs").insertOne({ _id: "old", status: "ready", text: prose });
+    await db.close();
+    const { default: Database } = await import(sqlitePackage());
+    const raw = new Database(filename);
+    raw.exec(`UPDATE c_docs SET z = NULL`);
+    raw.close();
+
+    db = await openSqliteDatabase({ filename, what: "things" });
+    const col = db.collection<Article>("docs", { packed: ["text"] });
+    await col.insertOne({ _id: "new", status: "ready", text: prose, note: "n" });
+    expect(await col.findOne({ _id: "new" })).to.deep.equal({ _id: "new", status: "ready", text: prose, note: "n" });
+    expect(await col.findOne({ _id: "old" })).to.deep.equal({ _id: "old", status: "ready", text: prose });
+    // A find that leaves the text out does not read it; one with it reads both kinds of row.
+    expect((await col.find({ status: "ready" }, { sort: { _id: 1 }, omit: ["text"] })).map((d) => d.text)).to.deep.equal([undefined, undefined]);
+    expect((await col.find({ status: "ready" }, { sort: { _id: 1 } })).map((d) => d.text)).to.deep.equal([prose, prose]);
+    // A status change keeps the text; the old row is packed when it is written again.
+    expect(await col.findOneAndUpdate({ _id: "old" }, { $set: { status: "deleted" } })).to.deep.equal({ _id: "old", status: "deleted", text: prose });
+    expect(await col.findOneAndUpdate({ _id: "new" }, { $set: { text: "short" } })).to.deep.equal({ _id: "new", status: "ready", text: "short", note: "n" });
+    // A filter on a packed field would silently match nothing in SQL: it is refused.
+    expect((await refusal(col.find({ text: "short" }))).message).to.match(/packed field/);
+
+    const check = new Database(filename, { readonly: true });
+    const rows = check.prepare("SELECT _id, doc, length(z) AS zBytes FROM c_docs ORDER BY _id").all() as Array<{ _id: string; doc: string; zBytes: number }>;
+    check.close();
+    for (const r of rows) expect(r.doc, r._id).not.to.include("council");
+    expect(rows.find((r) => r._id === "old")!.zBytes).to.be.below(prose.length / 4);
   });
 
   it("pages deep through a large listing in order", async () => {

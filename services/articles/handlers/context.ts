@@ -13,7 +13,7 @@ import { toProtoArticle } from "../convert.js";
 import type { AudioFiles } from "../audio-files.js";
 import type { StatusEmitter } from "../events/publish.js";
 import { createRepublisher } from "../republish.js";
-import { isParked, type ArticleStore, type StoredArticle } from "../store/port.js";
+import { isParked, type ArticleStore, type ListedArticle, type StoredArticle } from "../store/port.js";
 import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
 
@@ -60,7 +60,7 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
   const publishTimeoutMs = deps.publishTimeoutMs ?? 5_000;
   const settings = deps.settings ?? unboundedSettings();
   const emit: StatusEmitter = deps.emit ?? (() => {});
-  const toProto = (a: StoredArticle) => toProtoArticle(a, audioBaseUrl);
+  const toProto = (a: StoredArticle | ListedArticle) => toProtoArticle(a, audioBaseUrl);
 
   const publisher = async (ctx: HandlerContext, scope: "read" | "full") => requirePublisher(await deps.resolveCaller(ctx.requestHeader), scope);
   const internal = async (ctx: HandlerContext) => requireInternal(await deps.resolveCaller(ctx.requestHeader));

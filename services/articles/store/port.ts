@@ -168,12 +168,20 @@ export interface ArticlePatch {
   admission?: "pending";
 }
 
-export interface ArticlePage {
+export interface ArticlePage<A = StoredArticle> {
   /** All non-deleted articles of the project, not just this page. */
   count: number;
   /** Newest first: added descending, then id descending. */
-  items: StoredArticle[];
+  items: A[];
 }
+
+/**
+ * An article's large text fields, most of its row: a list page leaves them out (it never shows
+ * them), and the embedded store keeps them deflated.
+ */
+export const TEXT_FIELDS = ["text", "crawledText"] as const;
+/** An article as a publisher's list page has it. */
+export type ListedArticle = Omit<StoredArticle, (typeof TEXT_FIELDS)[number]>;
 
 export interface StaleArticle {
   id: string;
@@ -212,7 +220,7 @@ export interface ArticleStore {
    * live one wins over a deleted one, then the newest.
    */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
-  list(projectId: string, limit: number, offset: number): Promise<ArticlePage>;
+  list(projectId: string, limit: number, offset: number): Promise<ArticlePage<ListedArticle>>;
   /** Ready articles of the project (optionally with `label`), newest first: what listeners may see. */
   listReady(projectId: string, opts: { label?: string; limit: number; offset: number }): Promise<ArticlePage>;
   /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */

@@ -25,6 +25,7 @@ import {
   type StaleArticle,
   type StoredArticle,
   type UpdateOutcome,
+  TEXT_FIELDS,
 } from "./port.js";
 
 // Not admitted (or finished): a job for them is left over from an older decision.
@@ -176,7 +177,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     async list(projectId, limit, offset) {
       const filter = { projectId, ...notDeleted };
-      const [count, docs] = await Promise.all([col.tally(LIVE.name, projectId), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([col.tally(LIVE.name, projectId), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...TEXT_FIELDS] })]);
       return { count, items: docs.map(fromDoc) };
     },
 
