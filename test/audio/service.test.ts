@@ -215,6 +215,39 @@ describe("audio service", () => {
     expect(blobs.files.size).to.equal(before);
   });
 
+  it("Synthesize speaks the pronunciations sent with it as an article's rules are spoken", async function () {
+    this.timeout(60_000);
+    const say = (text: string, pronunciations: Array<Record<string, unknown>> = [], lang = "en-US") =>
+      audio.synthesize({ title: "", text, voice: "alloy", lang, pronunciations }, as("full-token"));
+    const bytes = (r: { full?: { key: string } }) => blobs.files.get(r.full!.key)!;
+    const withRule = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win" }]);
+    const substituted = await say("Our reporter Win was there.");
+    const plain = await say("Our reporter Nguyen was there.");
+    // A `say` rule sounds exactly like the respelling written into the text, and not like the word.
+    expect(bytes(withRule).equals(bytes(substituted))).to.equal(true);
+    expect(withRule.full!.duration).to.equal(substituted.full!.duration);
+    expect(bytes(withRule).equals(bytes(plain))).to.equal(false);
+    // A rule of another language is not applied, as on an article in this language.
+    const german = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win", lang: "de" }]);
+    expect(bytes(german).equals(bytes(plain))).to.equal(true);
+    // An IPA rule: its phonemes where the engine reads them, else its say fallback.
+    const ipa = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", ipa: "ŋwiən", say: "Win" }]);
+    expect(mp3Duration(bytes(ipa))).to.be.greaterThan(0.5);
+    expect(bytes(ipa).equals(bytes(substituted)), `engine ${engine.name}`).to.equal(engine.name !== "local-native");
+  });
+
+  it("Synthesize refuses a bad pronunciation rule as SetPronunciations does, before charging", async () => {
+    quota.reserved.length = 0;
+    const before = blobs.files.size;
+    const e = await code(audio.synthesize({ title: "", text: "Hello Nguyen.", voice: "alloy", lang: "en-US", pronunciations: [{ match: "Nguyen", say: "Win", spell: true }] }, as("full-token")));
+    expect(e?.code).to.equal(Code.InvalidArgument);
+    expect(e?.rawMessage).to.match(/^pronunciations\[0\]\.spell: only one of say, spell or ipa/);
+    const ipa = await code(audio.synthesize({ title: "", text: "Hello Nguyen.", voice: "alloy", lang: "en-US", pronunciations: [{ match: "Nguyen", ipa: "/ŋwiən/" }] }, as("full-token")));
+    expect(ipa?.rawMessage).to.match(/^pronunciations\[0\]\.ipa: /);
+    expect(quota.reserved).to.deep.equal([]);
+    expect(blobs.files.size).to.equal(before);
+  });
+
   it("renders a published 2,000 character article until it is ready", async function () {
     this.timeout(120_000);
     jobs.set("a2000", { revision: 1, text: articleOf(2000), status: ArticleStatus.WAITING });
