@@ -330,8 +330,9 @@ function pronunciationPaths(): Json {
         summary: "Speaks a short sample sentence with one rule and answers the MP3 (full token); charged like any synthesis",
         description:
           `One rule (checked as in PUT /api/pronunciations, the message naming \`rule.<field>\`), an optional sample \`text\` of up to ${PREVIEW_TEXT_MAX} characters and an optional voice/lang pair. ` +
-          "The rule is applied to the text as providers without phoneme input read it (say replaces the word, spell reads its letters, ipa is heard through its say), " +
-          "then the audio service synthesizes it: one of the project's daily articles and the characters from its credit are charged; when either is used up the answer is 429. " +
+          "The audio service renders the text with the rule exactly as it renders an article's rules on its local engine (an ipa rule is spoken from its phonemes where the engine reads them, else through its say, else as written). " +
+          "A rule whose lang is not the sample's language would not apply, so it is a 400 naming `rule.lang`. " +
+          "It goes through the audio service's Synthesize: one of the project's daily articles and the characters of the text from its credit are charged; when either is used up the answer is 429. " +
           "Nothing is stored in the project's rules. See docs/pronunciations.md.",
         requestBody: body("PronunciationPreviewRequest", { rule: { match: "Nguyen", say: "Win" }, text: "Our reporter Nguyen was there.", voice: "alloy", lang: "en-US" }),
         responses: {
