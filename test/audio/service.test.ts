@@ -126,7 +126,7 @@ describe("audio service", () => {
     this.timeout(60_000);
     jobs = new Map();
     fakes = await startFakes(jobs);
-    engine = await createLocalEngine({ threads: 2 });
+    engine = await createLocalEngine({ threads: 2, native: process.env.AUDIO_ENGINE === "wasm" ? "never" : "auto" });
     bus = createMemoryBus();
     blobs = memoryBlobs();
     svc = await startAudioService({
@@ -219,21 +219,25 @@ describe("audio service", () => {
     this.timeout(60_000);
     const say = (text: string, pronunciations: Array<Record<string, unknown>> = [], lang = "en-US") =>
       audio.synthesize({ title: "", text, voice: "alloy", lang, pronunciations }, as("full-token"));
-    const bytes = (r: { full?: { key: string } }) => blobs.files.get(r.full!.key)!;
+    // What a listener hears, as far as the engine reproduces it: the native engine's bytes; the WASM
+    // build's encoder output differs from run to run, so there its length and duration.
+    const heard = (r: { full?: { key: string } }) => {
+      const mp3 = blobs.files.get(r.full!.key)!;
+      return engine.name === "local-native" ? mp3.toString("base64") : `${mp3.length} bytes, ${mp3Duration(mp3)} s`;
+    };
     const withRule = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win" }]);
     const substituted = await say("Our reporter Win was there.");
     const plain = await say("Our reporter Nguyen was there.");
     // A `say` rule sounds exactly like the respelling written into the text, and not like the word.
-    expect(bytes(withRule).equals(bytes(substituted))).to.equal(true);
-    expect(withRule.full!.duration).to.equal(substituted.full!.duration);
-    expect(bytes(withRule).equals(bytes(plain))).to.equal(false);
+    expect(heard(withRule)).to.equal(heard(substituted));
+    expect(heard(withRule)).not.to.equal(heard(plain));
     // A rule of another language is not applied, as on an article in this language.
     const german = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win", lang: "de" }]);
-    expect(bytes(german).equals(bytes(plain))).to.equal(true);
+    expect(heard(german)).to.equal(heard(plain));
     // An IPA rule: its phonemes where the engine reads them, else its say fallback.
     const ipa = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", ipa: "ŋwiən", say: "Win" }]);
-    expect(mp3Duration(bytes(ipa))).to.be.greaterThan(0.5);
-    expect(bytes(ipa).equals(bytes(substituted)), `engine ${engine.name}`).to.equal(engine.name !== "local-native");
+    expect(mp3Duration(blobs.files.get(ipa.full!.key)!)).to.be.greaterThan(0.5);
+    expect(heard(ipa) === heard(substituted), `engine ${engine.name}`).to.equal(engine.name !== "local-native");
   });
 
   it("Synthesize refuses a bad pronunciation rule as SetPronunciations does, before charging", async () => {
