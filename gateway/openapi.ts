@@ -3,6 +3,7 @@
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
+import { TOKEN_SCHEMAS } from "./routes/token.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -123,7 +124,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -136,7 +137,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "token" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -145,6 +146,17 @@ export function buildOpenApi(): Json {
           summary: "Redirects to the API documentation page",
           security: [],
           responses: { "302": { description: "Redirect to /api/docs; no body.", headers: { Location: { schema: { type: "string" } } } } },
+        },
+      },
+      "/api/token": {
+        get: {
+          operationId: "getToken",
+          tags: ["token"],
+          summary: "Says what the calling token is: its scope (full or read) and its project (any token)",
+          description:
+            "Lets a client adapt to its token before doing anything, e.g. hide write controls for a read-only token. " +
+            "The answer never carries the token, its hash or its id. A missing, malformed, unknown or revoked token is 401 (a revocation is seen within a few seconds).",
+          responses: { ...ok("The token's scope and project.", "TokenResult"), ...errors(401, 429, 500, 503, 504) },
         },
       },
       "/api/articles": {
