@@ -248,6 +248,14 @@ describe("publisher console in a real browser (Chromium)", function () {
     const mp3 = Buffer.from(await direct.arrayBuffer());
     expect(mp3.subarray(0, 3).toString("latin1") === "ID3" || (mp3[0] === 0xff && (mp3[1] & 0xe0) === 0xe0)).to.equal(true);
     await waitFor("sample playing", async () => ((await sample.evaluate((a: HTMLAudioElement) => a.currentTime)) > 0.2 ? true : undefined), 20_000, 100);
+    // A rule for German only is heard in German: the console switches the sample to the same voice in de-DE.
+    await row.locator(".r-lang").selectOption("de");
+    const german = page.waitForResponse((r) => r.url().endsWith("/api/pronunciations/preview"));
+    await row.locator(".listen").click();
+    const gres = await german;
+    expect(gres.status()).to.equal(200);
+    expect(JSON.parse(gres.request().postData() ?? "{}")).to.deep.include({ voice: "alloy", lang: "de-DE" });
+    expect(await page.locator("#sample-voice").inputValue()).to.equal("alloy|de-DE");
     await ctx.close();
   });
 
