@@ -18,7 +18,7 @@ import { errorMiddleware } from "./errors.js";
 import { importPacer, limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
-import { writerCheck } from "./writer-check.js";
+import { publisherCallers, writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { importRoutes } from "./routes/import.js";
 import { audioRoutes } from "./routes/audio.js";
@@ -31,6 +31,7 @@ import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
 import { pronunciationPreviewRoutes } from "./routes/pronunciation-preview.js";
+import { tokenRoutes } from "./routes/token.js";
 import { AudioService } from "../gen/audio/v1/audio_pb.js";
 import { consoleMiddleware } from "../console/serve.js";
 
@@ -80,18 +81,20 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
 
   const router = new Router();
   const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const callers = opts.authUrl ? publisherCallers(opts.authUrl, opts.internalToken) : undefined;
   docsRoutes(router);
+  if (callers) tokenRoutes(router, callers);
   articleRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
-    checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+    checkWriter: callers && writerCheck(callers),
     publicBaseUrl: opts.publicBaseUrl,
     blobs: opts.blobs,
   });
   importRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
-    checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined,
+    checkWriter: callers && writerCheck(callers),
     pacer: opts.rateLimit ? importPacer(opts.rateLimit) : undefined,
   });
   pronunciationRoutes(router, {
@@ -100,7 +103,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   });
   if (opts.audioUrl) {
     const audio = rpcClient(AudioService, opts.audioUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 });
-    pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: opts.authUrl ? writerCheck(opts.authUrl, opts.internalToken) : undefined });
+    pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: callers && writerCheck(callers) });
   }
   audioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;

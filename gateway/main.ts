@@ -20,7 +20,7 @@ const schema = {
   PORT: { type: "integer", minimum: 0, maximum: 65535, default: 8080, description: "public HTTP port" },
   HOST: { type: "string", default: "0.0.0.0", description: "public bind address" },
   ARTICLES_URL: { type: "string", format: "uri", description: "base URL of the articles service" },
-  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, the project lookup of rate limits, player keys and feeds)" },
+  AUTH_URL: { type: "string", format: "uri", description: "base URL of the auth service (health, token checks before a write's body is read, GET /api/token, the project lookup of rate limits, player keys and feeds)" },
   INTERNAL_TOKEN: { type: "string", pattern: "^\\S{16,}$", description: "service-to-service token the gateway presents to the auth service (write checks, rate limits)" },
   PUBLIC_BASE_URL: PUBLIC_URL_VARS.PUBLIC_BASE_URL,
   ...TRUST_PROXY_VARS,

@@ -3,6 +3,7 @@
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
+import { TOKEN_SCHEMAS } from "./routes/token.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
@@ -123,7 +124,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -136,7 +137,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "token" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -145,6 +146,17 @@ export function buildOpenApi(): Json {
           summary: "Redirects to the API documentation page",
           security: [],
           responses: { "302": { description: "Redirect to /api/docs; no body.", headers: { Location: { schema: { type: "string" } } } } },
+        },
+      },
+      "/api/token": {
+        get: {
+          operationId: "getToken",
+          tags: ["token"],
+          summary: "Says what the calling token is: its scope (full or read) and its project (any token)",
+          description:
+            "Lets a client adapt to its token before doing anything, e.g. hide write controls for a read-only token. " +
+            "The answer never carries the token, its hash or its id. A missing, malformed, unknown or revoked token is 401 (a revocation is seen within a few seconds).",
+          responses: { ...ok("The token's scope and project.", "TokenResult"), ...errors(401, 429, 500, 503, 504) },
         },
       },
       "/api/articles": {
@@ -330,8 +342,9 @@ function pronunciationPaths(): Json {
         summary: "Speaks a short sample sentence with one rule and answers the MP3 (full token); charged like any synthesis",
         description:
           `One rule (checked as in PUT /api/pronunciations, the message naming \`rule.<field>\`), an optional sample \`text\` of up to ${PREVIEW_TEXT_MAX} characters and an optional voice/lang pair. ` +
-          "The rule is applied to the text as providers without phoneme input read it (say replaces the word, spell reads its letters, ipa is heard through its say), " +
-          "then the audio service synthesizes it: one of the project's daily articles and the characters from its credit are charged; when either is used up the answer is 429. " +
+          "The audio service renders the text with the rule exactly as it renders an article's rules on its local engine (an ipa rule is spoken from its phonemes where the engine reads them, else through its say, else as written). " +
+          "A rule whose lang is not the sample's language would not apply, so it is a 400 naming `rule.lang`. " +
+          "It goes through the audio service's Synthesize: one of the project's daily articles and the characters of the text from its credit are charged; when either is used up the answer is 429. " +
           "Nothing is stored in the project's rules. See docs/pronunciations.md.",
         requestBody: body("PronunciationPreviewRequest", { rule: { match: "Nguyen", say: "Win" }, text: "Our reporter Nguyen was there.", voice: "alloy", lang: "en-US" }),
         responses: {

@@ -15,16 +15,22 @@ export const session = {
   get token(): string | null {
     return sessionStorage.getItem(KEY);
   },
-  set(token: string, scope: "full" | "read"): void {
+  set(token: string, scope: "full" | "read", project?: string): void {
     sessionStorage.setItem(KEY, token);
     sessionStorage.setItem(`${KEY}.scope`, scope);
+    if (project) sessionStorage.setItem(`${KEY}.project`, project);
+    else sessionStorage.removeItem(`${KEY}.project`);
   },
   get scope(): "full" | "read" {
     return sessionStorage.getItem(`${KEY}.scope`) === "full" ? "full" : "read";
   },
+  get project(): string | null {
+    return sessionStorage.getItem(`${KEY}.project`);
+  },
   clear(): void {
     sessionStorage.removeItem(KEY);
     sessionStorage.removeItem(`${KEY}.scope`);
+    sessionStorage.removeItem(`${KEY}.project`);
   },
 };
 
@@ -76,18 +82,14 @@ export async function call<T = any>(method: string, path: string, opts: CallOpti
   throw new ApiError(res.status, message, ra ? Number(ra) || 1 : undefined);
 }
 
-/**
- * Whether a token may write, asked of the public API without changing anything: an empty
- * create request is refused before validation with 403 for a read token (the gateway checks
- * the token's scope before it reads a write's body) and with 400 for a full token.
- */
-export async function probeScope(token: string): Promise<"full" | "read"> {
-  try {
-    await call("POST", "/api/articles", { token, body: {}, quiet401: true });
-    return "full";
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 403) return "read";
-    if (e instanceof ApiError && e.status === 400) return "full";
-    throw e;
-  }
+export interface TokenInfo {
+  scope: "full" | "read";
+  project: string;
+}
+
+/** What a token is, asked of the public API (GET /api/token); an unknown token is an ApiError 401, not a sign-out. */
+export async function tokenInfo(token: string): Promise<TokenInfo> {
+  const r = await call<{ scope: string; project: string }>("GET", "/api/token", { token, quiet401: true });
+  // Anything but an explicit "full" is treated as read: a console that hides a control it could have shown is the safe mistake.
+  return { scope: r.scope === "full" ? "full" : "read", project: r.project };
 }

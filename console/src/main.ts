@@ -3,7 +3,7 @@
 // page reads and writes through the public REST API with the tab's token.
 import "./style.css";
 import "uplot/dist/uPlot.min.css";
-import { call, probeScope, session, setUnauthorizedHandler, ApiError } from "./api.js";
+import { session, setUnauthorizedHandler, tokenInfo, ApiError } from "./api.js";
 import { clear, field, h } from "./dom.js";
 import { LANGS, lang, pickLang, setLang, t, type Lang } from "./i18n.js";
 import { articlePage, articlesPage, newArticlePage } from "./pages/articles.js";
@@ -91,9 +91,8 @@ function signIn(root: HTMLElement): void {
         btn.disabled = true;
         clear(status, h("p", { role: "status" }, t("auth.checking")));
         try {
-          await call("GET", "/api/articles?limit=10", { token, quiet401: true });
-          const scope = await probeScope(token);
-          session.set(token, scope);
+          const { scope, project } = await tokenInfo(token);
+          session.set(token, scope, project);
           signInMessage = "";
           input.value = "";
           if (!location.hash || location.hash === "#/signin") location.hash = "#/articles";
@@ -141,7 +140,7 @@ async function render(): Promise<void> {
       h(
         "div",
         { class: "session" },
-        h("span", { class: `scope scope-${session.scope}` }, session.scope === "full" ? t("auth.scopeFull") : t("auth.scopeRead")),
+        h("span", { class: `scope scope-${session.scope}`, title: session.project ?? false }, session.scope === "full" ? t("auth.scopeFull") : t("auth.scopeRead")),
         controls(),
         h(
           "button",

@@ -144,10 +144,18 @@ describe("publisher console in a real browser (Chromium)", function () {
     await page.locator("form.signin button[type=submit]").click();
     await page.locator(".signin-status .notice.error").waitFor();
     expect(await page.evaluate(() => sessionStorage.getItem("console.token"))).to.equal(null);
+    // Sign-in asks the token what it is (GET /api/token) and tries no write to find out.
+    const asked: string[] = [];
+    page.on("request", (r) => {
+      if (new URL(r.url()).pathname.startsWith("/api/")) asked.push(`${r.method()} ${new URL(r.url()).pathname}`);
+    });
     await signIn(page, FULL);
+    expect(asked).to.include("GET /api/token");
+    expect(asked.filter((a) => !a.startsWith("GET "))).to.deep.equal([]);
     expect(page.url()).not.to.include(FULL);
     expect(await page.evaluate(() => document.cookie)).to.equal("");
     expect(await page.locator(".scope").textContent()).to.equal("Full token");
+    expect(await page.locator(".scope").getAttribute("title")).to.equal("console");
 
     await page.locator("#new-article").click();
     await page.locator("#a-title").fill("Library opens");
@@ -240,6 +248,14 @@ describe("publisher console in a real browser (Chromium)", function () {
     const mp3 = Buffer.from(await direct.arrayBuffer());
     expect(mp3.subarray(0, 3).toString("latin1") === "ID3" || (mp3[0] === 0xff && (mp3[1] & 0xe0) === 0xe0)).to.equal(true);
     await waitFor("sample playing", async () => ((await sample.evaluate((a: HTMLAudioElement) => a.currentTime)) > 0.2 ? true : undefined), 20_000, 100);
+    // A rule for German only is heard in German: the console switches the sample to the same voice in de-DE.
+    await row.locator(".r-lang").selectOption("de");
+    const german = page.waitForResponse((r) => r.url().endsWith("/api/pronunciations/preview"));
+    await row.locator(".listen").click();
+    const gres = await german;
+    expect(gres.status()).to.equal(200);
+    expect(JSON.parse(gres.request().postData() ?? "{}")).to.deep.include({ voice: "alloy", lang: "de-DE" });
+    expect(await page.locator("#sample-voice").inputValue()).to.equal("alloy|de-DE");
     await ctx.close();
   });
 
@@ -400,6 +416,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     const { ctx, page } = await newPage();
     await signIn(page, READ);
     expect(await page.locator(".scope").textContent()).to.equal("Read token");
+    expect(await page.locator(".scope").getAttribute("title")).to.equal("console");
     const WRITE_CONTROLS = "#new-article, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #verify-hosts, #rotate-key, #import-start, form.article-form";
     for (const p of PAGES) {
       await page.goto(`${sys.url}/console/${p.hash || `#/article/${encodeURIComponent(readyId)}`}`);

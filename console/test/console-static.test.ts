@@ -1,13 +1,9 @@
 // The console without a browser: message files complete, every key the source
-// uses defined, the build within its budgets, the pronunciation preview endpoint
-// (full token, the rule's own messages, an MP3) and how it applies a rule.
+// uses defined, the build within its budgets. The pronunciation preview endpoint
+// it calls is tested in test/gateway/pronunciation-preview.test.ts.
 import { expect } from "chai";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import { Writable } from "node:stream";
-import { startEmbedded, type Embedded } from "../../launch/embedded.js";
-import { applyRule, defaultSample } from "../../gateway/routes/pronunciation-preview.js";
 import { buildConsole } from "../build.js";
 
 const MESSAGES = path.resolve("console/messages");
@@ -23,7 +19,7 @@ async function sources(dir: string): Promise<string[]> {
   return out;
 }
 
-describe("publisher console: messages, build and the pronunciation preview", function () {
+describe("publisher console: messages and build", function () {
   this.timeout(120_000);
 
   it("every language has exactly the English keys, with the same placeholders", async () => {
@@ -64,85 +60,5 @@ describe("publisher console: messages, build and the pronunciation preview", fun
     expect(html).not.to.match(/<script(?![^>]*\bsrc=)/);
     expect(html).not.to.match(/\sstyle=/);
     for (const f of files.filter((x) => x.name !== "index.html")) expect(f.name).to.match(/^assets\/[\w-]+-[A-Z0-9]{8}\.(js|css)$/);
-  });
-
-  it("applies a rule to the sample as a provider without phoneme input reads it", () => {
-    expect(applyRule("Our reporter Nguyen's story; nguyen again, not Nguyenville.", { match: "Nguyen", say: "Win" })).to.equal("Our reporter Win's story; Win again, not Nguyenville.");
-    expect(applyRule("BASF and basf", { match: "BASF", spell: true, caseSensitive: true })).to.equal("B A S F and basf");
-    expect(applyRule("Saoirse   Ronan won.", { match: "Saoirse Ronan", say: "Sur-sha Ro-nan" })).to.equal("Sur-sha Ro-nan won.");
-    expect(applyRule("Hi Nguyen", { match: "Nguyen", ipa: "ŋwiən" })).to.equal("Hi Nguyen");
-    expect(applyRule("A+B rocks", { match: "A+B", say: "A plus B" })).to.equal("A plus B rocks");
-    expect(defaultSample("BASF", "de-DE")).to.include("BASF");
-  });
-
-  describe("POST /api/pronunciations/preview", () => {
-    let dataDir: string;
-    let sys: Embedded;
-    const FULL = "preview-full-0123456789";
-    const READ = "preview-read-0123456789";
-    const post = (token: string | undefined, body: unknown) =>
-      fetch(`${sys.url}/api/pronunciations/preview`, { method: "POST", headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), "content-type": "application/json" }, body: JSON.stringify(body) });
-
-    before(async () => {
-      dataDir = await mkdtemp(path.join(tmpdir(), "console-preview-"));
-      sys = await startEmbedded(
-        {
-          PORT: "0",
-          HOST: "127.0.0.1",
-          DATA_DIR: dataDir,
-          SEED_TOKENS: JSON.stringify([
-            { token: FULL, project: "preview", scope: "full" },
-            { token: READ, project: "preview", scope: "read" },
-          ]),
-          AUDIO_ENGINE: process.env.AUDIO_ENGINE,
-        },
-        new Writable({ write: (_c, _e, cb) => cb() }),
-      );
-    });
-    after(async () => {
-      await sys?.close();
-      if (dataDir) await rm(dataDir, { recursive: true, force: true });
-    });
-
-    it("answers an MP3 of the sample for a full token, and changes no rule", async () => {
-      const res = await post(FULL, { rule: { match: "Nguyen", say: "Win" }, text: "Our reporter Nguyen was there.", voice: "alloy", lang: "en-US" });
-      expect(res.status).to.equal(200);
-      expect(res.headers.get("content-type")).to.equal("audio/mpeg");
-      expect(Number(res.headers.get("x-audio-duration"))).to.be.greaterThan(0.5);
-      const mp3 = Buffer.from(await res.arrayBuffer());
-      expect(mp3.length).to.equal(Number(res.headers.get("content-length")));
-      expect(mp3.subarray(0, 3).toString("latin1") === "ID3" || (mp3[0] === 0xff && (mp3[1] & 0xe0) === 0xe0)).to.equal(true);
-      const rules = await (await fetch(`${sys.url}/api/pronunciations`, { headers: { authorization: `Bearer ${FULL}` } })).json();
-      expect(rules.pronunciations).to.deep.equal([]);
-      // A German rule without a voice is spoken in German by default.
-      expect((await post(FULL, { rule: { match: "BASF", spell: true, lang: "de" } })).status).to.equal(200);
-    });
-
-    it("refuses what PUT /api/pronunciations refuses, naming rule.<field>, and bad sample text or voice", async () => {
-      const cases: Array<[unknown, RegExp]> = [
-        [{ rule: { match: "Nguyen", say: "Win", spell: true } }, /^rule\.spell: only one of say, spell or ipa/],
-        [{ rule: { match: "<b>", say: "x" } }, /^rule\.match: /],
-        [{}, /rule/],
-        [{ rule: { match: "Nguyen", say: "Win" }, text: "x".repeat(201) }, /text/],
-        [{ rule: { match: "Nguyen", say: "Win" }, text: "   " }, /^text: must not be blank/],
-        [{ rule: { match: "Nguyen", say: "Win" }, text: "bad \u0001 text" }, /^text: /],
-        [{ rule: { match: "Nguyen", say: "Win" }, voice: "de-DE-KatjaNeural", lang: "en-US" }, /lang/],
-        [{ rule: { match: "Nguyen", say: "Win" }, voice: "alloy" }, /lang/],
-      ];
-      for (const [body, message] of cases) {
-        const res = await post(FULL, body);
-        const json = await res.json();
-        expect(res.status, JSON.stringify(body)).to.equal(400);
-        expect(json.result).to.equal("fail");
-        expect(json.message, JSON.stringify(body)).to.match(message);
-      }
-    });
-
-    it("needs a full token: 401 without one, 403 for a read token", async () => {
-      expect((await post(undefined, { rule: { match: "Nguyen", say: "Win" } })).status).to.equal(401);
-      const ro = await post(READ, { rule: { match: "Nguyen", say: "Win" } });
-      expect(ro.status).to.equal(403);
-      expect((await ro.json()).message).to.match(/read-only/);
-    });
   });
 });

@@ -5,16 +5,17 @@
 // synthesis (one of the daily articles, the characters from the credit;
 // ResourceExhausted is a 429 as everywhere else).
 //
-// Synthesize takes no rules, so the rule is applied here, to the sample text,
-// the way a provider without phoneme input reads it (docs/pronunciations.md):
-// `say` replaces the word, `spell` reads its letters one by one, `ipa` is heard
-// through its `say` fallback (else the word as written).
+// The rule travels in Synthesize's `pronunciations` and the audio service
+// renders it as it renders an article's rules (services/audio/text/pronounce.ts,
+// IPA as phonemes where the engine reads them), so the sample cannot drift from
+// what the platform does with the rule once it is saved. Nothing is substituted here.
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
-import { pronunciationProblem, type PronunciationRule } from "../../lib/pronunciations.js";
+import { cleanRule, pronunciationProblem, rulesForLang, type PronunciationRule } from "../../lib/pronunciations.js";
+import { ruleToProto } from "../../lib/rpc/pronunciations.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { CHARACTERS_KEYWORD, NOT_BLANK, UNSAFE_TEXT_MESSAGE } from "../../lib/text-rules.js";
 import { DEFAULT_VOICE, VOICES } from "../../lib/voices.js";
@@ -61,19 +62,6 @@ interface PreviewBody {
   lang?: string;
 }
 
-const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-
-/** The sample text with the rule applied as a provider without phoneme input would read it. */
-export function applyRule(text: string, rule: PronunciationRule): string {
-  const pattern = rule.match.trim().split(/\s+/).map(escapeRe).join("\\s+");
-  const re = new RegExp(`(?<![\\p{L}\\p{M}\\p{N}])${pattern}(?![\\p{L}\\p{M}\\p{N}])`, rule.caseSensitive ? "gu" : "giu");
-  return text.replace(re, (word) => {
-    if (rule.say) return rule.say;
-    if (rule.spell) return [...word.replace(/\s+/g, "")].join(" ");
-    return word;
-  });
-}
-
 export function defaultSample(match: string, lang: string): string {
   return lang.startsWith("de") ? `So klingt ${match} in einem Satz: ${match}.` : `This is how ${match} sounds in a sentence: ${match}.`;
 }
@@ -100,9 +88,12 @@ export function pronunciationPreviewRoutes(router: Router, opts: PronunciationPr
     const b = body as PreviewBody;
     const lang = b.lang ?? (b.rule.lang?.startsWith("de") ? "de-DE" : "en-US");
     const voice = b.voice ?? DEFAULT_VOICE;
-    const text = applyRule(b.text ?? defaultSample(b.rule.match, lang), b.rule);
+    // An article in another language would not apply the rule, so neither would this sample:
+    // say so rather than play a sentence the rule does not touch.
+    if (rulesForLang([b.rule], lang).length === 0) throw new HttpError(400, `rule.lang: the rule is for '${b.rule.lang}' only and the sample is read in '${lang}'; choose a voice and lang of the rule's language`);
+    const text = b.text ?? defaultSample(b.rule.match, lang);
     const res = await opts.audio.synthesize(
-      { title: "", text, voice, lang, isRaw: false, parse: false },
+      { title: "", text, voice, lang, isRaw: false, parse: false, pronunciations: [ruleToProto(cleanRule(b.rule))] },
       { headers: { authorization, "x-request-id": ctx.state.requestId as string } },
     );
     const key = res.full?.key;

@@ -6,6 +6,8 @@ import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@conn
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
 import type { Logger } from "../../lib/log.js";
+import { cleanRule, pronunciationProblem, rulesForLang } from "../../lib/pronunciations.js";
+import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { requirePublisher, type Caller, type CallerResolver } from "../../lib/rpc/caller.js";
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE, LANGS, VOICES } from "../../lib/voices.js";
 import { adhocBase, adhocExpiry, DEFAULT_ADHOC_TTL_MS } from "./adhoc.js";
@@ -90,6 +92,13 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
       const bad = checkVoiceLang(voice, lang);
       if (bad) throw new ConnectError(bad, Code.InvalidArgument);
       checkSize(req.title, req.text);
+      // Checked as SetPronunciations checks a project's list, so a rule this call renders is one the
+      // project could store, and the 400 names the same field.
+      const given = req.pronunciations.map(ruleFromProto);
+      const problem = pronunciationProblem(given);
+      if (problem) throw new ConnectError(problem, Code.InvalidArgument);
+      // What admission snapshots on a revision: the rules of its language.
+      const pronunciations = rulesForLang(given.map(cleanRule), lang);
 
       // Charged before any work, as admission charges an article: the characters sent, markup included.
       const chars = req.title.length + req.text.length;
@@ -108,7 +117,7 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
       let r;
       try {
         const loudness = deps.loudnessFor ? await deps.loudnessFor(publisher?.projectId) : DEFAULT_LOUDNESS;
-        r = await renderArticle({ title: req.title, text: req.text, voice, lang, parse: req.parse, isRaw: req.isRaw }, deps.engine, {
+        r = await renderArticle({ title: req.title, text: req.text, voice, lang, parse: req.parse, isRaw: req.isRaw, pronunciations }, deps.engine, {
           concurrency: deps.chunkConcurrency ?? 2,
           signal: ctx.signal,
           loudness,

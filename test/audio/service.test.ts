@@ -126,7 +126,7 @@ describe("audio service", () => {
     this.timeout(60_000);
     jobs = new Map();
     fakes = await startFakes(jobs);
-    engine = await createLocalEngine({ threads: 2 });
+    engine = await createLocalEngine({ threads: 2, native: process.env.AUDIO_ENGINE === "wasm" ? "never" : "auto" });
     bus = createMemoryBus();
     blobs = memoryBlobs();
     svc = await startAudioService({
@@ -212,6 +212,43 @@ describe("audio service", () => {
     expect(bad?.rawMessage).to.equal("Voice 'de-DE-KatjaNeural' does not speak 'en-US'; allowed: de-DE");
     expect((await code(audio.synthesize({ title: "T", text: "x", voice: "robot", lang: "en-US" }, as("full-token"))))?.code).to.equal(Code.InvalidArgument);
     expect((await code(audio.synthesize({ title: "", text: "  ", voice: "alloy", lang: "en-US" }, as("full-token"))))?.code).to.equal(Code.InvalidArgument);
+    expect(blobs.files.size).to.equal(before);
+  });
+
+  it("Synthesize speaks the pronunciations sent with it as an article's rules are spoken", async function () {
+    this.timeout(60_000);
+    const say = (text: string, pronunciations: Array<Record<string, unknown>> = [], lang = "en-US") =>
+      audio.synthesize({ title: "", text, voice: "alloy", lang, pronunciations }, as("full-token"));
+    // What a listener hears, as far as the engine reproduces it: the native engine's bytes; the WASM
+    // build's encoder output differs from run to run, so there its length and duration.
+    const heard = (r: { full?: { key: string } }) => {
+      const mp3 = blobs.files.get(r.full!.key)!;
+      return engine.name === "local-native" ? mp3.toString("base64") : `${mp3.length} bytes, ${mp3Duration(mp3)} s`;
+    };
+    const withRule = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win" }]);
+    const substituted = await say("Our reporter Win was there.");
+    const plain = await say("Our reporter Nguyen was there.");
+    // A `say` rule sounds exactly like the respelling written into the text, and not like the word.
+    expect(heard(withRule)).to.equal(heard(substituted));
+    expect(heard(withRule)).not.to.equal(heard(plain));
+    // A rule of another language is not applied, as on an article in this language.
+    const german = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", say: "Win", lang: "de" }]);
+    expect(heard(german)).to.equal(heard(plain));
+    // An IPA rule: its phonemes where the engine reads them, else its say fallback.
+    const ipa = await say("Our reporter Nguyen was there.", [{ match: "Nguyen", ipa: "ŋwiən", say: "Win" }]);
+    expect(mp3Duration(blobs.files.get(ipa.full!.key)!)).to.be.greaterThan(0.5);
+    expect(heard(ipa) === heard(substituted), `engine ${engine.name}`).to.equal(engine.name !== "local-native");
+  });
+
+  it("Synthesize refuses a bad pronunciation rule as SetPronunciations does, before charging", async () => {
+    quota.reserved.length = 0;
+    const before = blobs.files.size;
+    const e = await code(audio.synthesize({ title: "", text: "Hello Nguyen.", voice: "alloy", lang: "en-US", pronunciations: [{ match: "Nguyen", say: "Win", spell: true }] }, as("full-token")));
+    expect(e?.code).to.equal(Code.InvalidArgument);
+    expect(e?.rawMessage).to.match(/^pronunciations\[0\]\.spell: only one of say, spell or ipa/);
+    const ipa = await code(audio.synthesize({ title: "", text: "Hello Nguyen.", voice: "alloy", lang: "en-US", pronunciations: [{ match: "Nguyen", ipa: "/ŋwiən/" }] }, as("full-token")));
+    expect(ipa?.rawMessage).to.match(/^pronunciations\[0\]\.ipa: /);
+    expect(quota.reserved).to.deep.equal([]);
     expect(blobs.files.size).to.equal(before);
   });
 

@@ -18,6 +18,13 @@ interface Rule {
 
 const LANG_CHOICES = ["", "en", "de", "en-US", "de-DE"];
 
+/** Whether a rule of `ruleLang` ("de" or "de-DE") applies to text in locale `lang`, as the platform decides it. */
+const fitsLang = (lang: string, ruleLang: string) => {
+  const l = lang.toLowerCase();
+  const r = ruleLang.toLowerCase();
+  return l === r || l.startsWith(`${r}-`);
+};
+
 export async function pronunciationsPage(main: HTMLElement): Promise<void> {
   const gen = generation;
   const body = h("div", { "aria-busy": "true" }, loading());
@@ -70,6 +77,13 @@ export async function pronunciationsPage(main: HTMLElement): Promise<void> {
                 onclick: async (e: Event) => {
                   const btn = e.currentTarget as HTMLButtonElement;
                   const rule = ruleOf(tr);
+                  // A rule for one language is never applied to another, so its sample is read in its
+                  // language: the same voice there if it speaks it, else the first that does (shown in the list).
+                  if (rule.lang && !fitsLang(voice.value.split("|")[1], rule.lang)) {
+                    const [cur] = voice.value.split("|");
+                    const pair = VOICE_PAIRS.find(([pv, pl]) => pv === cur && fitsLang(pl, rule.lang!)) ?? VOICE_PAIRS.find(([, pl]) => fitsLang(pl, rule.lang!));
+                    if (pair) voice.value = pair.join("|");
+                  }
                   const [v, l] = voice.value.split("|");
                   btn.disabled = true;
                   clear(out, h("p", { role: "status" }, t("pron.rendering")));

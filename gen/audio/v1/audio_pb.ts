@@ -4,13 +4,15 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { PronunciationRule } from "../../articles/v1/articles_pb.js";
+import { file_articles_v1_articles } from "../../articles/v1/articles_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file audio/v1/audio.proto.
  */
 export const file_audio_v1_audio: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEiNgoFVm9pY2USDAoEbmFtZRgBIAEoCRINCgVsYW5ncxgCIAMoCRIQCghwcm92aWRlchgDIAEoCSITChFMaXN0Vm9pY2VzUmVxdWVzdCI1ChJMaXN0Vm9pY2VzUmVzcG9uc2USHwoGdm9pY2VzGAEgAygLMg8uYXVkaW8udjEuVm9pY2UiXgoSUHJlcGFyZVRleHRSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEbGFuZxgDIAEoCRINCgVwYXJzZRgEIAEoCBIOCgZpc19yYXcYBSABKAgiKQoTUHJlcGFyZVRleHRSZXNwb25zZRISCgpwYXJhZ3JhcGhzGAEgAygJIowBChFTeW50aGVzaXplUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBXZvaWNlGAMgASgJEgwKBGxhbmcYBCABKAkSDQoFcGFyc2UYBSABKAgSDgoGaXNfcmF3GAYgASgIEhMKBnByb21wdBgHIAEoCUgAiAEBQgkKB19wcm9tcHQiOAoJQXVkaW9GaWxlEgsKA2tleRgBIAEoCRIQCghkdXJhdGlvbhgCIAEoARIMCgRzaXplGAMgASgDIoABChJTeW50aGVzaXplUmVzcG9uc2USIQoEZnVsbBgBIAEoCzITLmF1ZGlvLnYxLkF1ZGlvRmlsZRIkCgdwcmV2aWV3GAIgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEhAKCHByb3ZpZGVyGAMgASgJEg8KB2V4cGlyZXMYBCABKAMy8gEKDEF1ZGlvU2VydmljZRJJCgpMaXN0Vm9pY2VzEhsuYXVkaW8udjEuTGlzdFZvaWNlc1JlcXVlc3QaHC5hdWRpby52MS5MaXN0Vm9pY2VzUmVzcG9uc2UiABJMCgtQcmVwYXJlVGV4dBIcLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVxdWVzdBodLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVzcG9uc2UiABJJCgpTeW50aGVzaXplEhsuYXVkaW8udjEuU3ludGhlc2l6ZVJlcXVlc3QaHC5hdWRpby52MS5TeW50aGVzaXplUmVzcG9uc2UiAGIGcHJvdG8z");
+  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEiNgoFVm9pY2USDAoEbmFtZRgBIAEoCRINCgVsYW5ncxgCIAMoCRIQCghwcm92aWRlchgDIAEoCSITChFMaXN0Vm9pY2VzUmVxdWVzdCI1ChJMaXN0Vm9pY2VzUmVzcG9uc2USHwoGdm9pY2VzGAEgAygLMg8uYXVkaW8udjEuVm9pY2UiXgoSUHJlcGFyZVRleHRSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEbGFuZxgDIAEoCRINCgVwYXJzZRgEIAEoCBIOCgZpc19yYXcYBSABKAgiKQoTUHJlcGFyZVRleHRSZXNwb25zZRISCgpwYXJhZ3JhcGhzGAEgAygJIsQBChFTeW50aGVzaXplUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBXZvaWNlGAMgASgJEgwKBGxhbmcYBCABKAkSDQoFcGFyc2UYBSABKAgSDgoGaXNfcmF3GAYgASgIEhMKBnByb21wdBgHIAEoCUgAiAEBEjYKDnByb251bmNpYXRpb25zGAggAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGVCCQoHX3Byb21wdCI4CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEhAKCGR1cmF0aW9uGAIgASgBEgwKBHNpemUYAyABKAMigAEKElN5bnRoZXNpemVSZXNwb25zZRIhCgRmdWxsGAEgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEiQKB3ByZXZpZXcYAiABKAsyEy5hdWRpby52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYAyABKAkSDwoHZXhwaXJlcxgEIAEoAzLyAQoMQXVkaW9TZXJ2aWNlEkkKCkxpc3RWb2ljZXMSGy5hdWRpby52MS5MaXN0Vm9pY2VzUmVxdWVzdBocLmF1ZGlvLnYxLkxpc3RWb2ljZXNSZXNwb25zZSIAEkwKC1ByZXBhcmVUZXh0EhwuYXVkaW8udjEuUHJlcGFyZVRleHRSZXF1ZXN0Gh0uYXVkaW8udjEuUHJlcGFyZVRleHRSZXNwb25zZSIAEkkKClN5bnRoZXNpemUSGy5hdWRpby52MS5TeW50aGVzaXplUmVxdWVzdBocLmF1ZGlvLnYxLlN5bnRoZXNpemVSZXNwb25zZSIAYgZwcm90bzM", [file_articles_v1_articles]);
 
 /**
  * @generated from message audio.v1.Voice
@@ -165,6 +167,17 @@ export type SynthesizeRequest = Message<"audio.v1.SynthesizeRequest"> & {
    * @generated from field: optional string prompt = 7;
    */
   prompt?: string | undefined;
+
+  /**
+   * Pronunciation rules, the project's message: rendered exactly as an
+   * article's rules (IPA as phonemes where the engine takes them), and
+   * checked as SetPronunciations checks them (InvalidArgument naming
+   * "pronunciations[i].<field>"). Rules of another language than `lang` are
+   * ignored. The project's stored rules are not applied: only these.
+   *
+   * @generated from field: repeated articles.v1.PronunciationRule pronunciations = 8;
+   */
+  pronunciations: PronunciationRule[];
 };
 
 /**
@@ -268,7 +281,8 @@ export const AudioService: GenService<{
    * publisher token (full scope) is charged like an article: one of the
    * project's daily articles and the characters of title + text from its
    * credit (ResourceExhausted when either is used up). The files are
-   * temporary and deleted after `expires` (docs/limits.md).
+   * temporary and deleted after `expires` (docs/limits.md). Pronunciation
+   * rules are rendered as an article's are (docs/pronunciations.md).
    *
    * @generated from rpc audio.v1.AudioService.Synthesize
    */
