@@ -135,6 +135,9 @@ describe("publisher console in a real browser (Chromium)", function () {
     expect(seen.at(-1)).to.equal("ready");
     expect(seen[0], "the page showed the article before it was ready").not.to.equal("ready");
     await playOnArticlePage(page);
+    // The players take the console's colours: a dark theme chosen on a light system reaches them.
+    await page.locator("#theme-switch").selectOption("dark");
+    await waitFor("dark player", async () => ((await page.evaluate(`getComputedStyle(document.getElementById("audio-full").shadowRoot.querySelector(".box")).backgroundColor`)) === "rgb(31, 34, 38)" ? true : undefined), 5_000, 50);
     await ctx.close();
     await expectNoListeningCounted(cb, A, readyId);
   });
