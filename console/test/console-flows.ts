@@ -63,7 +63,7 @@ export class ConsoleBrowser {
       if (/Content.Security.Policy|Refused to|CSP violation/i.test(m.text())) this.errors.push(m.text());
     });
     page.on("pageerror", (e) => this.errors.push(`page error: ${String(e)}`));
-    page.on("request", (r) => void (r.url().includes("/player/v1/events") && this.beacons.push(r.postData() ?? "")));
+    page.on("request", (r) => void (r.url().includes("/player/v1/events") && this.beacons.push(`${r.method()} ${r.url()}`)));
     return { ctx, page };
   }
 
