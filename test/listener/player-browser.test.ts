@@ -186,6 +186,16 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await mkdir(ARTIFACTS, { recursive: true });
   });
 
+  const totals = async () => (await A("GET", `/api/articles/${articleId}/stats`)).body.total;
+  /** The article's figures once earlier tests' events have landed (they are written once a second). */
+  const settledTotals = () =>
+    waitFor("earlier events counted", async () => {
+      const a = await totals();
+      await new Promise((r) => setTimeout(r, 1_500));
+      const b = await totals();
+      return a.plays === b.plays && a.impressions === b.impressions ? b : undefined;
+    }, 20_000, 0);
+
   after(async () => {
     await browser?.close();
     site?.server.close();
@@ -264,12 +274,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
     const snippet = (await A("GET", "/api/player")).body.snippet.replace("></article-audio-player>", ` article-id="${articleId}"></article-audio-player>`);
     const file = path.join(dataDir, "my-page.html");
     await writeFile(file, `<!doctype html><meta charset="utf-8"><title>Local</title><h1>My page</h1>\n${snippet}\n`);
-    const before = await waitFor("earlier events counted", async () => {
-      // Figures are written once a second: wait until the earlier test's events have landed.
-      const a = (await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays;
-      await new Promise((r) => setTimeout(r, 1_500));
-      return a === (await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays ? a : undefined;
-    }, 20_000, 0);
+    const before = (await settledTotals()).plays;
     const page = await browser.newPage();
     await page.goto(pathToFileURL(file).href);
     await page.locator("article-audio-player button.play").click({ timeout: 30_000 });
@@ -337,14 +342,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
   });
 
   it(`keeps its look under a CSP without 'unsafe-inline' styles; stats="off" sends nothing and audio="preview" plays the preview`, async () => {
-    const statsOf = async () => (await A("GET", `/api/articles/${articleId}/stats`)).body.total;
-    const before = await waitFor("earlier events counted", async () => {
-      // Figures are written once a second: wait until earlier tests' events have landed.
-      const a = await statsOf();
-      await new Promise((r) => setTimeout(r, 1_500));
-      const b = await statsOf();
-      return a.plays === b.plays && a.impressions === b.impressions ? b : undefined;
-    }, 20_000, 0);
+    const before = await settledTotals();
     const tag = (attrs: string) => snippet.replace("></article-audio-player>", ` article-id="${articleId}" ${attrs}></article-audio-player>`);
     // Scripts, lookups and audio only from the gateway; styles only from files of the page's origin.
     const csp = `default-src 'none'; script-src ${sys.url}; connect-src ${sys.url}; media-src ${sys.url}; style-src 'self'`;
@@ -379,7 +377,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
     expect(refused).to.deep.equal([]);
     expect(beacons).to.deep.equal([]);
     await new Promise((r) => setTimeout(r, 2_500));
-    const after = await statsOf();
+    const after = await totals();
     expect({ plays: after.plays, impressions: after.impressions, completions: after.completions }).to.deep.equal({ plays: before.plays, impressions: before.impressions, completions: before.completions });
   });
 
