@@ -76,7 +76,19 @@ export const StatsResult: Schema = {
     to: { type: "string" },
     total: StatsFigures,
     days: { type: "array", items: { type: "object", required: ["day"], properties: { day: { type: "string" } }, additionalProperties: true } },
-    articles: { type: "array", description: "Project statistics only: per-article totals, most played first (at most 100).", items: { type: "object" } },
+    articles: {
+      type: "array",
+      description: "Project statistics only: per-article totals, most played first (at most 100).",
+      items: {
+        type: "object",
+        required: ["articleId", "title", ...(StatsFigures.required as string[])],
+        properties: {
+          articleId: { type: "string" },
+          title: { type: ["string", "null"], description: "The article's current title (a deleted article's too); null when the article no longer exists." },
+          ...(StatsFigures.properties as Record<string, unknown>),
+        },
+      },
+    },
   },
 };
 

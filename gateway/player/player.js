@@ -2,6 +2,7 @@
  * <script src="{base}/player/v1/player.js" async></script>
  * <article-audio-player key="pk_…" article-url="https://…"></article-audio-player>
  * No framework, no globals besides the element; styles live in its shadow root.
+ * stats="off": no listening events (the publisher's own console); audio="preview": the preview file.
  * Read along: where the page holds the article's text, the sentence being read is highlighted
  * (CSS Custom Highlight API, the page's DOM untouched) and each paragraph gets "play from here".
  */
@@ -126,6 +127,20 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
     }
     return found.some((f) => f.seg.kind === "paragraph") ? found : [];
   };
+  // Shadow styles as constructable sheets (one per text, shared by every player): a page whose CSP
+  // refuses inline styles (the publisher console's) still styles them. Where a browser cannot adopt
+  // sheets, the returned <style> goes into the markup instead.
+  const sheets = new Map();
+  const styled = (root, css) => {
+    if (!("adoptedStyleSheets" in root)) return `<style>${css}</style>`;
+    let s = sheets.get(css);
+    if (!s) {
+      try { s = new CSSStyleSheet(); s.replaceSync(css); } catch (e) { return `<style>${css}</style>`; }
+      sheets.set(css, s);
+    }
+    root.adoptedStyleSheets = [s];
+    return "";
+  };
   let sheet;
   // The highlight's look, on the page (adopted, so no element is added; in a layer, so a publisher's
   // own ::highlight(article-audio-player) rule wins).
@@ -146,7 +161,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
 `;
 
   class ArticleAudioPlayer extends HTMLElement {
-    static get observedAttributes() { return ["key", "article-id", "external-id", "article-url", "base", "lang", "highlight", "read-along", "article-text"]; }
+    static get observedAttributes() { return ["key", "article-id", "external-id", "article-url", "base", "lang", "highlight", "read-along", "article-text", "audio"]; }
 
     constructor() {
       super();
@@ -158,6 +173,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     }
 
     connectedCallback() {
+      this._on = true;
       this._onHide = () => { if (document.visibilityState === "hidden") this._flush(); };
       this._onLeave = () => this._flush();
       document.addEventListener("visibilitychange", this._onHide);
@@ -166,6 +182,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     }
 
     disconnectedCallback() {
+      this._on = false;
       document.removeEventListener("visibilitychange", this._onHide);
       window.removeEventListener("pagehide", this._onLeave);
       clearInterval(this._timer);
@@ -174,9 +191,14 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       this._flush();
     }
 
+    // Not before connectedCallback: an element upgraded when the script arrives gets this call for
+    // each of its attributes first, and one lookup is enough.
     attributeChangedCallback(_name, before, after) {
-      if (before !== after && this.isConnected) this._load();
+      if (before !== after && this._on) this._load();
     }
+
+    // Plays where listening must not count (an editor checking the audio) send nothing.
+    get _quiet() { return this.getAttribute("stats") === "off"; }
 
     get _base() { return (this.getAttribute("base") || DEFAULT_BASE).replace(/\/+$/, ""); }
 
@@ -234,7 +256,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     _advance(a) {
       this._article = a;
       this._readAlong(a);
-      const next = a.audio || a.audio_preview;
+      const next = (!this._preview && a.audio) || a.audio_preview;
       if (!next || next === this._src) return;
       const audio = this._audio, at = audio.currentTime;
       const resume = this._wantPlay || !audio.paused || this._outran;
@@ -259,6 +281,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       this.hidden = false;
       this._key = key;
       this._article = a;
+      const preview = (this._preview = this.getAttribute("audio") === "preview");
       const lang = language(this, a), m = (this._m = MESSAGES[lang] || {});
       const num = (o) => new Intl.NumberFormat(lang, o);
       const units = [num({ style: "unit", unit: "minute", unitDisplay: "long" }), num({ style: "unit", unit: "second", unitDisplay: "long" })];
@@ -268,7 +291,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         const min = Math.floor(s / 60), sec = units[1].format(s % 60);
         return min ? `${units[0].format(min)} ${sec}` : sec;
       };
-      this._root.innerHTML = `<style>${STYLE}</style>
+      this._root.innerHTML = `${styled(this._root, STYLE)}
 <div class="box" part="container" role="region" lang="${lang}">
   <button class="play" part="play-button" type="button">${PLAY}</button>
   <div class="main">
@@ -286,14 +309,14 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       const $ = (s) => this._root.querySelector(s);
       const box = $(".box"), play = $(".play"), seek = $(".seek"), time = $(".time"), speed = $(".speed"), back = $(".back");
       const audio = (this._audio = $("audio"));
-      box.setAttribute("aria-label", fill(m.region, { title: a.title }));
+      box.setAttribute("aria-label", fill(preview ? m.previewRegion : m.region, { title: a.title }));
       play.setAttribute("aria-label", m.play);
       back.setAttribute("aria-label", m.back);
       seek.setAttribute("aria-label", m.seek);
       $(".title").textContent = a.title;
-      this._src = a.audio || a.audio_preview || "";
+      this._src = (!preview && a.audio) || a.audio_preview || "";
       if (this._src) audio.src = this._src;
-      const duration = () => (isFinite(audio.duration) && audio.duration > 0 ? audio.duration : a.audio_duration || 0);
+      const duration = () => (isFinite(audio.duration) && audio.duration > 0 ? audio.duration : (preview ? a.audio_preview_duration : a.audio_duration) || 0);
       const paint = () => {
         const d = duration();
         seek.max = String(Math.round(d));
@@ -332,13 +355,14 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         if (!audio.paused && step > 0 && step < 2) this._seconds += step;
         const d = duration();
         // Marks count against the full file only, not the preview that plays first.
-        if (d > 0 && !this._article.pending) for (const m of MARKS) if (!this._marks.has(m) && t / d >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
+        if (d > 0 && !this._article.pending && !preview) for (const m of MARKS) if (!this._marks.has(m) && t / d >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
         paint();
       });
       audio.addEventListener("seeked", () => { last = audio.currentTime; });
       audio.addEventListener("ended", () => {
         // The preview ran out before the rest was made: it continues when the full file comes.
-        if (this._article.pending) return void (this._outran = true);
+        if (this._article.pending && !preview) return void (this._outran = true);
+        if (preview) return this._flush();
         if (!this._marks.has(100)) { this._marks.add(100); this._event("complete"); }
         this._flush();
       });
@@ -351,7 +375,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     // Once per load, as soon as the article is ready with its timed segments (at once, or when audio
     // made on demand is done).
     _readAlong(a) {
-      if (!a.segments || !a.audio || this._readSeq === this._loadSeq || this.getAttribute("read-along") === "off") return;
+      if (!a.segments || !a.audio || this._preview || this._readSeq === this._loadSeq || this.getAttribute("read-along") === "off") return;
       this._readSeq = this._loadSeq;
       this._read(a);
     }
@@ -432,8 +456,8 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       // "Play from here": one overlay beside the page's paragraphs, never inside them.
       const overlay = document.createElement("article-audio-read-along");
       const shadow = overlay.attachShadow({ mode: "open" });
-      shadow.innerHTML = `<style>${OVERLAY_STYLE}</style><div role="region"></div>`;
-      const region = shadow.firstElementChild.nextElementSibling;
+      shadow.innerHTML = `${styled(shadow, OVERLAY_STYLE)}<div role="region"></div>`;
+      const region = shadow.querySelector("div");
       region.setAttribute("aria-label", m.readAlong);
       region.lang = this._root.querySelector(".box").lang;
       const buttons = new Map();
@@ -492,13 +516,14 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     }
 
     _event(type, extra) {
-      if (!this._article) return;
+      if (!this._article || this._quiet) return;
       this._events.push(Object.assign({ type, articleId: this._article.id }, extra));
       if (type !== "impression" && type !== "progress") this._flush();
     }
 
     _flush() {
       if (!this._key || !this._article) return;
+      if (this._quiet) return void (this._seconds = 0);
       const seconds = Math.round(this._seconds * 10) / 10;
       if (seconds > 0) {
         // Listening time rides on the last queued event, or on a "listen" event of its own.

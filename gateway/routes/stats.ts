@@ -1,5 +1,6 @@
 // Listening statistics for publishers (bearer token, read or full): one
-// article's days, or the whole project's days and its most played articles.
+// article's days, or the whole project's days and its most played articles
+// (with their titles, so a dashboard needs no lookup per row).
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
@@ -34,7 +35,7 @@ function reportJson(r: StatsReport | undefined, withArticles: boolean): Record<s
     total: figuresJson(r.total),
     days: r.days.map((d) => ({ day: d.day, ...figuresJson(d.figures) })),
   };
-  if (withArticles) out.articles = r.articles.map((a) => ({ articleId: a.articleId, ...figuresJson(a.figures) }));
+  if (withArticles) out.articles = r.articles.map((a) => ({ articleId: a.articleId, title: a.title || null, ...figuresJson(a.figures) }));
   return out;
 }
 

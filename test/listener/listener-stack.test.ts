@@ -52,6 +52,8 @@ describe("listener side on the full stack (MongoDB, GridFS, NATS)", function () 
     expect(stats).to.include({ impressions: 1, plays: 1, completions: 1, secondsListened: 3 });
     const stored = await withMongo(t.mongoUrl, t.db, (c) => c.db(t.db).collection("listening_stats").countDocuments({ articleId: id }));
     expect(stored).to.equal(1);
+    // The project's top list names the article by its title, read from MongoDB.
+    expect((await A("GET", "/api/stats")).body.articles).to.deep.include.members([{ articleId: id, title: "Stack story", ...stats }]);
 
     const feed = await new Parser().parseURL(`${t.stack.url}/feeds/${key}.xml`);
     expect(feed.items.map((i) => i.guid)).to.deep.equal([id]);

@@ -31,15 +31,17 @@ const TEXT = Array.from({ length: 3 }, (_, i) => `Paragraph ${i + 1} tells how t
 /** The publisher's own site: one article page per path, with the snippet and a canonical link. */
 function publisherSite(snippet: string) {
   const pages = new Map<string, string>();
+  const headers = new Map<string, Record<string, string>>();
   const server = http.createServer((req, res) => {
     const html = pages.get(req.url ?? "");
-    res.writeHead(html ? 200 : 404, { "content-type": "text/html; charset=utf-8" });
+    res.writeHead(html ? 200 : 404, { "content-type": "text/html; charset=utf-8", ...headers.get(req.url ?? "") });
     res.end(html ?? "not found");
   });
   return {
     server,
-    raw(pathname: string, html: string) {
+    raw(pathname: string, html: string, extraHeaders: Record<string, string> = {}) {
       pages.set(pathname, html);
+      headers.set(pathname, extraHeaders);
     },
     page(pathname: string, canonical: string) {
       pages.set(pathname, `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>News</title>
@@ -184,6 +186,16 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await mkdir(ARTIFACTS, { recursive: true });
   });
 
+  const totals = async () => (await A("GET", `/api/articles/${articleId}/stats`)).body.total;
+  /** The article's figures once earlier tests' events have landed (they are written once a second). */
+  const settledTotals = () =>
+    waitFor("earlier events counted", async () => {
+      const a = await totals();
+      await new Promise((r) => setTimeout(r, 1_500));
+      const b = await totals();
+      return a.plays === b.plays && a.impressions === b.impressions ? b : undefined;
+    }, 20_000, 0);
+
   after(async () => {
     await browser?.close();
     site?.server.close();
@@ -262,12 +274,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
     const snippet = (await A("GET", "/api/player")).body.snippet.replace("></article-audio-player>", ` article-id="${articleId}"></article-audio-player>`);
     const file = path.join(dataDir, "my-page.html");
     await writeFile(file, `<!doctype html><meta charset="utf-8"><title>Local</title><h1>My page</h1>\n${snippet}\n`);
-    const before = await waitFor("earlier events counted", async () => {
-      // Figures are written once a second: wait until the earlier test's events have landed.
-      const a = (await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays;
-      await new Promise((r) => setTimeout(r, 1_500));
-      return a === (await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays ? a : undefined;
-    }, 20_000, 0);
+    const before = (await settledTotals()).plays;
     const page = await browser.newPage();
     await page.goto(pathToFileURL(file).href);
     await page.locator("article-audio-player button.play").click({ timeout: 30_000 });
@@ -332,6 +339,46 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await page.emulateMedia({ reducedMotion: "reduce" });
     expect(await transition()).to.equal("0s");
     await page.close();
+  });
+
+  it(`keeps its look under a CSP without 'unsafe-inline' styles; stats="off" sends nothing and audio="preview" plays the preview`, async () => {
+    const before = await settledTotals();
+    const tag = (attrs: string) => snippet.replace("></article-audio-player>", ` article-id="${articleId}" ${attrs}></article-audio-player>`);
+    // Scripts, lookups and audio only from the gateway; styles only from files of the page's origin.
+    const csp = `default-src 'none'; script-src ${sys.url}; connect-src ${sys.url}; media-src ${sys.url}; style-src 'self'`;
+    site.raw("/strict", `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Strict</title></head>
+<body><h1>Editors' page</h1>${tag(`id="full" stats="off"`)}${tag(`id="preview" stats="off" audio="preview"`)}</body></html>`, { "content-security-policy": csp });
+    const page = await browser.newPage();
+    const refused: string[] = [];
+    const beacons: string[] = [];
+    page.on("console", (m) => void (/Content.Security.Policy|Refused to/i.test(m.text()) && refused.push(m.text())));
+    page.on("request", (r) => void (r.url().includes("/player/v1/events") && beacons.push(r.postData() ?? "")));
+    await page.addInitScript(`document.addEventListener("securitypolicyviolation", (e) => console.error("Refused to: " + e.violatedDirective), true)`);
+    await page.goto(`${siteUrl}/strict`);
+    const inPlayer = <T>(id: string, fn: string) => page.evaluate(`(() => { const root = document.getElementById("${id}").shadowRoot; const audio = root.querySelector("audio"); return (${fn}); })()`) as Promise<T>;
+    await page.locator("#full button.play").waitFor({ state: "visible", timeout: 30_000 });
+    await page.locator("#preview button.play").waitFor({ state: "visible", timeout: 30_000 });
+    expect(await inPlayer<string[]>("full", `[getComputedStyle(root.querySelector(".play")).borderRadius, getComputedStyle(root.querySelector(".box")).display]`)).to.deep.equal(["999px", "flex"]);
+    expect(await inPlayer<number>("full", `root.querySelectorAll("style").length`)).to.equal(0);
+
+    expect(await inPlayer<string>("preview", "audio.src")).to.match(/\/preview\.mp3$/);
+    expect(await inPlayer<string>("preview", `root.querySelector(".box").getAttribute("aria-label")`)).to.equal("Listen to the preview: Library opens");
+    expect(await inPlayer<string>("full", "audio.src")).to.match(/\/full\.mp3$/);
+
+    // Played to the end, then the page is left: everything that would normally send events.
+    await page.locator("#full button.play").click();
+    await waitFor("playing", async () => ((await inPlayer<number>("full", "audio.currentTime")) > 0.3 ? true : undefined), 20_000, 100);
+    await inPlayer("full", "(audio.currentTime = Math.max(0, audio.duration - 1), 0)");
+    await waitFor("ended", async () => ((await inPlayer<boolean>("full", "audio.ended")) ? true : undefined), 30_000, 100);
+    await page.locator("#preview button.play").click();
+    await waitFor("preview playing", async () => ((await inPlayer<number>("preview", "audio.currentTime")) > 0.3 ? true : undefined), 20_000, 100);
+    await page.goto("about:blank");
+    await page.close();
+    expect(refused).to.deep.equal([]);
+    expect(beacons).to.deep.equal([]);
+    await new Promise((r) => setTimeout(r, 2_500));
+    const after = await totals();
+    expect({ plays: after.plays, impressions: after.impressions, completions: after.completions }).to.deep.equal({ plays: before.plays, impressions: before.impressions, completions: before.completions });
   });
 
   describe("read along, languages and accessibility", () => {

@@ -263,16 +263,43 @@ export function newArticlePage(main: HTMLElement): void {
   );
 }
 
+/** The platform's player script, loaded once per tab from the gateway itself (script-src 'self'). */
+let playerScript: Promise<void> | undefined;
+function loadPlayer(): Promise<void> {
+  playerScript ??= new Promise<void>((resolve, reject) => {
+    const script = h("script", {
+      src: "/player/v1/player.js",
+      onload: () => resolve(),
+      onerror: () => {
+        playerScript = undefined;
+        reject(new Error("/player/v1/player.js did not load"));
+      },
+    });
+    document.head.append(script);
+  });
+  return playerScript;
+}
+
 function audioBlock(a: Article): HTMLElement {
   if (a.status !== "ready" || !a.audio) return h("p", { class: "empty" }, t("article.noAudio"));
-  // Plain <audio>: the embeddable player styles its shadow root with an inline <style>
-  // (refused by this page's CSP) and counts impressions and plays in the statistics.
-  return h(
-    "div",
-    { class: "audio" },
-    h("figure", null, h("figcaption", null, t("article.full", { d: fmtDuration(a.audio_duration) })), h("audio", { controls: true, preload: "metadata", src: a.audio, id: "audio-full" })),
-    h("figure", null, h("figcaption", null, t("article.preview", { d: fmtDuration(a.audio_preview_duration) })), h("audio", { controls: true, preload: "metadata", src: a.audio_preview, id: "audio-preview" })),
-  );
+  // The project's own player, as listeners hear it; stats="off" keeps editors' plays out of the
+  // listening statistics, and read-along is off because the article's text is not on this page.
+  const slots: Array<[HTMLElement, string, string]> = [
+    [h("figure", null, h("figcaption", null, t("article.full", { d: fmtDuration(a.audio_duration) }))), "audio-full", "full"],
+    [h("figure", null, h("figcaption", null, t("article.preview", { d: fmtDuration(a.audio_preview_duration) }))), "audio-preview", "preview"],
+  ];
+  const box = h("div", { class: "audio" }, ...slots.map(([figure]) => figure));
+  // The players go in once the key is known, with every attribute set: one lookup each.
+  void Promise.all([call<{ publicKey: string }>("GET", "/api/player"), loadPlayer()])
+    .then(([player]) => {
+      for (const [figure, id, which] of slots) {
+        const el = document.createElement("article-audio-player");
+        for (const [k, v] of Object.entries({ id, key: player.publicKey, "article-id": a.id, audio: which, stats: "off", "read-along": "off" })) el.setAttribute(k, v);
+        figure.append(el);
+      }
+    })
+    .catch((e: unknown) => box.append(notice(e)));
+  return box;
 }
 
 async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {

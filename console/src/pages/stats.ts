@@ -23,7 +23,8 @@ interface Report {
   to: string;
   total: Figures;
   days: Array<{ day: string } & Figures>;
-  articles?: Array<{ articleId: string } & Figures>;
+  /** Project reports: the top articles, each with its title (null: the article no longer exists). */
+  articles?: Array<{ articleId: string; title?: string | null } & Figures>;
 }
 
 const iso = (d: Date) => d.toISOString().slice(0, 10);
@@ -215,7 +216,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
                     h(
                       "tr",
                       null,
-                      h("th", { scope: "row" }, h("a", { href: `#/stats?article=${encodeURIComponent(a.articleId)}&from=${from}&to=${to}` }, a.articleId)),
+                      h("th", { scope: "row" }, h("a", { href: `#/stats?article=${encodeURIComponent(a.articleId)}&from=${from}&to=${to}`, title: a.articleId }, a.title || a.articleId)),
                       h("td", { class: "num" }, fmtNumber(a.plays)),
                       h("td", { class: "num" }, fmtNumber(a.completions)),
                       h("td", { class: "num" }, `${fmtNumber(a.listenThroughRate * 100, 1)} %`),

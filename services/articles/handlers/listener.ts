@@ -70,15 +70,32 @@ const figures = (f: Figures): StatsFigures => ({
   secondsListened: Math.round(f.secondsListened * 10) / 10,
 });
 
-function reportMessage(r: StatsReport, range: { from: string; to: string }): StatsReportMessage {
+function reportMessage(r: StatsReport, range: { from: string; to: string }, titles = new Map<string, string>()): StatsReportMessage {
   return {
     $typeName: "articles.v1.StatsReport",
     from: range.from,
     to: range.to,
     total: figures(r.total),
     days: r.days.map((d) => ({ $typeName: "articles.v1.DailyStats", day: d.day, figures: figures(d.figures) })),
-    articles: r.articles.map((a) => ({ $typeName: "articles.v1.ArticleStatsTotal", articleId: a.articleId, figures: figures(a.figures) })),
+    articles: r.articles.map((a) => ({ $typeName: "articles.v1.ArticleStatsTotal", articleId: a.articleId, figures: figures(a.figures), title: titles.get(a.articleId) ?? "" })),
   };
+}
+
+/** Lookups of the top list's titles at once: the list is at most 100 long, so is the cost. */
+const TITLE_LOOKUPS_AT_ONCE = 8;
+
+async function titlesOf(store: ArticleStore, projectId: string, ids: string[]): Promise<Map<string, string>> {
+  const titles = new Map<string, string>();
+  let next = 0;
+  const worker = async () => {
+    while (next < ids.length) {
+      const id = ids[next++];
+      const a = await store.get(projectId, id);
+      if (a) titles.set(id, a.title);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(TITLE_LOOKUPS_AT_ONCE, ids.length) }, worker));
+  return titles;
 }
 
 export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof ListenerService> {
@@ -159,7 +176,8 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
     async getProjectStats(req, ctx) {
       const { projectId } = await publisher(ctx);
       const range = dayRange(req.from, req.to);
-      return { report: reportMessage(await stats.project(projectId, range.from, range.to), range) };
+      const report = await stats.project(projectId, range.from, range.to);
+      return { report: reportMessage(report, range, await titlesOf(store, projectId, report.articles.map((a) => a.articleId))) };
     },
   };
 }

@@ -1,0 +1,158 @@
+// What the console's browser suites share: a Chromium that plays audio unattended, pages that
+// report every CSP refusal and script error, sign-in, and the essential flows (an article from
+// the form to ready and played, a read token's pages without write controls), so the embedded
+// default and the full stack run the same steps.
+import { expect } from "chai";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { waitFor, type api } from "../../test/support/http.js";
+import { CHROMIUM } from "../../test/support/chromium.js";
+
+type Api = ReturnType<typeof api>;
+
+/** Pages of the console, each with how to tell it has finished drawing. */
+export const PAGES: Array<{ name: string; hash: string; ready: string }> = [
+  { name: "articles", hash: "#/articles", ready: "table.articles" },
+  { name: "article", hash: "", ready: "#status-line" },
+  { name: "new", hash: "#/new", ready: "h1" },
+  { name: "pronunciations", hash: "#/pronunciations", ready: "table.rules" },
+  { name: "stats", hash: "#/stats", ready: ".kpis" },
+  { name: "player", hash: "#/player", ready: "#snippet" },
+  { name: "import", hash: "#/import", ready: "h1" },
+];
+
+export const WRITE_CONTROLS = "#new-article, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #verify-hosts, #rotate-key, #import-start, form.article-form";
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] });
+}
+
+export interface PageOptions {
+  token?: string;
+  scope?: "full" | "read";
+  lang?: string;
+  bypassCSP?: boolean;
+  width?: number;
+  dark?: boolean;
+}
+
+/** The console of one gateway, opened in contexts like a publisher's browser. */
+export class ConsoleBrowser {
+  /** CSP refusals (the console message and the securitypolicyviolation event) and script errors. */
+  readonly errors: string[] = [];
+  /** Listening events any page sent (POST /player/v1/events). */
+  readonly beacons: string[] = [];
+
+  constructor(
+    readonly browser: Browser,
+    readonly url: string,
+  ) {}
+
+  async newPage(opts: PageOptions = {}): Promise<{ ctx: BrowserContext; page: Page }> {
+    const ctx = await this.browser.newContext({
+      viewport: { width: opts.width ?? 1280, height: 900 },
+      bypassCSP: opts.bypassCSP ?? false,
+      colorScheme: opts.dark ? "dark" : "light",
+      locale: opts.lang === "de" ? "de-DE" : "en-US",
+    });
+    // As if signed in already (the token in this tab's sessionStorage); not on about:blank.
+    if (opts.token) await ctx.addInitScript(`if (location.protocol.startsWith("http")) { sessionStorage.setItem("console.token", ${JSON.stringify(opts.token)}); sessionStorage.setItem("console.token.scope", ${JSON.stringify(opts.scope ?? "full")}); }`);
+    // The event also sees refusals inside shadow roots (it is composed), whatever the console logs.
+    await ctx.addInitScript(`document.addEventListener("securitypolicyviolation", (e) => console.error("CSP violation: " + e.violatedDirective + " " + (e.blockedURI || "inline")), true)`);
+    const page = await ctx.newPage();
+    page.on("console", (m) => {
+      if (/Content.Security.Policy|Refused to|CSP violation/i.test(m.text())) this.errors.push(m.text());
+    });
+    page.on("pageerror", (e) => this.errors.push(`page error: ${String(e)}`));
+    page.on("request", (r) => void (r.url().includes("/player/v1/events") && this.beacons.push(`${r.method()} ${r.url()}`)));
+    return { ctx, page };
+  }
+
+  /** For an afterEach hook: what the last test's pages refused or threw, then forgotten. */
+  expectNoErrors(): void {
+    expect(this.errors.splice(0), "no CSP refusals or script errors in the console").to.deep.equal([]);
+  }
+
+  async signIn(page: Page, token: string): Promise<void> {
+    await page.goto(`${this.url}/console/`);
+    await page.locator("#token").fill(token);
+    await page.keyboard.press("Enter");
+    await page.locator("table.articles, .empty").first().waitFor({ timeout: 20_000 });
+  }
+}
+
+/** Submits the new-article form (already open) and answers the new article's id. */
+export async function submitArticle(page: Page, a: { title: string; text: string; url: string; labels?: string }): Promise<string> {
+  await page.locator("#a-title").fill(a.title);
+  await page.locator("#a-text").fill(a.text);
+  await page.locator("#a-url").fill(a.url);
+  if (a.labels) await page.locator("#a-labels").fill(a.labels);
+  await page.locator("form.article-form button[type=submit]").click();
+  await page.waitForURL(/#\/article\//);
+  return decodeURIComponent(/#\/article\/([^?]+)/.exec(page.url())![1]);
+}
+
+/** Follows the article page's status line until ready, without a reload; answers the statuses seen. */
+export async function statusesUntilReady(page: Page): Promise<string[]> {
+  await page.evaluate(() => ((window as unknown as { marker: number }).marker = 1));
+  const seen = new Set<string>();
+  await waitFor(
+    "ready in the page",
+    async () => {
+      const cls = await page.locator("#status-line .badge").getAttribute("class");
+      const s = cls?.replace(/^badge s-/, "") ?? "";
+      seen.add(s);
+      return s === "ready" ? true : undefined;
+    },
+    120_000,
+    50,
+  );
+  expect(await page.evaluate(() => (window as unknown as { marker?: number }).marker), "no reload").to.equal(1);
+  return [...seen];
+}
+
+const inPlayer = <T>(page: Page, id: string, fn: string): Promise<T> =>
+  page.evaluate(`(() => { const root = document.getElementById(${JSON.stringify(id)}).shadowRoot; const audio = root.querySelector("audio"); return (${fn}); })()`) as Promise<T>;
+
+/**
+ * The article page's two players (full and preview audio): the full one plays from its own button,
+ * the preview one holds the preview file, and the platform's player looks as styled (its
+ * adopted sheet applied under the console's CSP).
+ */
+export async function playOnArticlePage(page: Page): Promise<void> {
+  const play = page.locator("#audio-full button.play");
+  await play.waitFor({ state: "visible", timeout: 20_000 });
+  expect(await inPlayer<string>(page, "audio-full", `getComputedStyle(root.querySelector(".play")).borderRadius`), "the player's own styles apply").to.equal("999px");
+  await play.click();
+  await waitFor("playing", async () => ((await inPlayer<number>(page, "audio-full", "audio.currentTime")) > 0.3 ? true : undefined), 20_000, 100);
+  await play.click();
+  expect(await inPlayer<boolean>(page, "audio-full", "audio.paused")).to.equal(true);
+  expect(await inPlayer<string>(page, "audio-full", "audio.src")).to.match(/full\.mp3$/);
+  await page.locator("#audio-preview button.play").waitFor({ state: "visible" });
+  expect(await inPlayer<string>(page, "audio-preview", "audio.src")).to.match(/preview\.mp3$/);
+}
+
+/** Nothing an editor played in the console reached the listening statistics. */
+export async function expectNoListeningCounted(cb: ConsoleBrowser, A: Api, articleId: string): Promise<void> {
+  expect(cb.beacons, "listening events sent from the console").to.deep.equal([]);
+  // Figures are written once a second: long enough for a counted play to have landed.
+  await new Promise((r) => setTimeout(r, 2_500));
+  const total = (await A("GET", `/api/articles/${encodeURIComponent(articleId)}/stats`)).body.total;
+  expect({ impressions: total.impressions, plays: total.plays }).to.deep.equal({ impressions: 0, plays: 0 });
+}
+
+/**
+ * Every page of the console, signed in with a read token: no write control, no editable field (the
+ * players' seek sliders, inside their shadow roots, change nothing stored), a note why.
+ */
+export async function expectNoWriteControls(cb: ConsoleBrowser, page: Page, articleId: string): Promise<void> {
+  expect(await page.locator(".scope").textContent()).to.equal("Read token");
+  for (const p of PAGES) {
+    await page.goto(`${cb.url}/console/${p.hash || `#/article/${encodeURIComponent(articleId)}`}`);
+    await page.locator(p.ready).first().waitFor();
+    await page.waitForLoadState("networkidle");
+    expect(await page.locator(WRITE_CONTROLS).count(), `write controls on ${p.name}`).to.equal(0);
+    const enabledInputs = await page.locator("main input:not([disabled]):not(#lookup):not(#filter-label):not([type=date]):not(#sample-text):not([part=progress]), main textarea:not([disabled])").count();
+    expect(enabledInputs, `editable inputs on ${p.name}`).to.equal(0);
+    if (p.name !== "stats") expect(await page.locator(".readonly-note").count(), `reason on ${p.name}`).to.be.greaterThan(0);
+  }
+}
