@@ -105,6 +105,40 @@ function storedOf(doc: Doc, packed: readonly string[]): Stored {
 const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateRawSync(packed, DEFLATE));
 const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateRawSync(z, INFLATE).toString("utf8") : null);
 
+/** Characters of inflated text kept per table for rows read again (a hot article is read many times). */
+const RECENT_PACKED_CHARS = 4 * 1024 * 1024;
+
+/**
+ * The packed fields of rows read lately, by id, each with the deflated bytes they came from, so
+ * a row read again is inflated again only when it was written since. Bounded by characters;
+ * the oldest entries go first.
+ */
+class RecentlyInflated {
+  private readonly byId = new Map<string, { z: Buffer; packed: string }>();
+  private chars = 0;
+
+  packedOf(id: string, z: Buffer | null | undefined): string | null {
+    if (!z) return null;
+    const hit = this.byId.get(id);
+    if (hit && hit.z.equals(z)) return hit.packed;
+    const packed = inflated(z)!;
+    if (hit) this.forget(id, hit.packed);
+    if (packed.length > RECENT_PACKED_CHARS / 16) return packed;
+    while (this.chars + packed.length > RECENT_PACKED_CHARS) {
+      const [oldest, entry] = this.byId.entries().next().value!;
+      this.forget(oldest, entry.packed);
+    }
+    this.byId.set(id, { z, packed });
+    this.chars += packed.length;
+    return packed;
+  }
+
+  private forget(id: string, packed: string): void {
+    this.byId.delete(id);
+    this.chars -= packed.length;
+  }
+}
+
 /** A row's document; rows of the first SQLite builds still carry `_id` in the JSON too. */
 function docOf(row: { _id: string; doc: string }, packed: string | null = null): Doc {
   const d = fromJson<Doc>(row.doc);
@@ -130,6 +164,7 @@ interface TableState {
   tallies: TallySpec[];
   /** Fields written deflated in the `z` column (SqliteCollectionOptions.packed). */
   packed: string[];
+  recent: RecentlyInflated;
 }
 
 interface PendingWrite {
@@ -470,7 +505,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
   let t = s.tables.get(name);
   if (!t) {
     if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [] };
+    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated() };
     s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
     // A table of a release before packing: adding a column rewrites nothing; its rows are read as they are.
     const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
@@ -595,7 +630,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     }
     const row = s.readStmt(`SELECT _id, doc, z FROM ${table} WHERE _id = ?`).get(id) as Row | undefined;
     if (row === undefined) return null;
-    const doc = docOf(row, inflated(row.z));
+    const doc = docOf(row, t.recent.packedOf(id, row.z));
     for (const key in filter) if (key !== "_id" && doc[key] !== filter[key]) return null;
     return doc as D;
   }
@@ -625,7 +660,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       const q = selectSql(t, columns, filter, o);
       rows = s.readStmt(q.sql).all(...q.params) as Row[];
     }
-    const docs = rows.map((row) => docOf(row, packed ? inflated(row.z) : null));
+    const docs = rows.map((row) => docOf(row, packed ? t.recent.packedOf(row._id, row.z) : null));
     // Rows from before packing hold the fields in their JSON: left out all the same, as MongoDB leaves them out.
     if (o.omit && !o.projection) for (const d of docs) for (const f of o.omit) delete d[f];
     return (o.projection ? docs.map((d) => project(d, o.projection!)) : docs) as D[];

@@ -252,6 +252,9 @@ describe("SQLite collection", function () {
     // A status change keeps the text; the old row is packed when it is written again.
     expect(await col.findOneAndUpdate({ _id: "old" }, { $set: { status: "deleted" } })).to.deep.equal({ _id: "old", status: "deleted", text: prose });
     expect(await col.findOneAndUpdate({ _id: "new" }, { $set: { text: "short" } })).to.deep.equal({ _id: "new", status: "ready", text: "short", note: "n" });
+    // Read before (its inflated text kept for reads again), written since: read as written.
+    expect((await col.findOne({ _id: "new" }))?.text).to.equal("short");
+    expect((await col.find({ _id: { $in: ["new"] } }))[0].text).to.equal("short");
     // A filter on a packed field would silently match nothing in SQL: it is refused.
     expect((await refusal(col.find({ text: "short" }))).message).to.match(/packed field/);
 
