@@ -5,9 +5,10 @@ import { expect } from "chai";
 import { MongoServerError, type Db } from "mongodb";
 import { openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { articleStoreContract } from "./article-store.contract.js";
-import { mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
+import { memoryStoreFixture, mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
 
 articleStoreContract("SQLite", sqliteStoreFixture);
+articleStoreContract("SQLite in memory", memoryStoreFixture);
 
 describe("SQLite article store persistence", () => {
   it("keeps articles, the unique externalId, revisions and transcripts across a reopen", async () => {

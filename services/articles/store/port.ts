@@ -169,10 +169,15 @@ export interface ArticlePatch {
 }
 
 export interface ArticlePage {
-  /** All non-deleted articles of the project, not just this page. */
+  /** All non-deleted articles of the project (that match the list's filter), not just this page. */
   count: number;
   /** Newest first: added descending, then id descending. */
   items: StoredArticle[];
+}
+
+export interface ListFilter {
+  status?: ArticleStatus;
+  label?: string;
 }
 
 export interface StaleArticle {
@@ -212,7 +217,12 @@ export interface ArticleStore {
    * live one wins over a deleted one, then the newest.
    */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
-  list(projectId: string, limit: number, offset: number): Promise<ArticlePage>;
+  /**
+   * The project's live articles, newest first; with a filter, only those in `status` and/or
+   * carrying `label` (both: both). Deleted ones never, so `status: "deleted"` answers none.
+   * The count is as exact as without a filter, and costs as little (kept per status and label).
+   */
+  list(projectId: string, limit: number, offset: number, filter?: ListFilter): Promise<ArticlePage>;
   /** Ready articles of the project (optionally with `label`), newest first: what listeners may see. */
   listReady(projectId: string, opts: { label?: string; limit: number; offset: number }): Promise<ArticlePage>;
   /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */
