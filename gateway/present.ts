@@ -66,6 +66,7 @@ export function listItemJson(a: Article, base: string): Record<string, unknown> 
     isRaw: a.isRaw,
     voice: a.voice,
     lang: a.lang,
+    labels: [...a.labels],
     ...audioFields(a, base),
   };
 }

@@ -141,11 +141,29 @@ export const ArticleUpdateRequest: Schema = {
  */
 const DECIMAL = "^[0-9]{1,10}$";
 
+export const ArticleStatusSchema: Schema = {
+  type: "string",
+  enum: ["waiting", "processing", "ready", "errored", "deleted", "retry", "fallback", "no_money", "limit_reached", "rejected", "parsed", "recrawling"],
+};
+
 export const ListQuery: Schema = {
   type: "object",
   properties: {
     limit: { type: "integer", pattern: DECIMAL, minimum: 10, maximum: 100, default: 10, examples: [10], description: "Page size (plain decimal digits)." },
     offset: { type: "integer", pattern: DECIMAL, minimum: 0, maximum: 2_147_483_647, default: 0, examples: [0], description: "Number of articles to skip (plain decimal digits)." },
+    status: {
+      ...ArticleStatusSchema,
+      examples: ["ready"],
+      description: "Only articles in this status; count is then their total. `deleted` lists none (deleted articles are never listed).",
+    },
+    label: {
+      type: "string",
+      minLength: 1,
+      maxLength: LIMITS.label,
+      allOf: [notBlank, safeId],
+      examples: ["politics"],
+      description: "Only articles carrying this label (exact match); count is then their total. Combines with status: articles matching both.",
+    },
   },
 };
 
@@ -163,11 +181,6 @@ export const ExternalUrlParam: Schema = {
   description:
     "The original article URL, URL-encoded once (its slashes may arrive encoded or not). Matched in its normalised form, so the Unicode form, " +
     "the percent-encoded form and a differently-cased host find the same article.",
-};
-
-export const ArticleStatusSchema: Schema = {
-  type: "string",
-  enum: ["waiting", "processing", "ready", "errored", "deleted", "retry", "fallback", "no_money", "limit_reached", "rejected", "parsed", "recrawling"],
 };
 
 const nullableString = { type: ["string", "null"] };
@@ -226,7 +239,7 @@ export const ArticleListItem: Schema = {
   type: "object",
   additionalProperties: false,
   description: "Abbreviated article; note the snake-case external_id.",
-  required: ["id", "external_id", "title", "text", "added", "updated", "status", "url", "isRaw", "voice", "lang"],
+  required: ["id", "external_id", "title", "text", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels"],
   properties: {
     id: { type: "string" },
     external_id: nullableString,
@@ -239,6 +252,7 @@ export const ArticleListItem: Schema = {
     isRaw: { type: "boolean" },
     voice: { type: "string" },
     lang: { type: "string" },
+    labels: { type: "array", items: { type: "string" }, description: "The article's labels; empty when it has none (not in the original spec)." },
     ...audioFields,
   },
 };
@@ -482,9 +496,13 @@ function compile(ajv: Ajv2020, schema: Schema, root: string): (data: unknown) =>
  * once, in plain decimal ("0x10", "1e1", "+10", " " and "" are refused).
  */
 function checkQueryText(schema: Schema): (query: Record<string, unknown>) => void {
-  const integers = Object.entries(schema.properties as Record<string, Schema>).filter(([, p]) => p.type === "integer" && typeof p.pattern === "string");
+  const properties = Object.entries(schema.properties as Record<string, Schema>);
+  const integers = properties.filter(([, p]) => p.type === "integer" && typeof p.pattern === "string");
   const checks = integers.map(([name, p]) => [name, new RegExp(p.pattern as string, "u")] as const);
+  const strings = properties.filter(([, p]) => p.type === "string").map(([name]) => name);
   return (query) => {
+    // Repeated, a parameter arrives as an array: say so rather than "must be a string".
+    for (const name of strings) if (Array.isArray(query[name])) throw new HttpError(400, `${name}: must be given once`);
     for (const [name, re] of checks) {
       const v = query[name];
       if (v === undefined) continue;

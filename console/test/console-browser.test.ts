@@ -396,6 +396,59 @@ describe("publisher console in a real browser (Chromium)", function () {
     await c2.close();
   });
 
+  it("filters by status and by label over the whole archive, with the filtered total and pages beyond the first", async () => {
+    // Eleven ready articles: more than a page of 10, among a thousand waiting ones.
+    const made: string[] = [];
+    for (let i = 0; i < 11; i++) made.push((await A("POST", "/api/articles", { title: `Filtered ${i}`, text: `Short piece ${i}.`, labels: ["filtered"] })).body.id);
+    await waitFor("eleven ready", async () => ((await A("GET", "/api/articles?status=ready&label=filtered")).body.count === 11 ? true : undefined), 180_000, 250);
+    const readyCount = (await A("GET", "/api/articles?status=ready")).body.count as number;
+    const oddCount = (await A("GET", "/api/articles?label=odd")).body.count as number;
+    expect(oddCount).to.be.within(490, 500);
+
+    const { ctx, page } = await newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/articles?limit=10`);
+    await page.locator("table.articles").waitFor();
+    const rows = page.locator("table.articles tbody tr");
+    const pageText = () => page.locator(".pager span").textContent();
+    const statuses = async () => (await rows.locator(".badge").evaluateAll((els) => els.map((e) => e.className))).map((c) => c.replace(/^badge s-/, ""));
+    const ids = async () => rows.locator("td:nth-child(2) a").evaluateAll((els) => els.map((e) => decodeURIComponent((e as HTMLAnchorElement).hash.replace("#/article/", ""))));
+
+    await page.locator("#filter-status").selectOption("ready");
+    await page.waitForURL(/status=ready/);
+    await page.locator(".pager span", { hasText: `(${readyCount} articles)` }).waitFor();
+    expect(await pageText()).to.equal(`Page 1 of ${Math.ceil(readyCount / 10)} (${readyCount} articles)`);
+    expect(await statuses()).to.deep.equal(Array(10).fill("ready"));
+    const first = await ids();
+    await page.locator("button", { hasText: "Next" }).click();
+    await page.waitForURL(/page=1/);
+    await page.locator(".pager span", { hasText: "Page 2 of" }).waitFor();
+    const second = await ids();
+    expect(second.length).to.equal(Math.min(10, readyCount - 10));
+    expect(await statuses()).to.deep.equal(Array(second.length).fill("ready"));
+    expect(new Set([...first, ...second]).size, "no article on both pages").to.equal(first.length + second.length);
+    // The newest ready articles are the eleven just made: the first eleven rows over the two pages.
+    expect(new Set([...first, ...second].slice(0, 11))).to.deep.equal(new Set(made));
+
+    // Both filters: no ready article is labelled "odd" (the archive is waiting, on demand).
+    await page.locator("#filter-label").fill("odd");
+    await page.locator("#filter-label").press("Enter");
+    await page.waitForURL(/label=odd/);
+    await page.locator(".empty").waitFor();
+    expect(await page.locator(".empty").textContent()).to.equal("No article matches the filter.");
+    expect(page.url()).not.to.match(/page=1/);
+
+    // The label alone: every odd article over the whole archive, page 2 too.
+    await page.locator("#filter-status").selectOption("");
+    await page.locator(".pager span", { hasText: `(${oddCount} articles)` }).waitFor();
+    expect(page.url()).not.to.include("status=");
+    await page.locator("button", { hasText: "Next" }).click();
+    await page.locator(".pager span", { hasText: `Page 2 of ${Math.ceil(oddCount / 10)}` }).waitFor();
+    expect(await rows.locator("td.labels").allTextContents()).to.deep.equal(Array(10).fill("odd"));
+    expect(await statuses()).to.deep.equal(Array(10).fill("waiting"));
+    summary.push(`filters: ${readyCount} ready of the project over ${Math.ceil(readyCount / 10)} pages, ${oddCount} labelled "odd" over ${Math.ceil(oddCount / 10)}`);
+    await ctx.close();
+  });
+
   it("paints the article list of a 1,000-article project within 1 s and stays responsive at 100 per page", async () => {
     const { ctx, page } = await newPage({ token: FULL });
     await page.goto(`${sys.url}/console/#/articles?limit=100`); // warm: the build and the HTTP cache

@@ -130,7 +130,10 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     validate.listQuery(query);
     const b = base(ctx);
     await sharedRead(reads, ctx, call.headers.authorization, b, async () => {
-      const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number }, call);
+      // The schema admitted only the twelve status names, each the enum's name in lower case.
+      const status = query.status === undefined ? undefined : ArticleStatus[(query.status as string).toUpperCase() as keyof typeof ArticleStatus];
+      const filter = { status, label: query.label as string | undefined };
+      const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number, ...filter }, call);
       return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
     });
   });

@@ -41,6 +41,12 @@ export interface IndexOptions {
   unique?: boolean;
   /** Only documents that have the first key are in the index (also for a compound one). */
   sparse?: boolean;
+  /**
+   * The one key that holds an array: the index has an entry per distinct element (MongoDB makes
+   * such an index by itself; the embedded driver keeps the entries in a table of their own, and
+   * serves from it a find whose filter is equality on exactly the leading keys). Not with unique or sparse.
+   */
+  multikey?: string;
 }
 
 export interface UpdateResult {

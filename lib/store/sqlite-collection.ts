@@ -29,7 +29,7 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptio
 import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
-import { fromJson, toJson } from "./sqlite-json.js";
+import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 export interface SqliteDatabaseOptions {
@@ -165,6 +165,21 @@ interface TableState {
   /** Fields written deflated in the `z` column (SqliteCollectionOptions.packed). */
   packed: string[];
   recent: RecentlyInflated;
+  /** Multikey indexes (IndexOptions.multikey), each kept as a table of entries. */
+  entries: EntryIndex[];
+}
+
+/**
+ * SQLite indexes one value per row and key, so an index over an array field is a table of its
+ * own: a row per document and distinct element, its columns the index keys in order (`k0`...,
+ * the document's `_id` last when the keys lack it), its primary key all of them. Rows change in
+ * the same savepoint as their document, so they never disagree with it.
+ */
+interface EntryIndex {
+  name: string;
+  table: string;
+  keys: Array<[string, 1 | -1]>;
+  array: string;
 }
 
 interface PendingWrite {
@@ -495,7 +510,7 @@ export async function openSqliteDatabase(opts: SqliteDatabaseOptions): Promise<S
     },
     plan(name, filter, o = {}) {
       const t = tableOf(s, name);
-      const { sql, params } = selectSql(t, o.skip ? "rowid" : "doc", filter, o);
+      const { sql, params } = entryQuery(t, filter, o) ?? selectSql(t, o.skip ? "rowid" : "doc", filter, o);
       return (s.conn.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as Array<{ detail: string }>).map((r) => r.detail);
     },
   };
@@ -505,7 +520,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
   let t = s.tables.get(name);
   if (!t) {
     if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated() };
+    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [] };
     s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
     // A table of a release before packing: adding a column rewrites nothing; its rows are read as they are.
     const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
@@ -529,6 +544,62 @@ function selectSql(t: TableState, columns: string, filter: Filter, o: FindOption
     params.push(o.limit ?? -1, o.skip ?? 0);
   }
   return { sql, params };
+}
+
+/** A value as an entry column holds it: what json_extract reads for the same value in the document. */
+function entryValue(v: unknown): unknown {
+  if (v === undefined || v === null) return null;
+  if (typeof v === "boolean") return v ? 1 : 0;
+  if (typeof v === "object" && !(v instanceof Date)) return toJson(v);
+  return sqlValue(v);
+}
+
+function valueAt(doc: Doc, path: string): unknown {
+  let v: unknown = doc;
+  for (const seg of path.split(".")) v = v && typeof v === "object" ? (v as Doc)[seg] : undefined;
+  return v;
+}
+
+/** The entry rows of a document, one per distinct element of the array key (none for an empty or missing array). */
+function entriesOf(ix: EntryIndex, doc: Doc): unknown[][] {
+  const raw = valueAt(doc, ix.array);
+  const elements = raw === undefined ? [] : [...new Set((Array.isArray(raw) ? raw : [raw]).map(entryValue))];
+  return elements.map((el) => ix.keys.map(([f]) => (f === ix.array ? el : f === "_id" ? doc._id : entryValue(valueAt(doc, f)))));
+}
+
+const entryColumns = (ix: EntryIndex) => ix.keys.map((_, i) => `k${i}`);
+
+/**
+ * The ids query of a find that a multikey index serves: its filter is plain equality on exactly
+ * the index's leading keys (the array key among them), and its sort, all one direction, the keys
+ * that follow. Anything else is answered from the documents (the array key then costs a look into
+ * each candidate's array).
+ */
+function entryQuery(t: TableState, filter: Filter, o: FindOptions): { sql: string; params: unknown[] } | undefined {
+  const fields = Object.keys(filter);
+  if (t.entries.length === 0 || fields.length === 0) return undefined;
+  const plain = (v: unknown) => typeof v === "string" || typeof v === "number" || typeof v === "boolean";
+  if (!fields.every((f) => !f.startsWith("$") && plain(filter[f]))) return undefined;
+  const sort = Object.entries(o.sort ?? {});
+  if (sort.some(([, d]) => d !== sort[0][1])) return undefined;
+  for (const ix of t.entries) {
+    if (o.hint !== undefined && o.hint !== ix.name) continue;
+    const lead = ix.keys.slice(0, fields.length).map(([f]) => f);
+    if (lead.length !== fields.length || !lead.includes(ix.array) || fields.some((f) => !lead.includes(f))) continue;
+    const next = ix.keys.slice(fields.length, fields.length + sort.length);
+    if (next.length < sort.length || next.some(([f], j) => f !== sort[j][0])) continue;
+    const cols = entryColumns(ix);
+    const id = cols[ix.keys.findIndex(([f]) => f === "_id")];
+    const order = sort.length ? ` ORDER BY ${sort.map((_, j) => `${cols[fields.length + j]}${sort[0][1] === -1 ? " DESC" : ""}`).join(", ")}` : "";
+    let sql = `SELECT ${id} FROM "${ix.table}" WHERE ${lead.map((_, i) => `${cols[i]} = ?`).join(" AND ")}${order}`;
+    const params = lead.map((f) => entryValue(filter[f]));
+    if (o.limit !== undefined || o.skip) {
+      sql += " LIMIT ? OFFSET ?";
+      params.push(o.limit ?? -1, o.skip ?? 0);
+    }
+    return { sql, params };
+  }
+  return undefined;
 }
 
 function project(doc: Doc, projection: Record<string, 1>): Doc {
@@ -585,6 +656,21 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       throw duplicate(e);
     }
     adjustTallies(undefined, doc);
+    moveEntries(undefined, doc);
+  }
+
+  /** Moves a document's entries in the multikey indexes from what it was to what it is (either may be absent). */
+  function moveEntries(before: Doc | undefined, after: Doc | undefined, indexes = t.entries): void {
+    for (const ix of indexes) {
+      const old = before ? entriesOf(ix, before) : [];
+      const now = after ? entriesOf(ix, after) : [];
+      const key = (row: unknown[]) => JSON.stringify(row);
+      const had = new Set(old.map(key));
+      const keep = new Set(now.map(key));
+      const cols = entryColumns(ix);
+      for (const row of old) if (!keep.has(key(row))) s.stmt(`DELETE FROM "${ix.table}" WHERE ${cols.map((c) => `${c} = ?`).join(" AND ")}`).run(...row);
+      for (const row of now) if (!had.has(key(row))) s.stmt(`INSERT OR IGNORE INTO "${ix.table}" (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...row);
+    }
   }
 
   /** Applies `update` to the matching documents (at most one unless `multi`); answers the documents as written. */
@@ -608,8 +694,12 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         throw duplicate(e);
       }
       modified++;
-      // applyUpdate changed the document it was given: the tallies need the row as it was.
-      if (t.tallies.length) adjustTallies(docOf(row, packedBefore), docs[docs.length - 1]);
+      // applyUpdate changed the document it was given: the tallies and entries need the row as it was.
+      if (t.tallies.length || t.entries.length) {
+        const before = docOf(row, packedBefore);
+        adjustTallies(before, docs[docs.length - 1]);
+        moveEntries(before, docs[docs.length - 1]);
+      }
     }
     return { matched: rows.length, modified, docs };
   }
@@ -651,7 +741,12 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     const packed = wantsPacked(o);
     const columns = packed ? "_id, doc, z" : "_id, doc";
     let rows: Row[];
-    if (o.skip) {
+    const entries = entryQuery(t, filter, o);
+    if (entries) {
+      // The page's ids from the entries (a deep page walks them alone), then its documents.
+      const byId = s.readStmt(`SELECT ${columns} FROM ${table} WHERE _id = ?`);
+      rows = (s.readStmt(entries.sql, true).all(...entries.params) as string[]).map((id) => byId.get(id) as Row);
+    } else if (o.skip) {
       // A deep page: walk the index for the row ids only (covering, no documents read), then fetch the page.
       const ids = selectSql(t, "rowid", filter, o);
       const byRow = s.readStmt(`SELECT ${columns} FROM ${table} WHERE rowid = ?`);
@@ -702,11 +797,13 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     deleteMany: (filter) =>
       s.write(() => {
         const where = whereOf(unpacked(filter), t.scalar);
-        if (!t.tallies.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
+        if (!t.tallies.length && !t.entries.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
         const rows = s.stmt(`SELECT rowid AS r, _id, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
         for (const row of rows) {
           s.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(row.r);
-          adjustTallies(docOf(row), undefined);
+          const before = docOf(row);
+          adjustTallies(before, undefined);
+          moveEntries(before, undefined);
         }
         return rows.length;
       }),
@@ -741,6 +838,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       const keys = Object.entries(spec.keys);
       if (keys.length === 0 || (keys.length === 1 && keys[0][0] === "_id")) return;
       if (!NAME.test(spec.name)) throw new Error(`invalid index name '${spec.name}'`);
+      if (o.multikey !== undefined) return ensureEntries(spec, o.multikey);
       const index = `${t.table}__${spec.name}`;
       const columns = keys.map(([f, dir]) => `${fieldExpr(f)}${dir === -1 ? " DESC" : ""}`).join(", ");
       // Sparse: documents without the (first) field are left out, as MongoDB leaves them out.
@@ -762,6 +860,38 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       await s.release();
     },
   };
+
+  /** A multikey index: its table of entries, filled once from the documents when new or changed (an upgraded database). */
+  async function ensureEntries(spec: IndexSpec, array: string): Promise<void> {
+    const keys = Object.entries(spec.keys);
+    if (!keys.some(([f]) => f === "_id")) keys.push(["_id", 1]);
+    const ix: EntryIndex = { name: spec.name, table: `${t.table}__${spec.name}__entries`, keys, array };
+    const cols = entryColumns(ix);
+    // Ascending columns: SQLite walks the key backwards for a descending sort.
+    const create = `CREATE TABLE "${ix.table}" (${cols.join(", ")}, PRIMARY KEY (${cols.join(", ")})) WITHOUT ROWID`;
+    const before = t.entries;
+    try {
+      await s.write(() => {
+        // Kept from here on by every later write, in this transaction too.
+        t.entries = [...before.filter((x) => x.name !== spec.name), ix];
+        const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(ix.table) as string | undefined;
+        if (existing === create) return;
+        if (existing !== undefined) s.conn.exec(`DROP TABLE "${ix.table}"`);
+        s.conn.exec(create);
+        // By pages of ids: a statement cannot write while another one still iterates.
+        for (let after = ""; ; ) {
+          const page = s.stmt(`SELECT _id, doc FROM ${table} WHERE _id > ? ORDER BY _id LIMIT 500`).all(after) as Row[];
+          for (const row of page) moveEntries(undefined, docOf(row), [ix]);
+          if (page.length < 500) break;
+          after = page[page.length - 1]._id;
+        }
+      });
+    } catch (e) {
+      t.entries = before;
+      throw e;
+    }
+    for (const [f] of keys) if (f !== "_id" && f !== array) t.scalar.add(f);
+  }
 }
 
 /** One collection of its own database (in memory without a filename); closing it closes the database. */

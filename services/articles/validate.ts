@@ -75,6 +75,15 @@ export function labelList(values: readonly string[]): string[] {
   return [...new Set(values)];
 }
 
+/** The list's label filter: any label an article may carry, so nothing else (a blank one would match none anyway). */
+export function labelFilter(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value.trim().length < 1 || value.length > LIMITS.label) throw invalid(`label must be 1 to ${LIMITS.label} characters long and not blank`);
+  const problem = unsafeIdProblem(value);
+  if (problem) throw invalid(`label ${problem}`);
+  return value;
+}
+
 export function promptValue(value: string): string {
   if (value.length > LIMITS.prompt) throw invalid(`prompt is too long (${value.length} characters; at most ${LIMITS.prompt})`);
   const problem = unsafeTextProblem(value);

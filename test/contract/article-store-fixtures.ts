@@ -23,6 +23,12 @@ export async function sqliteStoreFixture(): Promise<StoreFixture> {
   };
 }
 
+/** The embedded store without a directory: its database lives in memory (tests, tools). */
+export async function memoryStoreFixture(): Promise<StoreFixture> {
+  const store = await openEmbeddedArticleStore();
+  return { store, dispose: () => store.close() };
+}
+
 /** Call inside a describe: its hooks need MongoDB and drop the suite's database afterwards. */
 export function mongoStoreFixtures(dbPrefix: string): { fixture: () => Promise<StoreFixture>; db: () => ReturnType<typeof mongoDb> } {
   let url = "";

@@ -142,6 +142,22 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
     await expectIndexed("shapes_reads", sent);
   });
 
+  it("lists filtered by status, by label and by both: no count or aggregate, each find on an index of its shape, deep pages too", async () => {
+    const store = await seeded("shapes_filters");
+    const sent = await recorded(async () => {
+      for (const offset of [0, 2]) {
+        expect((await store.list("p1", 2, offset, { status: "ready" })).count).to.equal(3);
+        expect((await store.list("p1", 2, offset, { status: "limit_reached" })).count).to.equal(1);
+        expect((await store.list("p1", 2, offset, { label: "sport" })).count).to.equal(3);
+        expect((await store.list("p1", 2, offset, { status: "ready", label: "sport" })).count).to.equal(1);
+        expect((await store.list("p1", 2, offset, { status: "waiting", label: "sport" })).count).to.equal(1);
+      }
+    });
+    await expectIndexed("shapes_filters", sent);
+    const names = (await db.collection("shapes_filters").indexes()).map((i) => i.name);
+    expect(names).to.include.members(["project_listing_label", "project_ready", "project_ready_label"]);
+  });
+
   it("the periodic paths (reconciler, deferred sweep, recrawl, status metrics) send no count or aggregate and walk only indexes of their shape", async () => {
     const store = await seeded("shapes_periodic");
     const bus = recordingBus();
@@ -192,7 +208,9 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
     const live = async (p: string) => col.countDocuments({ ...real, projectId: p, deleted: false });
     const ready = async (p: string, label?: string) => col.countDocuments({ ...real, projectId: p, status: "ready", ...(label ? { labels: label } : {}) });
     const byStatus = Object.fromEntries(await Promise.all(ARTICLE_STATUSES.map(async (s) => [s, await col.countDocuments({ ...real, status: s })])));
-    return { live, ready, byStatus };
+    const filtered = async (p: string, status: ArticleStatus | undefined, label: string | undefined) =>
+      col.countDocuments({ ...real, projectId: p, deleted: false, ...(status ? { status } : {}), ...(label ? { labels: label } : {}) });
+    return { live, ready, byStatus, filtered };
   }
 
   async function expectExact(store: ArticleStore, collection: string, projects: string[]) {
@@ -201,6 +219,13 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
       expect((await store.list(p, 1, 0)).count, `live ${p}`).to.equal(await t.live(p));
       expect((await store.listReady(p, { limit: 1, offset: 0 })).count, `ready ${p}`).to.equal(await t.ready(p));
       expect((await store.listReady(p, { label: "a", limit: 1, offset: 0 })).count, `ready ${p} a`).to.equal(await t.ready(p, "a"));
+      // The list filters' totals: per status (ready ones from the ready counts), per label, per both.
+      for (const status of [undefined, ...ARTICLE_STATUSES.filter((s) => s !== "deleted")]) {
+        for (const label of [undefined, "a", "b"]) {
+          if (status === undefined && label === undefined) continue;
+          expect((await store.list(p, 1, 0, { status, label })).count, `${p} ${status} ${label}`).to.equal(await t.filtered(p, status, label));
+        }
+      }
     }
     expect(await store.countByStatus!()).to.deep.equal(t.byStatus);
   }

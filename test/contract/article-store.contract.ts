@@ -5,6 +5,7 @@ import {
   DuplicateExternalIdError,
   DuplicateIdError,
   PENDING_STATUSES,
+  type ArticleStatus,
   type ArticleStore,
   type NewArticle,
 } from "../../services/articles/store/port.js";
@@ -203,6 +204,60 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect([...p1.items, ...p2.items].map((a) => a.id)).to.deep.equal(expected);
       expect(p2.items).to.have.length(2);
       expect((await store.list(P, 4, 10)).items).to.deep.equal([]);
+    });
+
+    it("filters the list by status, by label and by both: exact counts, newest first, paged, through status changes, label edits and deletions", async () => {
+      const made = [];
+      for (let i = 0; i < 14; i++) {
+        const labels = [["news"], ["news", "sport"], ["sport", "sport"], []][i % 4];
+        made.push(await store.insert(draft(P, { id: `f${String(i).padStart(2, "0")}-${uniq("x")}`, labels }), at(1_700_000_000 + Math.floor(i / 3))));
+      }
+      // Another project with the same labels and statuses: never counted nor listed in P.
+      for (const labels of [["news"], ["sport"]]) {
+        const q = await store.insert(draft(Q, { labels }));
+        await store.claim(q.id, 1);
+        await store.complete(q.id, 1, { audio: { key: "k", duration: 1 } });
+      }
+
+      /** Pages of 3 through a filter must give exactly the live articles of P that match, in list order, with their total. */
+      const expectFiltered = async (filter: { status?: ArticleStatus; label?: string }) => {
+        const all = (await store.list(P, 100, 0)).items;
+        const want = all.filter((a) => (filter.status === undefined || a.status === filter.status) && (filter.label === undefined || a.labels.includes(filter.label))).map((a) => a.id);
+        const got: string[] = [];
+        for (let offset = 0; offset <= want.length; offset += 3) {
+          const page = await store.list(P, 3, offset, filter);
+          expect(page.count, JSON.stringify(filter)).to.equal(want.length);
+          got.push(...page.items.map((a) => a.id));
+        }
+        expect(got, JSON.stringify(filter)).to.deep.equal(want);
+        return want.length;
+      };
+      const every = async () => {
+        const totals: Record<string, number> = {};
+        for (const status of [undefined, "waiting", "processing", "ready", "errored", "retry"] as const) {
+          for (const label of [undefined, "news", "sport", "none"]) totals[`${status}/${label}`] = await expectFiltered({ status, label });
+        }
+        return totals;
+      };
+
+      expect(await every()).to.include({ "undefined/news": 8, "undefined/sport": 7, "waiting/undefined": 14, "waiting/sport": 7, "ready/undefined": 0, "undefined/none": 0 });
+      for (const a of made.slice(0, 5)) {
+        await store.claim(a.id, 1);
+        await store.complete(a.id, 1, { audio: { key: "k", duration: 1 } });
+      }
+      await store.claim(made[5].id, 1);
+      await store.fail(made[6].id, 1, "boom");
+      await store.reportStatus(made[7].id, 1, "retry");
+      // Labels replaced (and the article back to waiting), a ready one deleted, a waiting one deleted.
+      expect((await store.update(P, made[1].id, 1, { labels: ["sport"] })).ok).to.equal(true);
+      await store.markDeleted(P, made[0].id);
+      await store.markDeleted(P, made[13].id);
+      const t = await every();
+      expect(t).to.include({ "ready/undefined": 3, "ready/news": 1, "ready/sport": 1, "processing/undefined": 1, "errored/sport": 1, "retry/undefined": 1, "undefined/undefined": 12 });
+      expect(t["waiting/sport"]).to.equal(3);
+      // Deleted articles are never listed, whatever the filter.
+      expect(await store.list(P, 10, 0, { status: "deleted" })).to.deep.equal({ count: 0, items: [] });
+      expect((await store.list(Q, 10, 0, { label: "news" })).count).to.equal(1);
     });
 
     it("updates only at the expected revision: bumps revision, resets status, drops audio and errors, keeps absent fields", async () => {

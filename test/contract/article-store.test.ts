@@ -3,11 +3,15 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { MongoServerError, type Db } from "mongodb";
-import { openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
+import { openSqliteDatabase } from "../../lib/store/sqlite-collection.js";
+import { embeddedLayout, type ArticleDoc } from "../../services/articles/store/layout.js";
+import { articlesDatabaseFile, openMongoArticleStore, openEmbeddedArticleStore } from "../../services/articles/store/open.js";
+import { initialArticle } from "../../services/articles/store/port.js";
 import { articleStoreContract } from "./article-store.contract.js";
-import { mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
+import { memoryStoreFixture, mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
 
 articleStoreContract("SQLite", sqliteStoreFixture);
+articleStoreContract("SQLite in memory", memoryStoreFixture);
 
 describe("SQLite article store persistence", () => {
   it("keeps articles, the unique externalId, revisions and transcripts across a reopen", async () => {
@@ -25,6 +29,41 @@ describe("SQLite article store persistence", () => {
       await second.insert({ ...base, id: "two", externalId: "e1" }).catch((e) => (err = e));
       expect((err as Error)?.name).to.equal("DuplicateExternalIdError");
       await second.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("SQLite article store opened on a database of the previous release", () => {
+  it("counts and indexes the articles already there once, so the list filters are exact from the first request", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-sqlite-old-"));
+    try {
+      // Articles as the previous release left them: no filtered counts, no label entries.
+      const db = await openSqliteDatabase({ filename: articlesDatabaseFile(dir), what: "articles" });
+      const raw = db.collection<ArticleDoc>("articles");
+      const statuses = ["waiting", "ready", "errored", "deleted"] as const;
+      for (let i = 0; i < 40; i++) {
+        const a = initialArticle({ id: `old-${i}`, projectId: "p", title: "T", text: "x", isRaw: false, parse: false, voice: "alloy", lang: "en-US", labels: i % 3 ? ["a"] : ["a", "b"] }, new Date(1_700_000_000_000 + i * 1000));
+        await raw.insertOne(embeddedLayout.toDoc({ ...a, status: statuses[i % 4] }));
+      }
+      await raw.close();
+      await db.close();
+
+      const store = await openEmbeddedArticleStore({ dataDir: dir });
+      const want = (status: string | undefined, label: string | undefined) =>
+        Array.from({ length: 40 }, (_, i) => i)
+          .filter((i) => statuses[i % 4] !== "deleted" && (status === undefined || statuses[i % 4] === status) && (label === undefined || label === "a" || i % 3 === 0))
+          .reverse()
+          .map((i) => `old-${i}`);
+      for (const status of [undefined, "waiting", "ready", "errored"] as const) {
+        for (const label of [undefined, "a", "b"]) {
+          const page = await store.list("p", 100, 0, { status, label });
+          expect(page.items.map((a) => a.id), `${status} ${label}`).to.deep.equal(want(status, label));
+          expect(page.count, `${status} ${label}`).to.equal(want(status, label).length);
+        }
+      }
+      await store.close();
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -136,6 +136,51 @@ describe("gateway: article endpoints", function () {
       }
     });
 
+    it("lists filtered by status and by label over the whole project, with labels on every item and the filtered total", async () => {
+      const p = await startHarness();
+      try {
+        for (let i = 0; i < 25; i++) {
+          p.fake.seed({ title: `F${i}`, status: i % 2 ? ArticleStatus.READY : ArticleStatus.ERRORED, labels: i % 3 ? ["sport"] : ["news", "sport"] });
+        }
+        p.fake.seed({ title: "gone", status: ArticleStatus.DELETED, labels: ["news"] });
+        const all = await call(p, "GET", "/api/articles", { headers: READ });
+        expect(isListResult(all.body), JSON.stringify(isListResult.errors)).to.equal(true);
+        expect(all.body.articles.slice(0, 2).map((a: { labels: string[] }) => a.labels)).to.deep.equal([["news", "sport"], ["sport"]]);
+
+        const ready = await call(p, "GET", "/api/articles?status=ready&limit=10&offset=10", { headers: READ });
+        expect(ready.status).to.equal(200);
+        expect(isListResult(ready.body), JSON.stringify(isListResult.errors)).to.equal(true);
+        expect(ready.body.count).to.equal(12);
+        expect(ready.body.articles).to.have.length(2);
+        expect(ready.body.articles.every((a: { status: string }) => a.status === "ready")).to.equal(true);
+        expect(p.fake.lists.at(-1)).to.deep.include({ status: ArticleStatus.READY, limit: 10, offset: 10 });
+
+        const news = await call(p, "GET", `/api/articles?label=${encodeURIComponent("news")}`, { headers: READ });
+        expect(news.body.count).to.equal(9);
+        expect(news.body.articles.map((a: { labels: string[] }) => a.labels)).to.deep.equal(Array(9).fill(["news", "sport"]));
+
+        const both = await call(p, "GET", "/api/articles?status=errored&label=news", { headers: READ });
+        expect(both.body.count).to.equal(5);
+        expect(p.fake.lists.at(-1)).to.deep.include({ status: ArticleStatus.ERRORED, label: "news" });
+      } finally {
+        await p.close();
+      }
+    });
+
+    it("refuses a bad list filter at the edge with a message naming it, without asking the service", async () => {
+      const before = h.fake.lists.length;
+      expectFail(await call(h, "GET", "/api/articles?status=finished", { headers: READ }), 400, "status: must be one of: waiting, processing, ready, errored, deleted");
+      expectFail(await call(h, "GET", "/api/articles?status=READY", { headers: READ }), 400, "status: must be one of");
+      expectFail(await call(h, "GET", "/api/articles?status=", { headers: READ }), 400, "status: must be one of");
+      expectFail(await call(h, "GET", "/api/articles?status=ready&status=waiting", { headers: READ }), 400, "status: must be given once");
+      expectFail(await call(h, "GET", "/api/articles?label=", { headers: READ }), 400, "label: must not be empty");
+      expectFail(await call(h, "GET", "/api/articles?label=%20%20", { headers: READ }), 400, "label: must not be blank");
+      expectFail(await call(h, "GET", `/api/articles?label=${"x".repeat(101)}`, { headers: READ }), 400, "label: must be at most 100 characters");
+      expectFail(await call(h, "GET", "/api/articles?label=a&label=b", { headers: READ }), 400, "label: must be given once");
+      expectFail(await call(h, "GET", "/api/articles?status=ready&limit=5", { headers: READ }), 400, "limit: must be >= 10");
+      expect(h.fake.lists.length).to.equal(before);
+    });
+
     it("updates by id: prompt null clears, labels replace, new externalId", async () => {
       const id = (await call(h, "POST", "/api/articles", { headers: FULL, json: { title: "Upd", text: "t", prompt: "p", labels: ["old1", "old2"] } })).body.id;
       const res = await call(h, "PUT", `/api/articles/${id}`, { headers: FULL, json: { title: "Upd 2", text: "t2", prompt: null, labels: ["new"], externalId: "upd-ext" } });

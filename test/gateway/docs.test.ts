@@ -246,6 +246,18 @@ describe("gateway: docs and OpenAPI", function () {
   });
 
   it("query integers are documented as plain decimal digits", () => {
-    for (const p of doc.paths["/api/articles"].get.parameters) expect(p.schema.pattern, p.name).to.equal("^[0-9]{1,10}$");
+    const params = doc.paths["/api/articles"].get.parameters;
+    for (const p of params.filter((x: { schema: { type: string } }) => x.schema.type === "integer")) expect(p.schema.pattern, p.name).to.equal("^[0-9]{1,10}$");
+    expect(params.map((p: { name: string }) => p.name)).to.deep.equal(["limit", "offset", "status", "label"]);
+  });
+
+  it("documents the list filters: the twelve statuses, the label's limits, and labels on every list item", () => {
+    const params = Object.fromEntries(doc.paths["/api/articles"].get.parameters.map((p: { name: string }) => [p.name, p]));
+    expect(params.status.schema.enum).to.have.length(12).and.include.members(["ready", "no_money", "recrawling"]);
+    expect(params.status.required ?? false).to.equal(false);
+    expect(params.label.schema).to.include({ type: "string", minLength: 1, maxLength: 100 });
+    const item = doc.components.schemas.ArticleListItem;
+    expect(item.required).to.include.members(["external_id", "labels"]);
+    expect(item.properties.labels).to.deep.include({ type: "array", items: { type: "string" } });
   });
 });

@@ -11,6 +11,7 @@ import {
   ArticlesService,
   type Article,
   type CreateArticleRequest,
+  type ListArticlesRequest,
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
@@ -44,6 +45,7 @@ export class FakeArticles {
   readonly articles = new Map<string, Article>();
   readonly seenHeaders: Headers[] = [];
   readonly updates: UpdateArticleRequest[] = [];
+  readonly lists: ListArticlesRequest[] = [];
   private seq = 0;
   private clock = 1_700_000_000;
 
@@ -149,8 +151,10 @@ export class FakeArticles {
       getArticleByUrl: (req, ctx) => ({ article: this.find(this.caller(ctx, "read"), (a) => a.url === req.url) }),
       listArticles: (req, ctx) => {
         const project = this.caller(ctx, "read");
+        this.lists.push(req);
         const live = [...this.articles.values()]
           .filter((a) => a.projectId === project && a.status !== ArticleStatus.DELETED)
+          .filter((a) => (req.status === undefined || a.status === req.status) && (req.label === undefined || a.labels.includes(req.label)))
           .sort((x, y) => Number(y.added - x.added) || x.id.localeCompare(y.id));
         const limit = req.limit || 10;
         return { count: BigInt(live.length), articles: live.slice(req.offset, req.offset + limit) };

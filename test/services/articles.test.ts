@@ -417,6 +417,25 @@ describe("articles service", function () {
       await rejects(proj.listArticles({ limit: 101 }), Code.InvalidArgument, /limit/);
       await rejects(proj.listArticles({ offset: -1 }), Code.InvalidArgument, /offset/);
     });
+
+    it("filters by status and by label where the data lives: the filtered total, its pages, and bad filters refused", async () => {
+      TOKENS["filter-token"] = { projectId: "proj-filters", scope: "full" };
+      const f = rpcClient(ArticlesService, svc.url, { token: "filter-token" });
+      for (let i = 0; i < 12; i++) await f.createArticle(base({ title: `f ${i}`, labels: i % 3 === 0 ? ["news"] : ["sport"] }));
+      const news = [await f.listArticles({ label: "news" }), await f.listArticles({ label: "news", offset: 10 })];
+      expect(news.map((p) => p.count)).to.deep.equal([4n, 4n]);
+      expect(news[0].articles.map((a) => a.labels)).to.deep.equal(Array(4).fill(["news"]));
+      const waiting = (await f.listArticles({ status: ArticleStatus.WAITING, label: "sport" })).count;
+      const ready = (await f.listArticles({ status: ArticleStatus.READY, label: "sport" })).count;
+      const processing = (await f.listArticles({ status: ArticleStatus.PROCESSING, label: "sport" })).count;
+      expect(waiting + ready + processing).to.equal(8n);
+      expect((await f.listArticles({ status: ArticleStatus.DELETED })).count).to.equal(0n);
+      // Another project's labels are not this one's.
+      expect((await proj.listArticles({ label: "news" })).count).to.equal(0n);
+      await rejects(f.listArticles({ status: ArticleStatus.UNSPECIFIED }), Code.InvalidArgument, /status must be one of/);
+      await rejects(f.listArticles({ label: " " }), Code.InvalidArgument, /label must be 1 to 100 characters/);
+      await rejects(f.listArticles({ label: "x".repeat(101) }), Code.InvalidArgument, /label/);
+    });
   });
 
   describe("tenant isolation", () => {

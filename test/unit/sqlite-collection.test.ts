@@ -190,6 +190,40 @@ describe("SQLite collection", function () {
     expect(plan("listening_stats", { day: { $gte: "2024-01-01", $lte: "2024-01-31" }, projectId: "p" })).to.match(/USING INDEX c_listening_stats__project_day \(<expr>=\? AND <expr>>\? AND <expr><\?\)/);
     expect(plan("articles", { projectId: "p", externalId: "e" })).to.match(/USING INDEX c_articles__externalId_unique/);
     expect(plan("articles", { projectId: "p", _id: "a" })).to.match(/USING INDEX sqlite_autoindex_c_articles/);
+    // The list filters (store.ts list): by status through project_ready; by label, alone or with a status, through
+    // the multikey indexes' entry tables, a deep page too, never a sort of their own.
+    const listing = { sort: { added: -1 as const, _id: -1 as const }, limit: 20 };
+    expect(plan("articles", { projectId: "p", status: "errored" }, { ...listing, skip: 5_000 })).to.match(/USING COVERING INDEX c_articles__project_ready /).and.not.match(/TEMP B-TREE/);
+    for (const skip of [0, 5_000]) {
+      expect(plan("articles", { projectId: "p", deleted: false, labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_listing_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
+      expect(plan("articles", { projectId: "p", status: "waiting", labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_ready_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
+    }
+  });
+
+  it("keeps a multikey index's entries with every write, builds them once for documents already stored, and pages through them", async () => {
+    db = await openSqliteDatabase({ what: "things" });
+    const col = db.collection<Doc>("things");
+    // Stored before the index exists (an upgraded database).
+    await col.insertOne({ _id: "a", n: 1, projectId: "p", added: 1, tags: ["x", "y", "x"] });
+    await col.insertOne({ _id: "b", n: 2, projectId: "p", added: 2, tags: ["y"] });
+    await col.ensureIndex({ name: "project_tag", keys: { projectId: 1, tags: 1, added: -1, _id: -1 } }, { multikey: "tags" });
+    await col.insertOne({ _id: "c", n: 3, projectId: "p", added: 3, tags: ["x"] });
+    await col.insertOne({ _id: "d", n: 4, projectId: "q", added: 4, tags: ["x"] });
+    const ids = async (tag: string, skip = 0, limit = 10) => (await col.find({ projectId: "p", tags: tag }, { sort: { added: -1, _id: -1 }, skip, limit })).map((d) => d._id);
+    expect(await ids("x")).to.deep.equal(["c", "a"]);
+    expect(await ids("y")).to.deep.equal(["b", "a"]);
+    expect(await ids("y", 1, 1)).to.deep.equal(["a"]);
+    await col.updateOne({ _id: "a" }, { $set: { tags: ["z"] } });
+    await col.updateOne({ _id: "b" }, { $set: { added: 9 } });
+    await col.updateOne({ _id: "c" }, { $set: { projectId: "q" } });
+    expect(await ids("x")).to.deep.equal([]);
+    expect(await ids("y")).to.deep.equal(["b"]);
+    expect(await ids("z")).to.deep.equal(["a"]);
+    await col.deleteMany({ _id: "a" });
+    expect(await ids("z")).to.deep.equal([]);
+    // The documents come back whole, and a filter the entries cannot answer still goes to the documents.
+    expect((await col.find({ projectId: "q", tags: "x" }, { sort: { added: -1, _id: -1 } })).map((d) => d.n)).to.deep.equal([4, 3]);
+    expect((await col.find({ projectId: "q", tags: "x", n: { $gt: 3 } })).map((d) => d._id)).to.deep.equal(["d"]);
   });
 
   it("walks the due index for the reconciler's pass, not the status index, when most articles are parked", async () => {

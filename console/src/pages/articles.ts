@@ -13,7 +13,7 @@ interface ListItem {
   status: string;
   updated: number | null;
   added: number;
-  labels?: string[];
+  labels: string[];
   audio_duration?: number;
   audio_preview_duration?: number;
 }
@@ -61,32 +61,23 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   const gen = generation;
   const limit = PAGE_SIZES.includes(Number(route.query.get("limit"))) ? Number(route.query.get("limit")) : 25;
   const page = Math.max(0, Number(route.query.get("page") ?? 0) || 0);
-  let statusFilter = route.query.get("status") ?? "";
-  let labelFilter = route.query.get("label") ?? "";
+  const statusFilter = route.query.get("status") ?? "";
+  const labelFilter = route.query.get("label") ?? "";
   const nav = (changes: Record<string, string | number>) => {
     const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
     for (const [k, v] of Object.entries(changes)) q.set(k, String(v));
     for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
     go(`#/articles?${q}`);
   };
-  // The filters apply to the page already loaded: redrawn at once, no request; the URL keeps them.
-  const refilter = (changes: { status?: string; label?: string }) => {
-    statusFilter = changes.status ?? statusFilter;
-    labelFilter = changes.label ?? labelFilter;
-    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
-    for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
-    history.replaceState(null, "", `#/articles?${q}`);
-    draw?.();
-  };
-  let draw: (() => void) | undefined;
+  // The API filters the whole archive: a new filter is a new first page, with its own total.
   const list = h("div", { class: "list", "aria-busy": "true" }, loading());
   const statusSel = h(
     "select",
-    { id: "filter-status", onchange: (e: Event) => refilter({ status: (e.target as HTMLSelectElement).value }) },
+    { id: "filter-status", onchange: (e: Event) => nav({ status: (e.target as HTMLSelectElement).value, page: 0 }) },
     h("option", { value: "" }, t("articles.allStatuses")),
     ...STATUSES.filter((s) => s !== "deleted").map((s) => h("option", { value: s, selected: s === statusFilter }, t(`status.${s}` as Parameters<typeof t>[0]))),
   );
-  const labelInput = h("input", { id: "filter-label", type: "text", value: labelFilter, onchange: (e: Event) => refilter({ label: (e.target as HTMLInputElement).value.trim() }) });
+  const labelInput = h("input", { id: "filter-label", type: "text", value: labelFilter, onchange: (e: Event) => nav({ label: (e.target as HTMLInputElement).value.trim(), page: 0 }) });
   const sizeSel = h(
     "select",
     { id: "page-size", onchange: (e: Event) => nav({ limit: (e.target as HTMLSelectElement).value, page: 0 }) },
@@ -100,7 +91,10 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   );
   let res: { count: number; articles: ListItem[] };
   try {
-    res = await call("GET", `/api/articles?limit=${limit}&offset=${page * limit}`);
+    const q = new URLSearchParams({ limit: String(limit), offset: String(page * limit) });
+    if (statusFilter) q.set("status", statusFilter);
+    if (labelFilter) q.set("label", labelFilter);
+    res = await call("GET", `/api/articles?${q}`);
   } catch (e) {
     if (stillCurrent(gen)) clear(list, notice(e));
     return;
@@ -116,17 +110,14 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     h("button", { type: "button", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
   );
   if (res.count === 0) {
-    clear(list, h("p", { class: "empty" }, t("articles.empty")));
+    clear(list, h("p", { class: "empty" }, t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
     return;
   }
-  draw = () => drawRows(list, res, statusFilter, labelFilter, pager);
-  draw();
+  drawRows(list, res, pager);
 }
 
-function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, statusFilter: string, labelFilter: string, pager: HTMLElement): void {
-  let items = res.articles;
-  if (statusFilter) items = items.filter((a) => a.status === statusFilter);
-  if (labelFilter) items = items.filter((a) => (a.labels ?? []).includes(labelFilter));
+function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, pager: HTMLElement): void {
+  const items = res.articles;
   const rows = document.createDocumentFragment();
   for (const a of items) {
     rows.append(
@@ -136,7 +127,7 @@ function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] 
         h("td", null, badge(a.status)),
         h("td", null, h("a", { href: `#/article/${encodeURIComponent(a.id)}` }, a.title)),
         h("td", { class: "mono" }, a.external_id ?? "–"),
-        h("td", null, (a.labels ?? []).join(", ") || "–"),
+        h("td", { class: "labels" }, a.labels.join(", ") || "–"),
         h("td", null, fmtDate(a.updated ?? a.added)),
         h("td", { class: "num" }, a.audio_duration ? `${fmtDuration(a.audio_duration)} / ${fmtDuration(a.audio_preview_duration)}` : "–"),
       ),
@@ -144,7 +135,6 @@ function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] 
   }
   clear(
     list,
-    statusFilter || labelFilter ? h("p", { class: "hint" }, t("articles.filteredOnPage", { shown: items.length, total: res.articles.length })) : null,
     items.length === 0
       ? h("p", { class: "empty" }, t("articles.noneMatch"))
       : h(

@@ -1,6 +1,8 @@
 // Publisher reads: every lookup is scoped by the caller's project.
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ArticlesService } from "../../../gen/articles/v1/articles_pb.js";
+import { statusFromProto } from "../convert.js";
+import { ARTICLE_STATUSES, type ArticleStatus } from "../store/port.js";
 import * as v from "../validate.js";
 import type { HandlerShared } from "./context.js";
 
@@ -30,7 +32,13 @@ export function publisherReadHandlers(s: HandlerShared): Reads {
     async listArticles(req, ctx) {
       const caller = await publisher(ctx, "read");
       const { limit, offset } = v.page(req.limit, req.offset);
-      const { count, items } = await store.list(caller.projectId, limit, offset);
+      let status: ArticleStatus | undefined;
+      if (req.status !== undefined) {
+        status = statusFromProto(req.status);
+        if (status === undefined) throw v.invalid(`status must be one of: ${ARTICLE_STATUSES.join(", ")}`);
+      }
+      const label = v.labelFilter(req.label);
+      const { count, items } = await store.list(caller.projectId, limit, offset, { status, label });
       return { count: BigInt(count), articles: items.map(toProto) };
     },
   };

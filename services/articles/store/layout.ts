@@ -39,15 +39,18 @@ export const mongoLayout: ArticleLayout = {
   // (test/contract/article-store-queries.test.ts checks the shapes on MongoDB).
   indexes: [
     [{ name: "project_listing", keys: { projectId: 1, deleted: 1, added: -1, _id: -1 } }],
+    // The list filtered by label (and by status, below: project_ready and project_ready_label serve any status).
+    [{ name: "project_listing_label", keys: { projectId: 1, deleted: 1, labels: 1, added: -1, _id: -1 } }, { multikey: "labels" }],
     // sparse: articles without an externalId never collide; uniqueness spans all projects.
     [{ name: "externalId_unique", keys: { externalId: 1 } }, { unique: true, sparse: true }],
     // getByUrl: a URL's few articles, newest first. (An older release made `project_url` without the order; it is no longer used.)
     [{ name: "project_url_added", keys: { projectId: 1, url: 1, added: -1, _id: -1 } }],
     // The one-time dueAt backfill of pending articles (store.ts).
     [{ name: "status_updatedAt", keys: { status: 1, updatedAt: 1 } }],
-    // Feeds and the player: a project's ready articles, newest first; also a project's deferred ones.
+    // Feeds and the player: a project's ready articles, newest first; also a project's deferred ones,
+    // and the list filtered by any status (with a label too). Names kept from when they served ready ones only.
     [{ name: "project_ready", keys: { projectId: 1, status: 1, added: -1, _id: -1 } }],
-    [{ name: "project_ready_label", keys: { projectId: 1, status: 1, labels: 1, added: -1, _id: -1 } }],
+    [{ name: "project_ready_label", keys: { projectId: 1, status: 1, labels: 1, added: -1, _id: -1 } }, { multikey: "labels" }],
     // The reconciler: only due articles are in it.
     [{ name: "due", keys: { dueAt: 1, _id: 1 } }, { sparse: true }],
     // Deferred articles of every project, oldest first.
@@ -58,9 +61,9 @@ export const mongoLayout: ArticleLayout = {
 /**
  * SQLite (the embedded default): MongoDB's shape (the `deleted` flag gives the
  * listing index its equality prefix, so a deep page walks the index alone) with
- * the change time as epoch ms, which compares as a plain number. No index over
- * `labels`: the SQLite driver indexes single values, not arrays, so a labelled
- * ready list walks `project_ready` and checks the label per row.
+ * the change time as epoch ms, which compares as a plain number. The indexes
+ * over `labels` are multikey: the driver keeps their entries in tables of their
+ * own (lib/store/sqlite-collection.ts), so a labelled list pages through them too.
  */
 export const embeddedLayout: ArticleLayout = {
   toDoc: ({ id, ...rest }) => ({ _id: id, ...rest, deleted: rest.status === "deleted" }),
@@ -69,7 +72,7 @@ export const embeddedLayout: ArticleLayout = {
   touched: (now) => ({ changedAt: now.getTime() }),
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
   deletedFields: { deleted: true },
-  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "project_ready_label" && spec.name !== "status_updatedAt").map(([spec, o]) => [ascending(spec), o]),
+  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "status_updatedAt").map(([spec, o]) => [ascending(spec), o]),
 };
 
 /**

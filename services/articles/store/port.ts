@@ -169,7 +169,7 @@ export interface ArticlePatch {
 }
 
 export interface ArticlePage<A = StoredArticle> {
-  /** All non-deleted articles of the project, not just this page. */
+  /** All non-deleted articles of the project (that match the list's filter), not just this page. */
   count: number;
   /** Newest first: added descending, then id descending. */
   items: A[];
@@ -182,6 +182,11 @@ export interface ArticlePage<A = StoredArticle> {
 export const TEXT_FIELDS = ["text", "crawledText"] as const;
 /** An article as a publisher's list page has it. */
 export type ListedArticle = Omit<StoredArticle, (typeof TEXT_FIELDS)[number]>;
+
+export interface ListFilter {
+  status?: ArticleStatus;
+  label?: string;
+}
 
 export interface StaleArticle {
   id: string;
@@ -220,7 +225,12 @@ export interface ArticleStore {
    * live one wins over a deleted one, then the newest.
    */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
-  list(projectId: string, limit: number, offset: number): Promise<ArticlePage<ListedArticle>>;
+  /**
+   * The project's live articles, newest first; with a filter, only those in `status` and/or
+   * carrying `label` (both: both). Deleted ones never, so `status: "deleted"` answers none.
+   * The count is as exact as without a filter, and costs as little (kept per status and label).
+   */
+  list(projectId: string, limit: number, offset: number, filter?: ListFilter): Promise<ArticlePage<ListedArticle>>;
   /** Ready articles of the project (optionally with `label`), newest first: what listeners may see. */
   listReady(projectId: string, opts: { label?: string; limit: number; offset: number }): Promise<ArticlePage>;
   /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */

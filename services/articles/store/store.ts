@@ -22,6 +22,7 @@ import {
   type ArticleStatus,
   type ArticleStore,
   type FindStaleOptions,
+  type ListFilter,
   type StaleArticle,
   type StoredArticle,
   type UpdateOutcome,
@@ -56,6 +57,24 @@ const READY: TallySpec = {
 };
 const BY_STATUS: TallySpec = { name: "status", fields: ["status"], groups: (d) => [d.status as string] };
 const readyGroup = (projectId: string, label?: string) => (label === undefined ? projectId : JSON.stringify([projectId, label]));
+/**
+ * The totals of filtered lists: a project's live articles per label, and per status and per
+ * status and label except ready ones, which READY counts already (one copy of each count).
+ */
+const FILTERED: TallySpec = {
+  name: "filtered",
+  fields: ["projectId", "status", "labels"],
+  groups(d) {
+    if (d.status === "deleted") return [];
+    const p = d.projectId as string;
+    const status = d.status as ArticleStatus;
+    const labels = [...new Set((d.labels as string[] | undefined) ?? [])];
+    const out = labels.map((l) => filteredGroup(p, undefined, l));
+    if (status !== "ready") out.push(filteredGroup(p, status), ...labels.map((l) => filteredGroup(p, status, l)));
+    return out;
+  },
+};
+const filteredGroup = (projectId: string, status: ArticleStatus | undefined, label?: string) => JSON.stringify([projectId, status ?? null, label ?? null]);
 
 /** Keyset paging on (key, id) in either direction: the rows after `after` in that order. */
 function afterKey(field: string, after: { id: string; key: number } | undefined, dir: 1 | -1): Filter {
@@ -87,7 +106,7 @@ export interface PronunciationDoc {
  */
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
-  for (const t of [LIVE, READY, BY_STATUS]) await col.ensureTally(t);
+  for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   const { fromDoc, notDeleted, touched } = layout;
@@ -175,9 +194,19 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return d ? fromDoc(d) : null;
     },
 
-    async list(projectId, limit, offset) {
-      const filter = { projectId, ...notDeleted };
-      const [count, docs] = await Promise.all([col.tally(LIVE.name, projectId), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...TEXT_FIELDS] })]);
+    async list(projectId, limit, offset, { status, label }: ListFilter = {}) {
+      if (status === "deleted") return { count: 0, items: [] };
+      const counted =
+        status === undefined && label === undefined
+          ? col.tally(LIVE.name, projectId)
+          : status === "ready"
+            ? col.tally(READY.name, readyGroup(projectId, label))
+            : col.tally(FILTERED.name, filteredGroup(projectId, status, label));
+      // A status other than deleted implies a live article: the filter is then the prefix of
+      // project_ready(_label) as it stands; a label alone goes with the listing's deleted flag.
+      const filter: Filter = status === undefined ? { projectId, ...notDeleted } : { projectId, status };
+      if (label !== undefined) filter.labels = label;
+      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...TEXT_FIELDS] })]);
       return { count, items: docs.map(fromDoc) };
     },
 
