@@ -527,7 +527,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
     if (!columns.includes("z")) s.ddl(`ALTER TABLE "${t.table}" ADD COLUMN z BLOB`);
     s.tables.set(name, t);
   }
-  // Handles of one table may declare packing or not (the statistics store opens the same file): rows are read either way.
+  // Handles of one table may declare packing or not (a tool or a test may open it plainly): rows are read either way.
   for (const f of packed) if (!t.packed.includes(f)) t.packed.push(f);
   return t;
 }
