@@ -10,6 +10,11 @@ export function statusName(status: ArticleStatus): string {
   return name.toLowerCase();
 }
 
+/** "no_money" → ARTICLE_STATUS_NO_MONEY (a name the request schema admitted); undefined for none. */
+export function statusFromName(name: string | undefined): ArticleStatus | undefined {
+  return name === undefined ? undefined : ArticleStatus[name.toUpperCase() as keyof typeof ArticleStatus];
+}
+
 const orNull = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 const seconds = (v: bigint | undefined): number | null => (v === undefined ? null : Number(v));
 

@@ -21,7 +21,7 @@ import { createBatcher } from "../create-batch.js";
 import { HttpError } from "../errors.js";
 import { createImmutableFiles } from "../immutable-files.js";
 import { createRequestOf } from "../import-stream.js";
-import { articleJson, listItemJson } from "../present.js";
+import { articleJson, listItemJson, statusFromName } from "../present.js";
 import { baseOf } from "../public-links.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
@@ -130,9 +130,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     validate.listQuery(query);
     const b = base(ctx);
     await sharedRead(reads, ctx, call.headers.authorization, b, async () => {
-      // The schema admitted only the twelve status names, each the enum's name in lower case.
-      const status = query.status === undefined ? undefined : ArticleStatus[(query.status as string).toUpperCase() as keyof typeof ArticleStatus];
-      const filter = { status, label: query.label as string | undefined };
+      const filter = { status: statusFromName(query.status as string | undefined), label: query.label as string | undefined };
       const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number, ...filter }, call);
       return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
     });

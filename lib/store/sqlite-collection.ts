@@ -605,10 +605,9 @@ function entryQuery(t: TableState, filter: Filter, o: FindOptions): { sql: strin
 function project(doc: Doc, projection: Record<string, 1>): Doc {
   const out: Doc = { _id: doc._id };
   for (const path of Object.keys(projection)) {
-    const segments = path.split(".");
-    let v: unknown = doc;
-    for (const seg of segments) v = v && typeof v === "object" ? (v as Doc)[seg] : undefined;
+    const v = valueAt(doc, path);
     if (v === undefined) continue;
+    const segments = path.split(".");
     let at = out;
     for (const seg of segments.slice(0, -1)) at = (at[seg] ??= {}) as Doc;
     at[segments[segments.length - 1]] = v;

@@ -81,23 +81,6 @@ function reportMessage(r: StatsReport, range: { from: string; to: string }, titl
   };
 }
 
-/** Lookups of the top list's titles at once: the list is at most 100 long, so is the cost. */
-const TITLE_LOOKUPS_AT_ONCE = 8;
-
-async function titlesOf(store: ArticleStore, projectId: string, ids: string[]): Promise<Map<string, string>> {
-  const titles = new Map<string, string>();
-  let next = 0;
-  const worker = async () => {
-    while (next < ids.length) {
-      const id = ids[next++];
-      const a = await store.get(projectId, id);
-      if (a) titles.set(id, a.title);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(TITLE_LOOKUPS_AT_ONCE, ids.length) }, worker));
-  return titles;
-}
-
 export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof ListenerService> {
   const { store, stats, listening, audioBaseUrl } = deps;
   const listener = async (ctx: HandlerContext) => requireListener(await deps.resolveCaller(ctx.requestHeader));
@@ -177,7 +160,7 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       const { projectId } = await publisher(ctx);
       const range = dayRange(req.from, req.to);
       const report = await stats.project(projectId, range.from, range.to);
-      return { report: reportMessage(report, range, await titlesOf(store, projectId, report.articles.map((a) => a.articleId))) };
+      return { report: reportMessage(report, range, await store.titles(projectId, report.articles.map((a) => a.articleId))) };
     },
   };
 }

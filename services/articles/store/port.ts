@@ -225,6 +225,8 @@ export interface ArticleStore {
    * live one wins over a deleted one, then the newest.
    */
   getByUrl(projectId: string, url: string): Promise<StoredArticle | null>;
+  /** Titles of the project's articles among `ids` (a short list, e.g. the statistics' top articles), in one query. */
+  titles(projectId: string, ids: readonly string[]): Promise<Map<string, string>>;
   /**
    * The project's live articles, newest first; with a filter, only those in `status` and/or
    * carrying `label` (both: both). Deleted ones never, so `status: "deleted"` answers none.

@@ -194,6 +194,12 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return d ? fromDoc(d) : null;
     },
 
+    async titles(projectId, ids) {
+      if (ids.length === 0) return new Map();
+      const docs = await col.find({ projectId, _id: { $in: [...ids] } }, { projection: { _id: 1, title: 1 } });
+      return new Map(docs.map((d) => [d._id, d.title]));
+    },
+
     async list(projectId, limit, offset, { status, label }: ListFilter = {}) {
       if (status === "deleted") return { count: 0, items: [] };
       const counted =
