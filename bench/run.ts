@@ -33,8 +33,8 @@ const cfg = {
   cases: (process.env.BENCH_CASES ?? "getById,segments,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
-  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale,memory").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24). */
+  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale,memory,console").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -523,6 +523,16 @@ async function memorySuite(): Promise<unknown> {
   return r;
 }
 
+/** The publisher console in Chromium (bench/console.ts) in a process of its own, its logs at warn. */
+async function consoleSuite(): Promise<unknown> {
+  console.log("");
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "console.ts")], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "inherit", "inherit"] });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/console.ts exited with ${code}`))));
+  });
+  return JSON.parse(readFileSync(join(HERE, "results", "console.json"), "utf8")) as unknown;
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -533,6 +543,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("listener")) report.listener = await listenerSuite();
   if (cfg.suites.includes("scale")) report.scale = await scaleSuite();
   if (cfg.suites.includes("memory")) report.memory = await memorySuite();
+  if (cfg.suites.includes("console")) report.console = await consoleSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

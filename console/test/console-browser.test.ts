@@ -2,7 +2,8 @@
 // playwright-core) against the embedded default: sign-in, an article from
 // creation to ready and played, a pronunciation rule heard, a player's play in
 // the statistics, the snippet copied, a read token without write controls,
-// axe on every page, screenshots, bundle sizes and paint times.
+// axe on every page, screenshots and bundle sizes (paint and interaction
+// times are figures of `npm run bench`, bench/console.ts).
 import { expect } from "chai";
 import { mkdir, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -449,51 +450,37 @@ describe("publisher console in a real browser (Chromium)", function () {
     await ctx.close();
   });
 
-  it("paints the article list of a 1,000-article project within 1 s and stays responsive at 100 per page", async () => {
-    const { ctx, page } = await newPage({ token: FULL });
-    await page.goto(`${sys.url}/console/#/articles?limit=100`); // warm: the build and the HTTP cache
-    await page.locator("table.articles").waitFor();
-    await page.goto("about:blank");
-    const cold = await newPage({ token: FULL });
-    await cold.page.goto(`${sys.url}/console/#/articles?limit=100`);
-    await cold.page.locator("table.articles tbody tr").nth(99).waitFor();
-    const times = await cold.page.evaluate(() => ({
+  // Paint time and the longest interaction are figures of `npm run bench` (suite "console",
+  // bench/console.ts), against the same rows as a static page; here, what a user sees.
+  it("draws all 100 rows of a 1,000-article project's list and keeps answering the keyboard, the filters and the pager", async () => {
+    const { ctx, page: p } = await newPage({ token: FULL });
+    await p.goto(`${sys.url}/console/#/articles?limit=100`);
+    const rows = p.locator("table.articles tbody tr");
+    await rows.nth(99).waitFor();
+    expect(await rows.count()).to.equal(100);
+    const count = (await A("GET", "/api/articles")).body.count as number;
+    const pages = Math.ceil(count / 100);
+    expect(await p.locator(".pager span").textContent()).to.equal(`Page 1 of ${pages} (${count} articles)`);
+    const firstPage = await rows.locator("td:nth-child(2) a").evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).hash));
+    const times = await p.evaluate(() => ({
       fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
       list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
     }));
-    summary.push(`article list (1,000 articles, 100 per page): first contentful paint ${times.fcp.toFixed(0)} ms, list drawn ${times.list.toFixed(0)} ms`);
-    expect(times.fcp).to.be.within(0, 1000);
-    // The rows themselves need the list's API answer too; reported above, bounded loosely here.
-    expect(times.list).to.be.within(0, 1500);
-    // Interactions on the 100-row page: the longest event (input to next paint), via the Event Timing API.
-    const p = cold.page;
-    await p.evaluate(() => {
-      const w = window as unknown as { events: string[]; maxEvent: number };
-      w.maxEvent = 0;
-      w.events = [];
-      new PerformanceObserver((l) => {
-        // Interactions as INP counts them (clicks, taps, key presses: an interactionId), not hovers.
-        for (const e of l.getEntries()) {
-          if (!(e as PerformanceEntry & { interactionId?: number }).interactionId) continue;
-          w.maxEvent = Math.max(w.maxEvent, e.duration);
-          w.events.push(`${e.name} ${Math.round(e.duration)}`);
-        }
-      }).observe({ type: "event", buffered: true, durationThreshold: 16 } as PerformanceObserverInit);
-    });
+    expect(times.list, "the console marks when the list is drawn").to.be.greaterThan(0);
+    summary.push(`article list (1,000 articles, 100 per page), this run: first contentful paint ${times.fcp.toFixed(0)} ms, list drawn ${times.list.toFixed(0)} ms (targets: npm run bench)`);
+    // Tab moves through the page's controls into the table.
     for (let i = 0; i < 15; i++) await p.keyboard.press("Tab");
-    await p.locator(".badge").nth(50).hover();
+    expect(await p.evaluate(() => document.activeElement?.tagName), "focus moved off the page's body").not.to.be.oneOf(["BODY", undefined]);
     await p.locator("#filter-status").selectOption("waiting");
-    await p.locator("table.articles, .empty").first().waitFor();
+    await p.waitForURL(/status=waiting/);
     await p.locator("#filter-status").selectOption("");
-    await p.locator("table.articles tbody tr").nth(99).waitFor();
+    await p.locator(".pager span", { hasText: `Page 1 of ${pages}` }).waitFor();
     await p.locator("button", { hasText: "Next" }).click();
     await p.waitForURL(/page=1/);
-    await p.locator("table.articles tbody tr").nth(99).waitFor();
-    await p.waitForTimeout(300);
-    const { maxEvent, events } = await p.evaluate(() => window as unknown as { events: string[]; maxEvent: number }).then(() => p.evaluate(() => ({ maxEvent: (window as unknown as { maxEvent: number }).maxEvent, events: (window as unknown as { events: string[] }).events })));
-    summary.push(`longest interaction on the 100-row list (input to next paint, as INP counts them): ${maxEvent.toFixed(0)} ms (events over 16 ms: ${events.join(", ") || "none"})`);
-    expect(maxEvent).to.be.below(100);
-    await cold.ctx.close();
+    await p.locator(".pager span", { hasText: `Page 2 of ${pages}` }).waitFor();
+    expect(await rows.count()).to.equal(100);
+    const secondPage = await rows.locator("td:nth-child(2) a").evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).hash));
+    expect(secondPage.filter((h) => firstPage.includes(h))).to.deep.equal([]);
     await ctx.close();
   });
 
