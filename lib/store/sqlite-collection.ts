@@ -30,7 +30,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { deflateThread, deflated as deflateText, inflated as inflateText } from "./deflate-thread.js";
 
 export interface SqliteDatabaseOptions {
   /** Database file; its directory is created. Omit for a database in memory. */
@@ -75,11 +75,6 @@ type Doc = Record<string, unknown>;
 /** `z`: the packed fields as deflated JSON; null when the row has none (or predates packing). */
 type Row = { r: number; _id: string; doc: string; z?: Buffer | null };
 
-// A small window and hash table: zlib's defaults set up and clear a 256 KB state per call,
-// several times the work of deflating 1 KB of prose, for the same ratio on articles.
-const DEFLATE = { level: 6, windowBits: 12, memLevel: 5 } as const;
-const INFLATE = { windowBits: 12 } as const;
-
 /** A document as stored: the JSON column and the packed fields' JSON (null: none). */
 interface Stored {
   doc: string;
@@ -102,8 +97,8 @@ function storedOf(doc: Doc, packed: readonly string[]): Stored {
   return { doc: toJson(rest), packed: out ? toJson(out) : null };
 }
 
-const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateRawSync(packed, DEFLATE));
-const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateRawSync(z, INFLATE).toString("utf8") : null);
+const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateText(packed));
+const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateText(z) : null);
 
 /** Characters of inflated text kept per table for rows read again (a hot article is read many times). */
 const RECENT_PACKED_CHARS = 4 * 1024 * 1024;
@@ -185,6 +180,8 @@ interface EntryIndex {
 interface PendingWrite {
   work: () => unknown;
   durable: boolean;
+  /** Not ready to run yet (its text is being deflated); the writes queued after it wait too, in order. */
+  waiting?: boolean;
   resolve(v: unknown): void;
   reject(e: unknown): void;
 }
@@ -206,6 +203,7 @@ class Shared {
   commits = 0;
   private refs = 0;
   private pending: PendingWrite[] = [];
+  private flushScheduled = false;
   /** A group's commit is being made durable; the next group waits for it. */
   private syncing = false;
   private idle: Array<() => void> = [];
@@ -330,10 +328,29 @@ class Shared {
 
   /** Queues a write for this turn's transaction; settles once its commit is durable (or made, for `durable` false). */
   write<T>(work: () => T, durable = true): Promise<T> {
+    return this.writeWhen(undefined, work, durable);
+  }
+
+  /** The same for a write that can run only once `until` calls back; the writes queued after it keep their place behind it. */
+  writeWhen<T>(until: ((ready: () => void) => void) | undefined, work: () => T, durable = true): Promise<T> {
     if (!this.conn.open) return Promise.reject(new StorageError("unavailable", `the ${this.what} store is closed; nothing was written`));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, durable, resolve: resolve as (v: unknown) => void, reject });
-      if (this.pending.length === 1) setImmediate(() => this.flush());
+      const w: PendingWrite = { work, durable, resolve: resolve as (v: unknown) => void, reject, waiting: until !== undefined };
+      this.pending.push(w);
+      until?.(() => {
+        w.waiting = false;
+        this.scheduleFlush();
+      });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      this.flush();
     });
   }
 
@@ -351,10 +368,12 @@ class Shared {
 
   private flush(): void {
     if (this.syncing || !this.conn.open) return;
-    const batch = this.pending;
-    this.pending = [];
+    let ready = 0;
+    while (ready < this.pending.length && !this.pending[ready].waiting) ready++;
+    const batch = this.pending.splice(0, ready);
     if (batch.length === 0) {
-      for (const done of this.idle.splice(0)) done();
+      // A write still waiting for its text schedules the next flush itself.
+      if (this.pending.length === 0) for (const done of this.idle.splice(0)) done();
       return;
     }
     const outcomes = this.commit(batch);
@@ -647,15 +666,35 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     return filter;
   }
 
-  function insertNow(doc: Doc): void {
+  function insertNow(doc: Doc, stored = storedOf(doc, t.packed), z = deflated(stored.packed)): void {
     try {
-      const stored = storedOf(doc, t.packed);
-      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, deflated(stored.packed));
+      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, z);
     } catch (e) {
       throw duplicate(e);
     }
     adjustTallies(undefined, doc);
     moveEntries(undefined, doc);
+  }
+
+  /** An insert whose packed text is deflated first (with the turn's others, on a thread when there are many). */
+  function insertPacked(doc: Doc): Promise<void> {
+    let stored: Stored;
+    try {
+      stored = storedOf(doc, t.packed);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    if (stored.packed === null) return s.write(() => insertNow(doc, stored, null));
+    const text = stored.packed;
+    let z: Buffer | null = null;
+    return s.writeWhen(
+      (ready) =>
+        deflateThread.deflate(text, (bytes) => {
+          z = bytes;
+          ready();
+        }),
+      () => insertNow(doc, stored, z),
+    );
   }
 
   /** Moves a document's entries in the multikey indexes from what it was to what it is (either may be absent). */
@@ -761,7 +800,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   }
 
   return {
-    insertOne: (doc) => s.write(() => insertNow(doc as Doc)),
+    insertOne: (doc) => insertPacked(doc as Doc),
     findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
     find: (filter, o = {}) => s.read(() => findNow(filter, o)),
     count: (filter) =>
