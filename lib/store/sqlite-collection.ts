@@ -30,7 +30,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { deflateThread, deflated as deflateText, inflated as inflateText } from "./deflate-thread.js";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
 
 export interface SqliteDatabaseOptions {
   /** Database file; its directory is created. Omit for a database in memory. */
@@ -75,6 +75,11 @@ type Doc = Record<string, unknown>;
 /** `z`: the packed fields as deflated JSON; null when the row has none (or predates packing). */
 type Row = { r: number; _id: string; doc: string; z?: Buffer | null };
 
+// A small window and hash table: zlib's defaults set up and clear a 256 KB state per call,
+// several times the work of deflating 1 KB of prose, for the same ratio on articles.
+const DEFLATE = { level: 6, windowBits: 12, memLevel: 5 } as const;
+const INFLATE = { windowBits: 12 } as const;
+
 /** A document as stored: the JSON column and the packed fields' JSON (null: none). */
 interface Stored {
   doc: string;
@@ -97,8 +102,8 @@ function storedOf(doc: Doc, packed: readonly string[]): Stored {
   return { doc: toJson(rest), packed: out ? toJson(out) : null };
 }
 
-const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateText(packed));
-const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateText(z) : null);
+const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateRawSync(packed, DEFLATE));
+const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateRawSync(z, INFLATE).toString("utf8") : null);
 
 /** Characters of inflated text kept per table for rows read again (a hot article is read many times). */
 const RECENT_PACKED_CHARS = 4 * 1024 * 1024;
@@ -180,8 +185,6 @@ interface EntryIndex {
 interface PendingWrite {
   work: () => unknown;
   durable: boolean;
-  /** Not ready to run yet (its text is being deflated); the writes queued after it wait too, in order. */
-  waiting?: boolean;
   resolve(v: unknown): void;
   reject(e: unknown): void;
 }
@@ -203,7 +206,6 @@ class Shared {
   commits = 0;
   private refs = 0;
   private pending: PendingWrite[] = [];
-  private flushScheduled = false;
   /** A group's commit is being made durable; the next group waits for it. */
   private syncing = false;
   private idle: Array<() => void> = [];
@@ -328,29 +330,10 @@ class Shared {
 
   /** Queues a write for this turn's transaction; settles once its commit is durable (or made, for `durable` false). */
   write<T>(work: () => T, durable = true): Promise<T> {
-    return this.writeWhen(undefined, work, durable);
-  }
-
-  /** The same for a write that can run only once `until` calls back; the writes queued after it keep their place behind it. */
-  writeWhen<T>(until: ((ready: () => void) => void) | undefined, work: () => T, durable = true): Promise<T> {
     if (!this.conn.open) return Promise.reject(new StorageError("unavailable", `the ${this.what} store is closed; nothing was written`));
     return new Promise<T>((resolve, reject) => {
-      const w: PendingWrite = { work, durable, resolve: resolve as (v: unknown) => void, reject, waiting: until !== undefined };
-      this.pending.push(w);
-      until?.(() => {
-        w.waiting = false;
-        this.scheduleFlush();
-      });
-      this.scheduleFlush();
-    });
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      this.flush();
+      this.pending.push({ work, durable, resolve: resolve as (v: unknown) => void, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
 
@@ -368,12 +351,10 @@ class Shared {
 
   private flush(): void {
     if (this.syncing || !this.conn.open) return;
-    let ready = 0;
-    while (ready < this.pending.length && !this.pending[ready].waiting) ready++;
-    const batch = this.pending.splice(0, ready);
+    const batch = this.pending;
+    this.pending = [];
     if (batch.length === 0) {
-      // A write still waiting for its text schedules the next flush itself.
-      if (this.pending.length === 0) for (const done of this.idle.splice(0)) done();
+      for (const done of this.idle.splice(0)) done();
       return;
     }
     const outcomes = this.commit(batch);
@@ -650,13 +631,19 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
 
   /** Moves the tallies from the document as it was to the document as it is (either may be absent). */
   function adjustTallies(before: Doc | undefined, after: Doc | undefined): void {
+    if (!t.tallies.length) return;
+    const upsert = s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET n = n + excluded.n");
     for (const spec of t.tallies) {
+      // An insert (every article of an import) only adds: no map of deltas to build.
+      if (!before && after) {
+        const groups = spec.groups(after);
+        groups.forEach((g, i) => groups.indexOf(g) === i && upsert.run(t.table, spec.name, g, 1));
+        continue;
+      }
       const delta = new Map<string, number>();
       if (before) for (const g of new Set(spec.groups(before))) delta.set(g, (delta.get(g) ?? 0) - 1);
       if (after) for (const g of new Set(spec.groups(after))) delta.set(g, (delta.get(g) ?? 0) + 1);
-      for (const [g, n] of delta) {
-        if (n !== 0) s.stmt("INSERT INTO _tallies (tbl, name, grp, n) VALUES (?, ?, ?, ?) ON CONFLICT DO UPDATE SET n = n + excluded.n").run(t.table, spec.name, g, n);
-      }
+      for (const [g, n] of delta) if (n !== 0) upsert.run(t.table, spec.name, g, n);
     }
   }
 
@@ -666,35 +653,15 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     return filter;
   }
 
-  function insertNow(doc: Doc, stored = storedOf(doc, t.packed), z = deflated(stored.packed)): void {
+  function insertNow(doc: Doc): void {
     try {
-      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, z);
+      const stored = storedOf(doc, t.packed);
+      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, deflated(stored.packed));
     } catch (e) {
       throw duplicate(e);
     }
     adjustTallies(undefined, doc);
     moveEntries(undefined, doc);
-  }
-
-  /** An insert whose packed text is deflated first (with the turn's others, on a thread when there are many). */
-  function insertPacked(doc: Doc): Promise<void> {
-    let stored: Stored;
-    try {
-      stored = storedOf(doc, t.packed);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    if (stored.packed === null) return s.write(() => insertNow(doc, stored, null));
-    const text = stored.packed;
-    let z: Buffer | null = null;
-    return s.writeWhen(
-      (ready) =>
-        deflateThread.deflate(text, (bytes) => {
-          z = bytes;
-          ready();
-        }),
-      () => insertNow(doc, stored, z),
-    );
   }
 
   /** Moves a document's entries in the multikey indexes from what it was to what it is (either may be absent). */
@@ -800,7 +767,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   }
 
   return {
-    insertOne: (doc) => insertPacked(doc as Doc),
+    insertOne: (doc) => s.write(() => insertNow(doc as Doc)),
     findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
     find: (filter, o = {}) => s.read(() => findNow(filter, o)),
     count: (filter) =>

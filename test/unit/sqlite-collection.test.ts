@@ -15,7 +15,6 @@ import { sqlitePackageFor } from "../../lib/store/sqlite-binding.js";
 import { fileURLToPath } from "node:url";
 import { DuplicateKeyError, type DocumentCollection } from "../../lib/store/collection.js";
 import { openSqliteDatabase, type SqliteDatabase } from "../../lib/store/sqlite-collection.js";
-import { deflateThread } from "../../lib/store/deflate-thread.js";
 import { mongoLayout, embeddedLayout } from "../../services/articles/store/layout.js";
 import { openArticleStoreOn } from "../../services/articles/store/store.js";
 import { openStatsStoreOn } from "../../services/articles/stats/store.js";
@@ -298,36 +297,6 @@ describe("SQLite collection", function () {
     check.close();
     for (const r of rows) expect(r.doc, r._id).not.to.include("council");
     expect(rows.find((r) => r._id === "old")!.zBytes).to.be.below(prose.length / 4);
-  });
-
-  it("deflates a turn's many texts on a thread, keeps the writes in the order they were made, and refuses a taken key alone", async () => {
-    db = await openSqliteDatabase({ filename: path.join(dir, "t.sqlite"), what: "things" });
-    type Article = { _id: string; status: string; text: string };
-    const col = db.collection<Article>("docs", { packed: ["text"] });
-    const textOf = (i: number) => `Story ${i}: the ferry to the island runs again from Monday, said the harbour office. `.repeat(10);
-    const sentBefore = deflateThread.textsSent;
-    const commitsBefore = db.commits;
-    // One turn: 200 inserts, an update of the 100th made before the inserts after it, a key taken twice.
-    const writes: Array<Promise<unknown>> = [];
-    for (let i = 0; i < 200; i++) {
-      writes.push(col.insertOne({ _id: `a${i}`, status: "waiting", text: textOf(i) }));
-      if (i === 100) writes.push(col.updateOne({ _id: "a100" }, { $set: { status: "ready" } }));
-    }
-    const taken = col.insertOne({ _id: "a5", status: "waiting", text: "again" });
-    const outcomes = await Promise.allSettled([...writes, taken]);
-    expect(outcomes.filter((o) => o.status === "rejected")).to.have.length(1);
-    expect((outcomes.at(-1) as PromiseRejectedResult).reason).to.be.instanceOf(DuplicateKeyError);
-    expect(deflateThread.textsSent - sentBefore, "texts deflated on the thread").to.be.at.least(200);
-    expect(db.commits - commitsBefore, "one group commit (or a few), not one per write").to.be.below(5);
-    const docs = await col.find({}, { sort: { _id: 1 } });
-    expect(docs).to.have.length(200);
-    for (const d of docs) expect(d.text, d._id).to.equal(textOf(Number(d._id.slice(1))));
-    expect(docs.filter((d) => d.status === "ready").map((d) => d._id)).to.deep.equal(["a100"]);
-    // A lone insert does not wait for the thread and reads back the same.
-    const sent = deflateThread.textsSent;
-    await col.insertOne({ _id: "lone", status: "waiting", text: textOf(7) });
-    expect(deflateThread.textsSent).to.equal(sent);
-    expect((await col.findOne({ _id: "lone" }))?.text).to.equal(textOf(7));
   });
 
   it("pages deep through a large listing in order", async () => {
