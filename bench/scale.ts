@@ -64,6 +64,8 @@ interface System {
   pid?: number;
   dataDir?: string;
   stop(): Promise<number>;
+  /** The end of the system's own stderr (why it failed, when it did). */
+  stderr?(): string;
 }
 
 /** The limits stay in the measured path, raised out of the load's reach. */
@@ -88,7 +90,7 @@ async function startEmbedded(dataDir: string): Promise<System & { startedMs: num
     await s.stop();
     return performance.now() - t;
   };
-  return { url: s.url, pid: s.child.pid, dataDir, startedMs, stop };
+  return { url: s.url, pid: s.child.pid, dataDir, startedMs, stop, stderr: s.stderr };
 }
 
 /** The full stack over a local NATS and MongoDB stand-in (bench/sut.ts); per-request figures only. */
@@ -247,6 +249,9 @@ function streamImport(base: string, file: string, onLine: (line: string) => void
     const req = http.request(`${base}/api/articles/import?audio=onDemand`, {
       method: "POST",
       headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson" },
+      // A connection of its own: a kept-alive one from before the archive was written (a minute
+      // at a million) has been closed by the server meanwhile, and the upload would hang up.
+      agent: false,
     });
     req.on("error", reject);
     req.on("response", (res) => {
@@ -298,7 +303,9 @@ async function measure(n: number): Promise<Row> {
   let sys: System = system === "stack" ? await startStack() : await startEmbedded(dataDir);
   try {
     process.stderr.write(`N=${n}: importing…\n`);
-    const imported = await importArchive(sys.url, n);
+    const imported = await importArchive(sys.url, n).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message}; the system's stderr ends with:\n${sys.stderr?.() ?? ""}`);
+    });
     const row: Partial<Row> = { n, importPerS: imported.perSecond, rawMB: imported.rawBytes / 1e6 };
     if (sys.pid) {
       row.rssAfterImportMB = memoryOf(sys.pid).rss;
