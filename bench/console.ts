@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import type { Page } from "playwright-core";
-import { ConsoleBrowser, launchChromium } from "../console/test/console-flows.js";
+import { ConsoleBrowser, importArchive, launchChromium, paintTimes } from "../console/test/console-flows.js";
 import { startEmbedded } from "../launch/embedded.js";
 import { CHROMIUM } from "../test/support/chromium.js";
 import { quantile } from "./quantile.js";
@@ -61,15 +61,8 @@ async function observeInteractions(p: Page): Promise<void> {
 
 async function interactions(p: Page): Promise<{ interaction: number; events: string[] }> {
   await p.waitForTimeout(300);
-  const r = await p.evaluate(() => ({ interaction: (window as unknown as { maxEvent: number }).maxEvent, events: (window as unknown as { events: string[] }).events }));
-  return r;
+  return p.evaluate(() => ({ interaction: (window as unknown as { maxEvent: number }).maxEvent, events: (window as unknown as { events: string[] }).events }));
 }
-
-const paints = (p: Page) =>
-  p.evaluate(() => ({
-    fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
-    list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
-  }));
 
 /**
  * Loads the list on a cold tab, then presses Tab 15 times, hovers a badge, sets the status
@@ -80,7 +73,7 @@ async function loadAndUse(p: Page, url: string, live: boolean): Promise<Side> {
   const rows = p.locator("table.articles tbody tr");
   await p.goto(url);
   await rows.nth(99).waitFor();
-  const t = await paints(p);
+  const t = await paintTimes(p);
   await observeInteractions(p);
   for (let i = 0; i < 15; i++) await p.keyboard.press("Tab");
   await p.locator(".badge").nth(50).hover();
@@ -103,9 +96,7 @@ export async function measureConsole(): Promise<ConsoleFigures> {
   const browser = await launchChromium();
   let staticServer: http.Server | undefined;
   try {
-    const lines = Array.from({ length: ARTICLES }, (_, i) => JSON.stringify({ title: `Archive story ${i + 1}`, text: `Archived text number ${i + 1}.`, externalId: `arch-${i + 1}`, labels: [i % 2 ? "odd" : "even"] })).join("\n");
-    const imported = await fetch(`${sys.url}/api/articles/import?audio=onDemand`, { method: "POST", headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/x-ndjson" }, body: lines });
-    const last = (await imported.text()).trim().split("\n").pop();
+    const last = await importArchive(sys.url, TOKEN, ARTICLES);
     if (last !== `{"result":"ok","imported":${ARTICLES},"failed":0}`) throw new Error(`import failed: ${last}`);
     const cb = new ConsoleBrowser(browser, sys.url);
     const listUrl = `${sys.url}/console/#/articles?limit=100`;

@@ -496,24 +496,23 @@ async function fsyncSuite(): Promise<Record<string, unknown>> {
   return { post, postRatio: ratio, postCpuRatio: cpu, store };
 }
 
-/** The listener side (bench/listener.ts) in a process of its own; its figures join the report. */
-async function listenerSuite(): Promise<Record<string, unknown>> {
-  console.log("\nlistener side (player lookup, event beacon, podcast feed) on the embedded default:");
+/** Runs bench/<name>.ts in a process of its own and answers the figures it wrote to results/<name>.json. */
+async function suiteInChild(name: string, env: NodeJS.ProcessEnv = process.env): Promise<Record<string, unknown>> {
   await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "listener.ts")], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "inherit", "inherit"] });
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/listener.ts exited with ${code}`))));
+    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, `${name}.ts`)], { cwd: ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/${name}.ts exited with ${code}`))));
   });
-  return JSON.parse(readFileSync(join(HERE, "results", "listener.json"), "utf8")) as Record<string, unknown>;
+  return JSON.parse(readFileSync(join(HERE, "results", `${name}.json`), "utf8")) as Record<string, unknown>;
 }
 
-/** The archive at scale (bench/scale.ts: BENCH_SCALE_N and friends) in a process of its own. */
-async function scaleSuite(): Promise<unknown> {
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "scale.ts")], { cwd: ROOT, env: process.env, stdio: ["ignore", "inherit", "inherit"] });
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/scale.ts exited with ${code}`))));
-  });
-  return JSON.parse(readFileSync(join(HERE, "results", "scale.json"), "utf8")) as unknown;
+/** The listener side (bench/listener.ts); its figures join the report. */
+function listenerSuite(): Promise<Record<string, unknown>> {
+  console.log("\nlistener side (player lookup, event beacon, podcast feed) on the embedded default:");
+  return suiteInChild("listener", { ...process.env, LOG_LEVEL: "warn" });
 }
+
+/** The archive at scale (bench/scale.ts: BENCH_SCALE_N and friends). */
+const scaleSuite = () => suiteInChild("scale");
 
 /** RSS of npm start's process after start and under a small fixed load (bench/embedded-memory.ts). */
 async function memorySuite(): Promise<unknown> {
@@ -523,14 +522,10 @@ async function memorySuite(): Promise<unknown> {
   return r;
 }
 
-/** The publisher console in Chromium (bench/console.ts) in a process of its own, its logs at warn. */
-async function consoleSuite(): Promise<unknown> {
+/** The publisher console in Chromium (bench/console.ts), its system's logs at warn. */
+function consoleSuite(): Promise<Record<string, unknown>> {
   console.log("");
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "console.ts")], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: "warn" }, stdio: ["ignore", "inherit", "inherit"] });
-    child.once("exit", (code) => (code === 0 ? resolve() : reject(new Error(`bench/console.ts exited with ${code}`))));
-  });
-  return JSON.parse(readFileSync(join(HERE, "results", "console.json"), "utf8")) as unknown;
+  return suiteInChild("console", { ...process.env, LOG_LEVEL: "warn" });
 }
 
 async function main(): Promise<void> {

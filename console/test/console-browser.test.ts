@@ -14,7 +14,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { consoleFiles } from "../serve.js";
-import { ConsoleBrowser, expectNoListeningCounted, expectNoWriteControls, launchChromium, PAGES, playOnArticlePage, statusesUntilReady, submitArticle, type PageOptions } from "./console-flows.js";
+import { ConsoleBrowser, expectNoListeningCounted, expectNoWriteControls, importArchive, launchChromium, PAGES, paintTimes, playOnArticlePage, statusesUntilReady, submitArticle, type PageOptions } from "./console-flows.js";
 
 const FULL = "console-full-0123456789";
 const READ = "console-read-0123456789";
@@ -52,9 +52,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     );
     A = api(sys.url, FULL);
     // 1,000 articles, stored waiting on demand (no audio made), for the list's paint time.
-    const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ title: `Archive story ${i + 1}`, text: `Archived text number ${i + 1}.`, externalId: `arch-${i + 1}`, labels: [i % 2 ? "odd" : "even"] })).join("\n");
-    const imported = await fetch(`${sys.url}/api/articles/import?audio=onDemand`, { method: "POST", headers: { authorization: `Bearer ${FULL}`, "content-type": "application/x-ndjson" }, body: lines });
-    expect((await imported.text()).trim().split("\n").pop()).to.equal('{"result":"ok","imported":1000,"failed":0}');
+    expect(await importArchive(sys.url, FULL, 1000)).to.equal('{"result":"ok","imported":1000,"failed":0}');
     browser = await launchChromium();
     cb = new ConsoleBrowser(browser, sys.url);
     await mkdir(ARTIFACTS, { recursive: true });
@@ -462,10 +460,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     const pages = Math.ceil(count / 100);
     expect(await p.locator(".pager span").textContent()).to.equal(`Page 1 of ${pages} (${count} articles)`);
     const firstPage = await rows.locator("td:nth-child(2) a").evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).hash));
-    const times = await p.evaluate(() => ({
-      fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
-      list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
-    }));
+    const times = await paintTimes(p);
     expect(times.list, "the console marks when the list is drawn").to.be.greaterThan(0);
     summary.push(`article list (1,000 articles, 100 per page), this run: first contentful paint ${times.fcp.toFixed(0)} ms, list drawn ${times.list.toFixed(0)} ms (targets: npm run bench)`);
     // Tab moves through the page's controls into the table.

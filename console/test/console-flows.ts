@@ -156,3 +156,21 @@ export async function expectNoWriteControls(cb: ConsoleBrowser, page: Page, arti
     if (p.name !== "stats") expect(await page.locator(".readonly-note").count(), `reason on ${p.name}`).to.be.greaterThan(0);
   }
 }
+
+/**
+ * Imports `n` short articles (labelled "even" and "odd" in turn) stored waiting on demand, so no
+ * audio is made; answers the summary line of the import's answer.
+ */
+export async function importArchive(url: string, token: string, n: number): Promise<string | undefined> {
+  const lines = Array.from({ length: n }, (_, i) => JSON.stringify({ title: `Archive story ${i + 1}`, text: `Archived text number ${i + 1}.`, externalId: `arch-${i + 1}`, labels: [i % 2 ? "odd" : "even"] })).join("\n");
+  const imported = await fetch(`${url}/api/articles/import?audio=onDemand`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" }, body: lines });
+  return (await imported.text()).trim().split("\n").pop();
+}
+
+/** When the page first painted content, and when the console marked its article list drawn (-1: not yet), ms. */
+export function paintTimes(page: Page): Promise<{ fcp: number; list: number }> {
+  return page.evaluate(() => ({
+    fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
+    list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
+  }));
+}
