@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "../lib/net/free-port.js";
-import { EMBEDDED_TOKEN, startEmbeddedProcess } from "../test/support/embedded-process.js";
+import { EMBEDDED_TOKEN, memoryOf, startEmbeddedProcess, treeMemoryOf } from "../test/support/embedded-process.js";
 import { quantile } from "./quantile.js";
 
 const creates = Number(process.env.BENCH_CREATES ?? 500);
@@ -46,6 +46,11 @@ try {
   console.log(`${creates} creates, audio ${audio}: p50 ${q(0.5).toFixed(1)} ms, p90 ${q(0.9).toFixed(1)} ms, p99 ${q(0.99).toFixed(1)} ms, max ${q(1).toFixed(1)} ms`);
   const slowest = times.filter((t) => t.ms >= q(0.99)).map((t) => `${t.ms.toFixed(0)} ms at ${t.atS.toFixed(2)} s`);
   console.log(`slowest: ${slowest.join(", ")}`);
+  if (sys.child.pid) {
+    const own = memoryOf(sys.child.pid);
+    const all = treeMemoryOf(sys.child.pid);
+    console.log(`RSS: service process ${own.rss.toFixed(0)} MB (peak ${own.peak.toFixed(0)}), with what it started ${all.rss.toFixed(0)} MB over ${all.processes} processes (peaks summed ${all.peak.toFixed(0)})`);
+  }
 } finally {
   await sys.stop();
   rmSync(dir, { recursive: true, force: true });

@@ -359,6 +359,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
 
   it("runs the programs below the service's priority, and stops them when closed", async function () {
     if (process.platform !== "linux") this.skip();
+    const others = new Set((await speechHosts()).map((h) => h.pid));
     const own = await createLocalEngine({ native: "always", threads: 1 });
     const pending = own.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }).catch((e: Error) => e);
     let running: Array<{ comm: string; nice: number }> = [];
@@ -368,24 +369,80 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     }
     expect(running.map((c) => c.comm).sort()).to.deep.equal(["espeak-ng", "lame"]);
     for (const c of running) expect(c.nice, c.comm).to.equal(10);
+    // They run in the native speech host, a child process below the service's priority too.
+    const hosts = (await speechHosts()).filter((h) => !others.has(h.pid));
+    expect(hosts.length, "speech hosts").to.equal(1);
+    for (const h of hosts) expect(h.nice, "host").to.equal(10);
     await own.close();
     expect(await pending).to.be.instanceOf(EngineClosedError);
     expect(await speechChildren()).to.deep.equal([]);
+    for (const h of hosts) expect(await processGone(h.pid), `host ${h.pid} still running`).to.equal(true);
+  });
+
+  it("fails the renders of a host that died, and starts a new one for the next render", async function () {
+    if (process.platform !== "linux") this.skip();
+    const own = await createLocalEngine({ native: "always", threads: 2 });
+    try {
+      const before = new Set((await speechHosts()).map((h) => h.pid));
+      const pending = own.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }).catch((e: Error) => e);
+      let host: number | undefined;
+      // Killed mid-render: once its programs run.
+      for (let i = 0; i < 200 && host === undefined; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        const table = await processTable();
+        host = table.find((h) => h.ppid === process.pid && !before.has(h.pid) && table.some((p) => p.ppid === h.pid && p.comm === "espeak-ng"))?.pid;
+      }
+      expect(host, "a host rendering").to.be.a("number");
+      process.kill(host!, "SIGKILL");
+      const err = (await pending) as Error;
+      expect(err).to.be.instanceOf(Error);
+      expect(err.message).to.match(/native speech host exited \(SIGKILL\)/);
+      const mp3 = await own.synthesize({ text: "Hello again.", voice: "alloy", lang: "en-US" });
+      expect(mp3Duration(mp3)).to.be.greaterThan(0.3);
+    } finally {
+      await own.close();
+    }
   });
 });
 
-/** espeak-ng and lame processes whose parent is this process, with their nice values (Linux /proc). */
+/** espeak-ng and lame processes descended from this process (through the native speech host), with their nice values (Linux /proc). */
 async function speechChildrenNow(): Promise<Array<{ comm: string; nice: number }>> {
-  const found: Array<{ comm: string; nice: number }> = [];
+  const table = await processTable();
+  const ours = new Set([process.pid]);
+  // Parents before children is not guaranteed by pid order (pids wrap): grow the set until it stops.
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of table) if (!ours.has(p.pid) && ours.has(p.ppid)) grew = ours.add(p.pid) !== undefined;
+  }
+  return table.filter((p) => p.pid !== process.pid && ours.has(p.pid) && (p.comm === "espeak-ng" || p.comm === "lame")).map(({ comm, nice }) => ({ comm, nice }));
+}
+
+/** Live processes of this machine (Linux /proc). */
+async function processTable(): Promise<Array<{ pid: number; ppid: number; comm: string; nice: number }>> {
+  const found: Array<{ pid: number; ppid: number; comm: string; nice: number }> = [];
   for (const pid of await readdir("/proc").catch(() => [] as string[])) {
     if (!/^\d+$/.test(pid)) continue;
     const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
     // pid (comm) state ppid, 14 more fields, nice.
     const m = /^\d+ \((.*)\) (\S) (\d+)(?: \S+){14} (-?\d+)/.exec(stat);
-    if (!m || Number(m[3]) !== process.pid || m[2] === "Z") continue;
-    if (m[1] === "espeak-ng" || m[1] === "lame") found.push({ comm: m[1], nice: Number(m[4]) });
+    if (!m || m[2] === "Z") continue;
+    found.push({ pid: Number(pid), ppid: Number(m[3]), comm: m[1], nice: Number(m[4]) });
   }
   return found;
+}
+
+/** The native speech hosts this process started (the node processes among its children). */
+async function speechHosts(): Promise<Array<{ pid: number; nice: number }>> {
+  return (await processTable()).filter((p) => p.ppid === process.pid && p.comm.startsWith("node")).map(({ pid, nice }) => ({ pid, nice }));
+}
+
+/** Whether a process has left (up to a second). */
+async function processGone(pid: number): Promise<boolean> {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    if (!(await readFile(`/proc/${pid}/stat`, "utf8").then((s) => !/^\d+ \(.*\) Z/.test(s), () => false))) return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
 }
 
 /** The same, once the killed ones are gone (up to a second: a killed program lingers until it is reaped). */

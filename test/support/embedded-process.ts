@@ -3,7 +3,7 @@
 // of the caller's, with one full token: for measuring the process itself
 // (memory, start-up), which an in-process startEmbedded() cannot show.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../lib/net/free-port.js";
@@ -17,6 +17,39 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(status)?.[1] ?? 0);
   return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/**
+ * The same over a process and everything it started that is still running (the native speech host,
+ * its eSpeak and LAME): what the system holds. The peak is the sum of each one's own peak, so at
+ * most what they held at once.
+ */
+export function treeMemoryOf(pid: number): { rss: number; peak: number; processes: number } {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // pid (comm) state ppid …; comm may hold spaces and parentheses, so read after the last ")".
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const tree = [pid];
+  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
+  const total = { rss: 0, peak: 0, processes: 0 };
+  for (const p of tree) {
+    try {
+      const m = memoryOf(p);
+      total.rss += m.rss;
+      total.peak += m.peak;
+      total.processes++;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** The Node flags and script of `npm start` (package.json), so what is measured is what users run. */

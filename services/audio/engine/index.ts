@@ -1,7 +1,8 @@
 // The offline speech engine: eSpeak NG + LAME, in WASM worker threads or as native programs.
 import os from "node:os";
 import { silenceFrames } from "../mp3/index.js";
-import { findNativePrograms, nativeSynthesize, type NativePrograms } from "./native.js";
+import { findNativePrograms, type NativePrograms } from "./native.js";
+import { NativeHost } from "./native-host-client.js";
 import { SynthPool } from "./pool.js";
 import { EngineClosedError, LOCAL_FORMAT, type Mp3Format, type SpeechEngine, type SpeechRequest } from "./types.js";
 import { prepare } from "./voices.js";
@@ -53,6 +54,7 @@ function wasmEngine(pool: SynthPool): SpeechEngine {
 
 function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
   const gate = new Gate(threads);
+  const host = new NativeHost(programs);
   let closed = false;
   const running = new Set<AbortController>();
   return {
@@ -72,7 +74,7 @@ function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
       try {
         await gate.enter(controller.signal);
         try {
-          return await nativeSynthesize(programs, voice, text, controller.signal);
+          return await host.synthesize(voice, text, controller.signal);
         } finally {
           gate.leave();
         }
@@ -85,6 +87,7 @@ function nativeEngine(programs: NativePrograms, threads: number): SpeechEngine {
     async close() {
       closed = true;
       for (const c of running) c.abort(new EngineClosedError());
+      await host.close();
     },
   };
 }

@@ -10,7 +10,7 @@ import type { EspeakVoice } from "./voices.js";
 // eSpeak and LAME are batch work: at a lower priority than the service that
 // spawned them, a many-hour render never takes the CPU from the requests it
 // serves (on a 2-core machine two of them made other projects' reads wait).
-const SPEECH_NICENESS = 10;
+export const SPEECH_NICENESS = 10;
 
 function lowerPriority(pid: number | undefined): void {
   if (pid === undefined) return;
