@@ -49,7 +49,7 @@ try {
   if (sys.child.pid) {
     const own = memoryOf(sys.child.pid);
     const all = treeMemoryOf(sys.child.pid);
-    console.log(`RSS: service process ${own.rss.toFixed(0)} MB (peak ${own.peak.toFixed(0)}), with what it started ${all.rss.toFixed(0)} MB over ${all.processes} processes (peaks summed ${all.peak.toFixed(0)})`);
+    console.log(`RSS: service process ${own.rss.toFixed(0)} MB (peak ${own.peak.toFixed(0)}), with the private memory of what it started ${all.rss.toFixed(0)} MB over ${all.processes} processes`);
   }
 } finally {
   await sys.stop();

@@ -23,7 +23,7 @@ import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readdirS
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
-import { EMBEDDED_TOKEN, memoryOf, startEmbeddedProcess } from "../test/support/embedded-process.js";
+import { EMBEDDED_TOKEN, startEmbeddedProcess, TreePeak, treeMemoryOf } from "../test/support/embedded-process.js";
 import { quantile } from "./quantile.js";
 
 const TOKEN = EMBEDDED_TOKEN;
@@ -80,7 +80,7 @@ const LIMITS = {
   AUDIO_THREADS: "1",
 };
 
-/** The embedded default as `npm start` runs it (its node flags too), in a process of its own (its RSS is what we report). */
+/** The embedded default as `npm start` runs it (its node flags too), in a process of its own (its RSS, with what it started, is what we report). */
 async function startEmbedded(dataDir: string): Promise<System & { startedMs: number }> {
   const t0 = performance.now();
   const s = await startEmbeddedProcess(dataDir, { ...LIMITS, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn" });
@@ -301,6 +301,7 @@ async function measure(n: number): Promise<Row> {
   const load = () => loadavg().map((l) => l.toFixed(2)).join(" ");
   const dataDir = mkdtempSync(join(tmpdir(), `scale-${n}-`));
   let sys: System = system === "stack" ? await startStack() : await startEmbedded(dataDir);
+  let peak: TreePeak | undefined;
   try {
     process.stderr.write(`N=${n}: importing…\n`);
     const imported = await importArchive(sys.url, n).catch((e: unknown) => {
@@ -308,14 +309,15 @@ async function measure(n: number): Promise<Row> {
     });
     const row: Partial<Row> = { n, importPerS: imported.perSecond, rawMB: imported.rawBytes / 1e6 };
     if (sys.pid) {
-      row.rssAfterImportMB = memoryOf(sys.pid).rss;
+      row.rssAfterImportMB = treeMemoryOf(sys.pid).rss;
       row.dataMB = dirBytes(dataDir) / 1e6;
       await sys.stop();
       // The restart an operator waits for: the process start to /healthz answering 200.
       const again = await startEmbedded(dataDir);
       row.restartS = again.startedMs / 1000;
-      row.rssAfterStartMB = memoryOf(again.pid!).rss;
+      row.rssAfterStartMB = treeMemoryOf(again.pid!).rss;
       sys = again;
+      peak = new TreePeak(again.pid!);
     }
     const { ids } = imported;
     const pick = () => ids[Math.floor(Math.random() * ids.length)];
@@ -339,10 +341,12 @@ async function measure(n: number): Promise<Row> {
     process.stderr.write(`N=${n}: slowest probe read ${pr.max.toFixed(1)} ms at ${pr.maxAtS.toFixed(1)} s: GET ${pr.maxPath}\n`);
     row.probeMaxMs = pr.max;
     row.probeCount = pr.count;
-    if (sys.pid) row.rssPeakMB = memoryOf(sys.pid).peak;
+    // With what it started (the native speech host): what the system holds, not one process of it.
+    if (peak) row.rssPeakMB = peak.stop();
     row.load = load();
     return row as Row;
   } finally {
+    peak?.stop();
     await sys.stop();
     if (!process.env.BENCH_SCALE_KEEP) rmSync(dataDir, { recursive: true, force: true });
   }
