@@ -379,6 +379,38 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     for (const h of hosts) expect(await processGone(h.pid), `host ${h.pid} still running`).to.equal(true);
   });
 
+  it("finishes a render in flight when the terminal's Ctrl-C reaches the service's process group", async function () {
+    if (process.platform !== "linux") this.skip();
+    // The service as its own process group leader, handling SIGINT as the services do (a graceful stop).
+    const script = [
+      `import { createLocalEngine } from ${JSON.stringify(new URL("../../services/audio/engine/index.ts", import.meta.url).href)};`,
+      `process.on("SIGINT", () => console.log("SIGINT"));`,
+      `const engine = await createLocalEngine({ native: "always", threads: 1 });`,
+      `const pending = engine.synthesize({ text: ${JSON.stringify(longText(20000))}, voice: "alloy", lang: "en-US" });`,
+      `console.log("STARTED");`,
+      `try { console.log("BYTES " + (await pending).length); } catch (e) { console.log("FAILED " + e.message); }`,
+      `await engine.close();`,
+    ].join("\n");
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { detached: true, stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    try {
+      for (let i = 0; i < 300 && !out.includes("STARTED"); i++) await new Promise((r) => setTimeout(r, 20));
+      // Once eSpeak runs below it, the whole group gets the terminal's SIGINT.
+      for (let i = 0; i < 300; i++) {
+        if ((await descendantsOf(child.pid!)).some((p) => p.comm === "espeak-ng")) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      process.kill(-child.pid!, "SIGINT");
+      await exited;
+    } finally {
+      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
+    }
+    expect(out).to.include("SIGINT");
+    expect(out, out).to.match(/BYTES \d{5,}/);
+  });
+
   it("fails the renders of a host that died, and starts a new one for the next render", async function () {
     if (process.platform !== "linux") this.skip();
     const own = await createLocalEngine({ native: "always", threads: 2 });
@@ -407,14 +439,19 @@ describe("local speech engine (native espeak-ng + lame)", function () {
 
 /** espeak-ng and lame processes descended from this process (through the native speech host), with their nice values (Linux /proc). */
 async function speechChildrenNow(): Promise<Array<{ comm: string; nice: number }>> {
+  return (await descendantsOf(process.pid)).filter((p) => p.comm === "espeak-ng" || p.comm === "lame").map(({ comm, nice }) => ({ comm, nice }));
+}
+
+/** Live processes below `root`, at any depth. */
+async function descendantsOf(root: number): Promise<Array<{ pid: number; ppid: number; comm: string; nice: number }>> {
   const table = await processTable();
-  const ours = new Set([process.pid]);
+  const ours = new Set([root]);
   // Parents before children is not guaranteed by pid order (pids wrap): grow the set until it stops.
   for (let grew = true; grew; ) {
     grew = false;
     for (const p of table) if (!ours.has(p.pid) && ours.has(p.ppid)) grew = ours.add(p.pid) !== undefined;
   }
-  return table.filter((p) => p.pid !== process.pid && ours.has(p.pid) && (p.comm === "espeak-ng" || p.comm === "lame")).map(({ comm, nice }) => ({ comm, nice }));
+  return table.filter((p) => p.pid !== root && ours.has(p.pid));
 }
 
 /** Live processes of this machine (Linux /proc). */

@@ -86,6 +86,10 @@ export class NativeHost {
       // Not the service's loader or flags: a small young generation, a collection after each render
       // (native-host.ts), one malloc arena. Its RSS then stays near a bare Node's (bench/README.md).
       const child = fork(entry.file, [], {
+        // A process group of its own: a Ctrl-C in the terminal reaches the service, whose graceful
+        // stop lets the renders in flight finish, and not the host and its programs, which would
+        // end them at once. The host still leaves with the service (its channel closes).
+        detached: true,
         execArgv: ["--max-semi-space-size=1", "--expose-gc"],
         env: { ...process.env, MALLOC_ARENA_MAX: "1" },
         serialization: "advanced",
