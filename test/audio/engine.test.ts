@@ -363,7 +363,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     const own = await createLocalEngine({ native: "always", threads: 1 });
     const pending = own.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }).catch((e: Error) => e);
     let running: Array<{ comm: string; nice: number }> = [];
-    for (let i = 0; i < 100 && running.length < 2; i++) {
+    for (let i = 0; i < 500 && running.length < 2; i++) {
       await new Promise((r) => setTimeout(r, 20));
       running = await speechChildrenNow();
     }
@@ -419,10 +419,10 @@ describe("local speech engine (native espeak-ng + lame)", function () {
       const pending = own.synthesize({ text: longText(30000), voice: "alloy", lang: "en-US" }).catch((e: Error) => e);
       let host: number | undefined;
       // Killed mid-render: once its programs run.
-      for (let i = 0; i < 200 && host === undefined; i++) {
+      for (let i = 0; i < 500 && host === undefined; i++) {
         await new Promise((r) => setTimeout(r, 20));
         const table = await processTable();
-        host = table.find((h) => h.ppid === process.pid && !before.has(h.pid) && table.some((p) => p.ppid === h.pid && p.comm === "espeak-ng"))?.pid;
+        host = (await speechHosts()).find((h) => !before.has(h.pid) && table.some((p) => p.ppid === h.pid && p.comm === "espeak-ng"))?.pid;
       }
       expect(host, "a host rendering").to.be.a("number");
       process.kill(host!, "SIGKILL");
@@ -470,7 +470,15 @@ async function processTable(): Promise<Array<{ pid: number; ppid: number; comm: 
 
 /** The native speech hosts this process started (the node processes among its children). */
 async function speechHosts(): Promise<Array<{ pid: number; nice: number }>> {
-  return (await processTable()).filter((p) => p.ppid === process.pid && p.comm.startsWith("node")).map(({ pid, nice }) => ({ pid, nice }));
+  // Known by the module it runs (native-host.js, or its bundle native-host.mjs): the name of a
+  // Node process is "node" on Node 20 and "MainThread" on Node 24.
+  const hosts: Array<{ pid: number; nice: number }> = [];
+  for (const p of await processTable()) {
+    if (p.ppid !== process.pid) continue;
+    const cmdline = await readFile(`/proc/${p.pid}/cmdline`, "utf8").catch(() => "");
+    if (/native-host\.m?js\0/.test(cmdline)) hosts.push({ pid: p.pid, nice: p.nice });
+  }
+  return hosts;
 }
 
 /** Whether a process has left (up to a second). */
