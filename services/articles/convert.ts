@@ -68,8 +68,7 @@ export function toProtoArticle(a: StoredArticle | ListedArticle, audioBaseUrl: s
     projectId: a.projectId,
     externalId: a.externalId ?? undefined,
     title: a.title,
-    // A list page's articles come without their text (ListedArticle).
-    text: "text" in a ? a.text : "",
+    text: a.text,
     prompt: a.prompt ?? undefined,
     added: BigInt(a.added),
     updated: a.updated === null ? undefined : BigInt(a.updated),

@@ -152,6 +152,9 @@ describe("REST API end to end (embedded default)", function () {
     const item = list.body.articles.find((a: { id: string }) => a.id === byExt.body.article.id);
     expect(item).to.include({ external_id: "ext-library-1" });
     expect(item).not.to.have.property("externalId");
+    // The spec's list item carries the article's text, as stored (the embedded store keeps it deflated).
+    expect(item.text).to.equal(byExt.body.article.text);
+    expect(item.text.length).to.be.greaterThan(1000);
     // Not in the spec's list item, added on purpose so a filtered list shows why each row matched.
     expect(item.labels).to.deep.equal(byExt.body.article.labels);
     expect(item.labels).to.deep.equal(["local", "politics"]);

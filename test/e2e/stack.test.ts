@@ -122,6 +122,9 @@ describe("REST API end to end (full stack: one process per service, MongoDB, NAT
     expect(list.status).to.equal(200);
     const item = list.body.articles.find((a: { id: string }) => a.id === id);
     expect(item).to.include({ external_id: "stack-ext-1", status: "ready" });
+    // The spec's list item carries the article's text.
+    expect(item.text).to.equal(byExt.body.article.text);
+    expect(item.text).to.not.equal("");
     expect(list.body.count).to.be.at.least(1);
   });
 

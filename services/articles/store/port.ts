@@ -176,12 +176,13 @@ export interface ArticlePage<A = StoredArticle> {
 }
 
 /**
- * An article's large text fields, most of its row: a list page leaves them out (it never shows
- * them), and the embedded store keeps them deflated.
+ * An article's large text fields, most of its row: the embedded store keeps them deflated.
  */
 export const TEXT_FIELDS = ["text", "crawledText"] as const;
+/** What a publisher's list page leaves out: the recrawled text, which no answer shows. Its items carry `text` (the spec's ArticleListItem). */
+export const LIST_OMITS = ["crawledText"] as const;
 /** An article as a publisher's list page has it. */
-export type ListedArticle = Omit<StoredArticle, (typeof TEXT_FIELDS)[number]>;
+export type ListedArticle = Omit<StoredArticle, (typeof LIST_OMITS)[number]>;
 
 export interface ListFilter {
   status?: ArticleStatus;

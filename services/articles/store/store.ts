@@ -26,7 +26,7 @@ import {
   type StaleArticle,
   type StoredArticle,
   type UpdateOutcome,
-  TEXT_FIELDS,
+  LIST_OMITS,
 } from "./port.js";
 
 // Not admitted (or finished): a job for them is left over from an older decision.
@@ -212,7 +212,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       // project_ready(_label) as it stands; a label alone goes with the listing's deleted flag.
       const filter: Filter = status === undefined ? { projectId, ...notDeleted } : { projectId, status };
       if (label !== undefined) filter.labels = label;
-      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...TEXT_FIELDS] })]);
+      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...LIST_OMITS] })]);
       return { count, items: docs.map(fromDoc) };
     },
 
