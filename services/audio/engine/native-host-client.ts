@@ -43,7 +43,7 @@ export class NativeHost {
         },
       });
       this.hold(child, true);
-      this.send(child, { type: "synthesize", id, programs: this.programs, voice, text });
+      this.send(child, { type: "synthesize", id, voice, text });
     });
   }
 
@@ -85,7 +85,7 @@ export class NativeHost {
     try {
       // Not the service's loader or flags: a small young generation, a collection after each render
       // (native-host.ts), one malloc arena. Its RSS then stays near a bare Node's (bench/README.md).
-      const child = fork(entry.file, [], {
+      const child = fork(entry.file, [this.programs.espeak, this.programs.lame], {
         // A process group of its own: a Ctrl-C in the terminal reaches the service, whose graceful
         // stop lets the renders in flight finish, and not the host and its programs, which would
         // end them at once. The host still leaves with the service (its channel closes).

@@ -14,6 +14,8 @@ try {
   // Not permitted here: the host runs at its parent's priority.
 }
 
+const [espeak, lame] = process.argv.slice(2);
+const programs = { espeak, lame };
 const running = new Map<number, AbortController>();
 // Started with --expose-gc: a render leaves tens of MB of dead PCM buffers outside the V8 heap,
 // which a heap of a few MB would not collect for many renders; a full collection of that heap
@@ -28,12 +30,14 @@ process.on("message", (msg: HostRequest) => {
   }
   const controller = new AbortController();
   running.set(msg.id, controller);
-  nativeSynthesize(msg.programs, msg.voice, msg.text, controller.signal).then(
+  nativeSynthesize(programs, msg.voice, msg.text, controller.signal).then(
     (mp3) => {
       if (!controller.signal.aborted) send({ type: "done", id: msg.id, mp3 });
     },
     (err: unknown) => {
-      if (!controller.signal.aborted) send({ type: "failed", id: msg.id, message: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown })?.code === undefined ? undefined : String((err as { code?: unknown }).code) });
+      if (controller.signal.aborted) return;
+      const code = (err as { code?: unknown } | null)?.code;
+      send({ type: "failed", id: msg.id, message: err instanceof Error ? err.message : String(err), code: code === undefined ? undefined : String(code) });
     },
   ).finally(() => {
     running.delete(msg.id);

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { access, constants } from "node:fs/promises";
-import { setPriority } from "node:os";
 import path from "node:path";
 import { Leveler } from "../loudness/limiter.js";
 import { EdgeShaper } from "./pcm.js";
@@ -10,16 +9,8 @@ import type { EspeakVoice } from "./voices.js";
 // eSpeak and LAME are batch work: at a lower priority than the service that
 // spawned them, a many-hour render never takes the CPU from the requests it
 // serves (on a 2-core machine two of them made other projects' reads wait).
+// The native speech host takes this niceness, and the programs it spawns inherit it.
 export const SPEECH_NICENESS = 10;
-
-function lowerPriority(pid: number | undefined): void {
-  if (pid === undefined) return;
-  try {
-    setPriority(pid, SPEECH_NICENESS);
-  } catch {
-    // Already exited, or not permitted here: it then runs at the service's priority.
-  }
-}
 
 /** Absolute path of an executable on PATH, or null. */
 export async function findProgram(name: string): Promise<string | null> {
@@ -65,7 +56,6 @@ export function nativeSynthesize(programs: NativePrograms, voice: EspeakVoice, t
     const start = (program: string, args: string[], onExit: (code: number | null, stderr: string) => void) => {
       const child = spawn(program, args, { stdio: ["pipe", "pipe", "pipe"], signal });
       children.push(child);
-      lowerPriority(child.pid);
       let stderr = "";
       child.stderr.on("data", (d: Buffer) => (stderr = (stderr + d.toString("utf8")).slice(-300)));
       child.on("error", (e) => fail(e.name === "AbortError" ? (signal?.reason ?? e) : e));
