@@ -1,10 +1,11 @@
 import { expect } from "chai";
 import { execFile, spawn } from "node:child_process";
 import os from "node:os";
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { promisify } from "node:util";
 import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { requireNativeEngine } from "../support/native-engine.js";
+import { childrenOf, descendantsOf, processInfo } from "../support/processes.js";
 import { compileWasm } from "../../services/audio/engine/assets.js";
 import { SynthPool } from "../../services/audio/engine/pool.js";
 import { loadLame, type Lame } from "../../services/audio/engine/wasm-lame.js";
@@ -399,7 +400,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
       for (let i = 0; i < 300 && !out.includes("STARTED"); i++) await new Promise((r) => setTimeout(r, 20));
       // Once eSpeak runs below it, the whole group gets the terminal's SIGINT.
       for (let i = 0; i < 300; i++) {
-        if ((await descendantsOf(child.pid!)).some((p) => p.comm === "espeak-ng")) break;
+        if (descendantsOf(child.pid!).some((p) => p.comm === "espeak-ng")) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       process.kill(-child.pid!, "SIGINT");
@@ -421,8 +422,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
       // Killed mid-render: once its programs run.
       for (let i = 0; i < 500 && host === undefined; i++) {
         await new Promise((r) => setTimeout(r, 20));
-        const table = await processTable();
-        host = (await speechHosts()).find((h) => !before.has(h.pid) && table.some((p) => p.ppid === h.pid && p.comm === "espeak-ng"))?.pid;
+        host = (await speechHosts()).find((h) => !before.has(h.pid) && childrenOf(h.pid).some((p) => processInfo(p)?.comm === "espeak-ng"))?.pid;
       }
       expect(host, "a host rendering").to.be.a("number");
       process.kill(host!, "SIGKILL");
@@ -439,33 +439,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
 
 /** espeak-ng and lame processes descended from this process (through the native speech host), with their nice values (Linux /proc). */
 async function speechChildrenNow(): Promise<Array<{ comm: string; nice: number }>> {
-  return (await descendantsOf(process.pid)).filter((p) => p.comm === "espeak-ng" || p.comm === "lame").map(({ comm, nice }) => ({ comm, nice }));
-}
-
-/** Live processes below `root`, at any depth. */
-async function descendantsOf(root: number): Promise<Array<{ pid: number; ppid: number; comm: string; nice: number }>> {
-  const table = await processTable();
-  const ours = new Set([root]);
-  // Parents before children is not guaranteed by pid order (pids wrap): grow the set until it stops.
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const p of table) if (!ours.has(p.pid) && ours.has(p.ppid)) grew = ours.add(p.pid) !== undefined;
-  }
-  return table.filter((p) => p.pid !== root && ours.has(p.pid));
-}
-
-/** Live processes of this machine (Linux /proc). */
-async function processTable(): Promise<Array<{ pid: number; ppid: number; comm: string; nice: number }>> {
-  const found: Array<{ pid: number; ppid: number; comm: string; nice: number }> = [];
-  for (const pid of await readdir("/proc").catch(() => [] as string[])) {
-    if (!/^\d+$/.test(pid)) continue;
-    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
-    // pid (comm) state ppid, 14 more fields, nice.
-    const m = /^\d+ \((.*)\) (\S) (\d+)(?: \S+){14} (-?\d+)/.exec(stat);
-    if (!m || m[2] === "Z") continue;
-    found.push({ pid: Number(pid), ppid: Number(m[3]), comm: m[1], nice: Number(m[4]) });
-  }
-  return found;
+  return descendantsOf(process.pid).filter((p) => p.comm === "espeak-ng" || p.comm === "lame").map(({ comm, nice }) => ({ comm, nice }));
 }
 
 /** The native speech hosts this process started (the node processes among its children). */
@@ -473,8 +447,8 @@ async function speechHosts(): Promise<Array<{ pid: number; nice: number }>> {
   // Known by the module it runs (native-host.js, or its bundle native-host.mjs): the name of a
   // Node process is "node" on Node 20 and "MainThread" on Node 24.
   const hosts: Array<{ pid: number; nice: number }> = [];
-  for (const p of await processTable()) {
-    if (p.ppid !== process.pid) continue;
+  for (const p of childrenOf(process.pid).map(processInfo)) {
+    if (!p) continue;
     const cmdline = await readFile(`/proc/${p.pid}/cmdline`, "utf8").catch(() => "");
     if (/native-host\.m?js\0/.test(cmdline)) hosts.push({ pid: p.pid, nice: p.nice });
   }
@@ -484,7 +458,7 @@ async function speechHosts(): Promise<Array<{ pid: number; nice: number }>> {
 /** Whether a process has left (up to a second). */
 async function processGone(pid: number): Promise<boolean> {
   for (let attempt = 0; attempt < 50; attempt++) {
-    if (!(await readFile(`/proc/${pid}/stat`, "utf8").then((s) => !/^\d+ \(.*\) Z/.test(s), () => false))) return true;
+    if (!processInfo(pid)) return true;
     await new Promise((r) => setTimeout(r, 20));
   }
   return false;

@@ -3,10 +3,11 @@
 // of the caller's, with one full token: for measuring the process itself
 // (memory, start-up), which an in-process startEmbedded() cannot show.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../lib/net/free-port.js";
+import { descendantsOf } from "./processes.js";
 
 export const EMBEDDED_TOKEN = "embedded-process-full-token-0123456789";
 const SEED_TOKENS = JSON.stringify([{ token: EMBEDDED_TOKEN, project: "measured", scope: "full" }]);
@@ -26,9 +27,8 @@ export function memoryOf(pid: number): { rss: number; peak: number } {
  * and libraries the process holds already (the speech host: RSS ~60 MB, ~40 of them shared).
  */
 export function treeMemoryOf(pid: number): { rss: number; processes: number } {
-  const [self, ...others] = descendantsAndSelf(pid);
-  const total = { rss: memoryOf(self).rss, processes: 1 };
-  for (const p of others) {
+  const total = { rss: memoryOf(pid).rss, processes: 1 };
+  for (const { pid: p } of descendantsOf(pid)) {
     try {
       const rollup = readFileSync(`/proc/${p}/smaps_rollup`, "utf8");
       const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, "m").exec(rollup)?.[1] ?? 0);
@@ -39,27 +39,6 @@ export function treeMemoryOf(pid: number): { rss: number; processes: number } {
     }
   }
   return total;
-}
-
-/** `pid` and the processes it started, and theirs (Linux: /proc/PID/task/TID/children). */
-function descendantsAndSelf(pid: number): number[] {
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) {
-    let tasks: string[] = [];
-    try {
-      tasks = readdirSync(`/proc/${tree[i]}/task`);
-    } catch {
-      continue; // gone meanwhile
-    }
-    for (const task of tasks) {
-      try {
-        for (const child of readFileSync(`/proc/${tree[i]}/task/${task}/children`, "utf8").split(" ")) if (child.trim()) tree.push(Number(child));
-      } catch {
-        // the thread is gone
-      }
-    }
-  }
-  return tree;
 }
 
 /**
