@@ -5,7 +5,7 @@
 // everything to bench/results/. Not part of `npm test`; see bench/README.md.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
@@ -33,6 +33,8 @@ const cfg = {
   cases: (process.env.BENCH_CASES ?? "getById,segments,list,create,mix,ready").split(",").filter(Boolean),
   /** A directory: the systems under test run with --cpu-prof and write their profiles there. */
   cpuProf: process.env.BENCH_CPU_PROF,
+  /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
+  sutStdout: process.env.BENCH_SUT_STDOUT,
   /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24). */
   suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale,memory,console").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
@@ -119,6 +121,7 @@ async function startSut(mode: string, extraEnv: Record<string, string> = {}): Pr
   const waiting = new Map<string, (line: string) => void>();
   const rl = createInterface({ input: child.stdout! });
   rl.on("line", (l) => {
+    if (cfg.sutStdout) appendFileSync(cfg.sutStdout, `${l}\n`);
     const prefix = l.split(" ")[0];
     const w = waiting.get(prefix);
     if (w) {
