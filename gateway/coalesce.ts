@@ -33,16 +33,21 @@ export interface Coalescer<T> {
  *   on their own: the map stays bounded whatever the traffic.
  */
 export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
-  const inflight = new Map<string, Promise<T>>();
+  // An entry lets go of its promise once settled: a table the map outgrows or compacts keeps its
+  // entries until the next full collection, and a promise would keep its waiting requests alive
+  // with it (lib/net/http-drain.ts says more).
+  const inflight = new Map<string, { p: Promise<T> | undefined }>();
   return {
     run(key, produce) {
-      const shared = inflight.get(key);
+      const shared = inflight.get(key)?.p;
       if (shared) return shared;
       if (inflight.size >= maxInFlight) return produce();
       const p = nextTurn().then(produce);
-      inflight.set(key, p);
+      const entry: { p: Promise<T> | undefined } = { p };
+      inflight.set(key, entry);
       const drop = () => {
-        if (inflight.get(key) === p) inflight.delete(key);
+        entry.p = undefined;
+        if (inflight.get(key) === entry) inflight.delete(key);
       };
       p.then(drop, drop);
       return p;
