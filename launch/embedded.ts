@@ -36,7 +36,7 @@ import { openAuthStore } from "../services/auth/store/open.js";
 import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
 import { startGateway } from "../gateway/app.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
-import { freePort } from "../lib/net/free-port.js";
+import { reservePort } from "../lib/net/free-port.js";
 import { audioBaseUrlOf, publicBaseUrlOf, PUBLIC_URL_VARS, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
 import { TRUST_PROXY_VARS } from "../gateway/public-links.js";
 
@@ -118,8 +118,6 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     { variable: "AUDIO_PORT", host: cfg.RPC_HOST, port: cfg.AUDIO_PORT },
     { variable: "METRICS_PORT", host: cfg.METRICS_HOST, port: cfg.METRICS_PORT },
   ]);
-  // The token banner names the public address before the gateway listens.
-  const publicPort = cfg.PORT === 0 ? await freePort(cfg.HOST) : cfg.PORT;
   const internalToken = cfg.INTERNAL_TOKEN ?? randomBytes(32).toString("base64url");
   if (!cfg.MONGODB_URL) await mkdir(cfg.DATA_DIR, { recursive: true });
   // A DATA_DIR of the NeDB release is carried over before any store opens it.
@@ -132,6 +130,11 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     await closeMongo();
   };
 
+  // The token banner names the public address before the gateway listens. With PORT=0 the port
+  // is picked here and held until then: start-up takes seconds, and meanwhile any connection
+  // this machine opens could be given it.
+  const reserved = cfg.PORT === 0 ? await reservePort(cfg.HOST) : undefined;
+  const publicPort = reserved?.port ?? cfg.PORT;
   try {
     const bus = await openJobBus(cfg, log, createMemoryBus());
     closers.push(() => bus.close());
@@ -198,6 +201,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
     if (rateLimit) closers.push(() => rateLimit.close());
+    await reserved?.release();
     const gateway = await startGateway({
       rateLimit: rateLimit?.options,
       playerEventRate: playerEventLimits(cfg),
@@ -238,6 +242,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       },
     };
   } catch (err) {
+    await reserved?.release();
     await closeAll();
     throw err;
   }
