@@ -21,6 +21,8 @@
 // writer pays for waking the reader; answers written microseconds apart find
 // the client still awake (GET by id: writev 32% -> 18% of the main thread).
 
+import { held, type Held } from "../lib/held.js";
+
 export interface Coalescer<T> {
   /** Runs `produce` unless an identical call is in flight, then shares its outcome. */
   run(key: string, produce: () => Promise<T>): Promise<T>;
@@ -33,20 +35,18 @@ export interface Coalescer<T> {
  *   on their own: the map stays bounded whatever the traffic.
  */
 export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
-  // An entry lets go of its promise once settled: a table the map outgrows or compacts keeps its
-  // entries until the next full collection, and a promise would keep its waiting requests alive
-  // with it (lib/net/http-drain.ts says more).
-  const inflight = new Map<string, { p: Promise<T> | undefined }>();
+  // A promise holds the requests waiting for it: entries let go of it once it settles (lib/held.ts).
+  const inflight = new Map<string, Held<Promise<T>>>();
   return {
     run(key, produce) {
-      const shared = inflight.get(key)?.p;
+      const shared = inflight.get(key)?.value;
       if (shared) return shared;
       if (inflight.size >= maxInFlight) return produce();
       const p = nextTurn().then(produce);
-      const entry: { p: Promise<T> | undefined } = { p };
+      const entry = held(p);
       inflight.set(key, entry);
       const drop = () => {
-        entry.p = undefined;
+        entry.value = undefined;
         if (inflight.get(key) === entry) inflight.delete(key);
       };
       p.then(drop, drop);

@@ -4,7 +4,7 @@ import net from "node:net";
 
 export interface ReservedPort {
   port: number;
-  /** Lets go of the port, for the listener that is about to take it. */
+  /** Lets go of the port, for the listener that is about to take it; again, a no-op. */
   release(): Promise<void>;
 }
 
@@ -21,7 +21,8 @@ export function reservePort(host = "127.0.0.1"): Promise<ReservedPort> {
     srv.once("error", reject);
     srv.listen(0, host, () => {
       const { port } = srv.address() as net.AddressInfo;
-      resolve({ port, release: () => new Promise<void>((done) => srv.close(() => done())) });
+      let released: Promise<void> | undefined;
+      resolve({ port, release: () => (released ??= new Promise<void>((done) => srv.close(() => done()))) });
     });
   });
 }

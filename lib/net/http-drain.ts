@@ -15,6 +15,7 @@
 // connection at once, racing any request a client is sending on one.
 import type http from "node:http";
 import net from "node:net";
+import { held, type Held } from "../held.js";
 
 /** How long an idle connection may stay open while draining: its client is not using it. */
 export const DRAIN_QUIET_MS = 1_000;
@@ -39,24 +40,13 @@ interface Conn {
   ending: boolean;
 }
 
-/**
- * A response in flight, as the set of them holds it. When a Map or Set
- * outgrows or compacts its table, V8 keeps the old table's entries until the
- * next full collection; a set that holds every response in flight would keep
- * whole requests (response, context, headers) alive through scavenges that
- * way and have them promoted: 1.5 MB per scavenge, 4x longer scavenges and a
- * full collection every ~0.3 s under load (bench/README.md, round 6). An entry
- * that lets go of its response when the response closes keeps only itself.
- */
-interface Open {
-  res: http.ServerResponse | undefined;
-}
+/** A response's entry in the set of open ones, emptied when the response closes (lib/held.ts). */
+type Open = Held<http.ServerResponse>;
 const OPEN = Symbol("open response");
 
 /** Call after the application's own "checkContinue" listener, if it has one. */
 export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDrain {
   const conns = new Map<net.Socket, Conn>();
-  // Entries hold the response, not are it: see Open.
   const responses = new Set<Open>();
   let draining = false;
 
@@ -71,7 +61,7 @@ export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDr
   function onResponseClose(this: http.ServerResponse & { [OPEN]?: Open }): void {
     const open = this[OPEN];
     if (open) {
-      open.res = undefined;
+      open.value = undefined;
       responses.delete(open);
     }
     const socket = this.req.socket;
@@ -85,7 +75,7 @@ export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDr
   const onRequest = (req: http.IncomingMessage, res: http.ServerResponse & { [OPEN]?: Open }) => {
     const conn = conns.get(req.socket);
     if (conn) conn.busy++;
-    const open: Open = { res };
+    const open = held(res);
     res[OPEN] = open;
     responses.add(open);
     if (draining) res.shouldKeepAlive = false;
@@ -113,7 +103,7 @@ export function httpDrain(server: http.Server, quietMs = DRAIN_QUIET_MS): HttpDr
     begin(cutoffMs) {
       draining = true;
       // Not keep-alive: Node.js answers `Connection: close` and closes after the response.
-      for (const { res } of responses) if (res && !res.headersSent) res.shouldKeepAlive = false;
+      for (const { value: res } of responses) if (res && !res.headersSent) res.shouldKeepAlive = false;
       // In the check phase, right after the poll phase has read what arrived.
       const sweep = setInterval(() => setImmediate(closeQuiet), Math.max(20, quietMs / 10));
       const cutoff = setTimeout(() => {
