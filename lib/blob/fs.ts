@@ -62,9 +62,17 @@ export function createFsBlobStore(dir: string): BlobStore {
       return { size: st.size, etag: meta.etag, contentType: meta.contentType, modified: st.mtime };
     }
     const ext = key.slice(key.lastIndexOf(".") + 1).toLowerCase();
+    let content;
+    try {
+      content = await readFile(dataPath(key));
+    } catch (err) {
+      // Removed since the stat (a takedown removes the sidecar, then the file): not found.
+      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
+      throw err;
+    }
     return {
       size: st.size,
-      etag: await contentEtagInSlices(await readFile(dataPath(key))),
+      etag: await contentEtagInSlices(content),
       contentType: meta?.contentType ?? TYPES[ext] ?? "application/octet-stream",
       modified: st.mtime,
     };
@@ -107,9 +115,11 @@ export function createFsBlobStore(dir: string): BlobStore {
       const slash = prefix.lastIndexOf("/");
       const folder = slash >= 0 ? prefix.slice(0, slash) : "";
       const keys = (await listKeys(dir, folder)).filter((k) => k.startsWith(prefix));
+      // The file before its sidecar: a reader in between finds no file (not found) rather than
+      // a file without its sidecar, which it would have to hash.
       for (const k of keys) {
-        await rm(metaPath(k), { force: true });
         await rm(dataPath(k), { force: true });
+        await rm(metaPath(k), { force: true });
       }
       await pruneEmpty(dir, folder);
       await pruneEmpty(metaDir, folder);

@@ -3,8 +3,8 @@
 // version or the complete new one. Superseded versions are removed only after
 // a grace period: a reader that picked the old version a moment before the
 // replacement landed is still streaming its chunks.
-import { GridFSBucket, type Db, type GridFSFile, type ObjectId } from "mongodb";
-import type { Readable } from "node:stream";
+import { GridFSBucket, type Db, type GridFSBucketReadStream, type GridFSFile, type ObjectId } from "mongodb";
+import { pipeline, Transform, type Readable } from "node:stream";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
 import { checkRange, contentEtagInSlices } from "./etag-and-range.js";
 
@@ -82,7 +82,8 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
       if (!f) throw Object.assign(new Error(`blob not found: ${key}`), { code: "ENOENT" });
       const r = checkRange(range, f.length);
       // GridFS takes an exclusive end.
-      return bucket.openDownloadStream(f._id, r ? { start: r.start, end: r.end + 1 } : {});
+      const stream = bucket.openDownloadStream(f._id, r ? { start: r.start, end: r.end + 1 } : {});
+      return wholeOrNotFound(key, stream, r ? r.end - r.start + 1 : f.length);
     },
 
     async deletePrefix(prefix) {
@@ -108,4 +109,52 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
       pending.clear();
     },
   };
+}
+
+/**
+ * The download stream, once its first chunk is in and counted to its end. A file deleted since it
+ * was found (a takedown under way) is "not found" here, before the caller has answered anything,
+ * rather than an error in the middle of the answer; a file of one chunk, as timed text is, is then
+ * whole. Chunks removed later cut the stream with an error: the driver would end it quietly short.
+ */
+async function wholeOrNotFound(key: string, stream: GridFSBucketReadStream, expected: number): Promise<Readable> {
+  const notFound = () => Object.assign(new Error(`blob not found: ${key}`), { code: "ENOENT" });
+  let first: Buffer | null;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const done = () => {
+        stream.off("error", fail);
+        resolve();
+      };
+      const fail = (err: Error) => {
+        stream.off("readable", done);
+        reject(err);
+      };
+      stream.once("readable", done);
+      stream.once("error", fail);
+    });
+    first = stream.read() as Buffer | null;
+  } catch (err) {
+    stream.destroy();
+    if (/FileNotFound|ChunkIsMissing/i.test((err as Error).message)) throw notFound();
+    throw err;
+  }
+  if (first === null && expected > 0) {
+    stream.destroy();
+    throw notFound();
+  }
+  let seen = 0;
+  const counted = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      seen += chunk.length;
+      cb(null, chunk);
+    },
+    flush(cb) {
+      // ENOENT, as everywhere a file is gone: a reader that buffers the whole file takes it as "not found".
+      const cut = () => Object.assign(new Error(`blob ${key} was removed while being read (${seen} of ${expected} bytes)`), { code: "ENOENT" });
+      cb(seen < expected ? cut() : null);
+    },
+  });
+  if (first !== null) counted.write(first);
+  return pipeline(stream, counted, () => undefined);
 }

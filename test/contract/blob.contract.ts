@@ -130,6 +130,32 @@ export function blobContract(name: string, factory: BlobFactory): void {
       await store.deletePrefix("missing/"); // nothing there: no error
     });
 
+    it("a reader racing a prefix delete sees each file whole or not found, never an error", async () => {
+      // A takedown removes files one by one while listeners still ask for them: every stat or
+      // read in between must answer with the file or "not found" (a 404), never fail (a 500).
+      const keys = Array.from({ length: 40 }, (_, i) => `race/${i}/transcript.srt`);
+      const body = Buffer.from("1\n00:00:00,000 --> 00:00:01,000\nHello\n");
+      const failures: string[] = [];
+      for (let round = 0; round < 5; round++) {
+        for (const k of keys) await store.put(k, body, "application/x-subrip");
+        let deleting = true;
+        const deleted = store.deletePrefix("race/").finally(() => (deleting = false));
+        const probe = async (k: string) => {
+          while (deleting) {
+            const info = await store.stat(k).catch((e: Error) => (failures.push(`stat ${k}: ${e.message}`), null));
+            if (info) expect(info.size).to.equal(body.length);
+            await store.read(k).then(
+              (r) => collect(r).then((b) => expect(b.equals(body), `partial read of ${k}`).to.equal(true)),
+              (e: NodeJS.ErrnoException) => void (e.code !== "ENOENT" && failures.push(`read ${k}: ${e.message}`)),
+            );
+          }
+        };
+        await Promise.all([deleted, ...keys.map(probe)]);
+      }
+      expect(failures).to.deep.equal([]);
+      expect(await store.list!("race/")).to.deep.equal([]);
+    });
+
     it("lists the keys under a prefix, or all of them, each once", async () => {
       await store.put("art3/1/full.mp3", Buffer.from("a"), "audio/mpeg");
       await store.put("art3/1/full.mp3", Buffer.from("a2"), "audio/mpeg"); // a second version of one key
