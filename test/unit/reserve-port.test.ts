@@ -2,7 +2,7 @@
 // seconds before the gateway listens; the port is held in between.
 import { expect } from "chai";
 import net from "node:net";
-import { reservePort } from "../../lib/net/free-port.js";
+import { ephemeralRange, freePort, reservePort } from "../../lib/net/free-port.js";
 
 const listenOn = (port: number) =>
   new Promise<net.Server>((resolve, reject) => {
@@ -21,5 +21,21 @@ describe("reservePort", () => {
     const srv = await listenOn(reserved.port);
     expect((srv.address() as net.AddressInfo).port).to.equal(reserved.port);
     await new Promise((resolve) => srv.close(resolve));
+  });
+
+  it("picks ports outside the range outgoing connections take their local ports from", async () => {
+    // A child process told to listen on a picked port binds it only seconds later: a port from the
+    // ephemeral range could meanwhile be the local end of any connection (EADDRINUSE in CI).
+    const [lo, hi] = ephemeralRange();
+    const ports = await Promise.all(Array.from({ length: 20 }, () => freePort("127.0.0.1")));
+    for (const p of ports) expect(p < lo || p > hi, `port ${p} inside ${lo}-${hi}`).to.equal(true);
+    const outgoing = await new Promise<net.Socket>((resolve, reject) => {
+      const srv = net.createServer((s) => s.destroy()).listen(0, "127.0.0.1", () => {
+        const sock = net.connect((srv.address() as net.AddressInfo).port, "127.0.0.1", () => resolve(sock)).once("error", reject);
+        srv.unref();
+      });
+    });
+    expect(outgoing.localPort! >= lo && outgoing.localPort! <= hi, "the system's own pick lies in the range read").to.equal(true);
+    outgoing.destroy();
   });
 });
