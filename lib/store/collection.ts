@@ -82,6 +82,12 @@ export interface TallySpec {
 
 /** `D` is the stored document; every document has a string `_id`. */
 export interface DocumentCollection<D extends { _id: string }> {
+  /**
+   * Grows whenever reads may see a write they could not see before, so what was read at an
+   * unchanged value is still current. Only where this process makes every write (the embedded
+   * SQLite driver); absent where other processes write too (MongoDB).
+   */
+  changes?(): number;
   /** Throws DuplicateKeyError when a unique index refuses the document. */
   insertOne(doc: D): Promise<void>;
   findOne(filter: Filter): Promise<D | null>;

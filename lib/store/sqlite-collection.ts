@@ -167,6 +167,8 @@ interface TableState {
   recent: RecentlyInflated;
   /** Multikey indexes (IndexOptions.multikey), each kept as a table of entries. */
   entries: EntryIndex[];
+  /** DocumentCollection.changes: grows after a write of this table commits, and again once plain reads see it. */
+  changes: number;
 }
 
 /**
@@ -182,9 +184,16 @@ interface EntryIndex {
   array: string;
 }
 
+/** Grows the `changes` of the tables a group wrote (DocumentCollection.changes). */
+function changed(batch: PendingWrite[]): void {
+  for (const w of batch) if (w.table) w.table.changes++;
+}
+
 interface PendingWrite {
   work: () => unknown;
   durable: boolean;
+  /** The table written, whose `changes` grow once reads may see the write. */
+  table?: TableState;
   resolve(v: unknown): void;
   reject(e: unknown): void;
 }
@@ -329,10 +338,10 @@ class Shared {
   }
 
   /** Queues a write for this turn's transaction; settles once its commit is durable (or made, for `durable` false). */
-  write<T>(work: () => T, durable = true): Promise<T> {
+  write<T>(work: () => T, durable = true, table?: TableState): Promise<T> {
     if (!this.conn.open) return Promise.reject(new StorageError("unavailable", `the ${this.what} store is closed; nothing was written`));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, durable, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ work, durable, table, resolve: resolve as (v: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -359,6 +368,9 @@ class Shared {
     }
     const outcomes = this.commit(batch);
     if (!outcomes) return this.flush();
+    // Seen by the writing connection now (and by plain reads too where there is no snapshot);
+    // grown again below, once the reading snapshot moves past the commit.
+    changed(batch);
     const settle = (failure?: unknown) =>
       outcomes.forEach((o, i) => {
         if (failure !== undefined) batch[i].reject(o.ok ? failure : o.error);
@@ -368,6 +380,7 @@ class Shared {
     if (!this.key || !this.durable || batch.every((w) => !w.durable)) {
       // Only writes that may be lost in a power failure (leases, counters), or no disk at all.
       this.advanceReads();
+      changed(batch);
       settle();
       this.checkpoint();
       return this.flush();
@@ -380,6 +393,7 @@ class Shared {
         settle(storageErrorFromFs(err, this.what));
       } else {
         this.advanceReads();
+        changed(batch);
         settle();
       }
       this.checkpoint();
@@ -520,7 +534,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
   let t = s.tables.get(name);
   if (!t) {
     if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [] };
+    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [], changes: 0 };
     s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
     // A table of a release before packing: adding a column rewrites nothing; its rows are read as they are.
     const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
@@ -620,6 +634,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   const table = `"${t.table}"`;
   s.acquire();
   let closed = false;
+  const write = <T>(work: () => T, durable?: boolean) => s.write(work, durable, t);
 
   /** A unique index's refusal as the port's error naming the field. */
   function duplicate(e: unknown): unknown {
@@ -767,7 +782,8 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   }
 
   return {
-    insertOne: (doc) => s.write(() => insertNow(doc as Doc)),
+    insertOne: (doc) => write(() => insertNow(doc as Doc)),
+    changes: () => t.changes,
     findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
     find: (filter, o = {}) => s.read(() => findNow(filter, o)),
     count: (filter) =>
@@ -776,31 +792,31 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         return s.readStmt(`SELECT count(*) FROM ${table} WHERE ${where.sql}`, true).get(...where.params) as number;
       }),
     async updateOne(filter, update) {
-      const { matched, modified } = await s.write(() => updateNow(filter, update, false));
+      const { matched, modified } = await write(() => updateNow(filter, update, false));
       return { matched, modified };
     },
     async findOneAndUpdate(filter, update, o) {
-      const r = await s.write(() => updateNow(filter, update, false), o?.durable ?? true);
+      const r = await write(() => updateNow(filter, update, false), o?.durable ?? true);
       return (r.docs[0] as D | undefined) ?? null;
     },
     async updateMany(filter, update) {
-      const { matched, modified } = await s.write(() => updateNow(filter, update, true));
+      const { matched, modified } = await write(() => updateNow(filter, update, true));
       return { matched, modified };
     },
     async bulkUpdate(ops) {
       // Each in its own savepoint of the same transaction: one refused does not undo the others.
-      const results = await Promise.all(ops.map((op) => s.write(() => updateNow(op.filter, op.update, false))));
+      const results = await Promise.all(ops.map((op) => write(() => updateNow(op.filter, op.update, false))));
       return { matched: results.reduce((n, r) => n + r.matched, 0) };
     },
     upsertOne: (key, update, o) =>
-      s.write(() => {
+      write(() => {
         if (updateNow(key, update, false).matched > 0) return;
         const doc = upsertedDoc(key, update);
         doc._id ??= randomBytes(12).toString("hex");
         insertNow(doc);
       }, o?.durable ?? true),
     deleteMany: (filter) =>
-      s.write(() => {
+      write(() => {
         const where = whereOf(unpacked(filter), t.scalar);
         if (!t.tallies.length && !t.entries.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
         const rows = s.stmt(`SELECT rowid AS r, _id, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
@@ -816,7 +832,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       const before = t.tallies.find((x) => x.name === spec.name);
       t.tallies = [...t.tallies.filter((x) => x !== before), spec];
       try {
-        await s.write(() => {
+        await write(() => {
           if (s.stmt("SELECT 1 FROM _tally_names WHERE tbl = ? AND name = ?", true).get(t.table, spec.name)) return;
           // First declared on a collection that may already hold documents: count them once.
           const counts = new Map<string, number>();
@@ -849,7 +865,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       // Sparse: documents without the (first) field are left out, as MongoDB leaves them out.
       const partial = o.sparse ? ` WHERE ${fieldExpr(keys[0][0])} IS NOT NULL` : "";
       const create = `CREATE ${o.unique ? "UNIQUE " : ""}INDEX "${index}" ON ${table} (${columns})${partial}`;
-      await s.write(() => {
+      await write(() => {
         const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").pluck().get(index) as string | undefined;
         if (existing === create) return;
         // Same name, other keys or options (a newer release changed the index): rebuild it.
@@ -876,7 +892,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     const create = `CREATE TABLE "${ix.table}" (${cols.join(", ")}, PRIMARY KEY (${cols.join(", ")})) WITHOUT ROWID`;
     const before = t.entries;
     try {
-      await s.write(() => {
+      await write(() => {
         // Kept from here on by every later write, in this transaction too.
         t.entries = [...before.filter((x) => x.name !== spec.name), ix];
         const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(ix.table) as string | undefined;

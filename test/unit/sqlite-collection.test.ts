@@ -109,6 +109,42 @@ describe("SQLite collection", function () {
     expect(await col.findOne({ _id: "x" })).to.deep.equal({ _id: "x", n: 2 });
   });
 
+  it("grows a collection's changes once reads can see a write, for every kind of write, and only its own", async () => {
+    for (const filename of [path.join(dir, "c.sqlite"), undefined]) {
+      db = await openSqliteDatabase({ filename, what: "things" });
+      const col = db.collection<Doc>("things");
+      const other = db.collection<Doc>("others");
+      const writes: Array<[string, () => Promise<unknown>]> = [
+        ["insertOne", () => col.insertOne({ _id: "a", n: 1 })],
+        ["updateOne", () => col.updateOne({ _id: "a" }, { $inc: { n: 1 } })],
+        ["findOneAndUpdate", () => col.findOneAndUpdate({ _id: "a" }, { $inc: { n: 1 } })],
+        ["findOneAndUpdate, not durable", () => col.findOneAndUpdate({ _id: "a" }, { $inc: { n: 1 } }, { durable: false })],
+        ["updateMany", () => col.updateMany({}, { $inc: { n: 1 } })],
+        ["bulkUpdate", () => col.bulkUpdate([{ filter: { _id: "a" }, update: { $inc: { n: 1 } } }])],
+        ["upsertOne", () => col.upsertOne({ _id: "b" }, { $set: { n: 9 } })],
+        ["deleteMany", () => col.deleteMany({ _id: "b" })],
+      ];
+      for (const [what, write] of writes) {
+        const otherBefore = other.changes!();
+        // Reads at one value see the same data: what was read at an unchanged value is current.
+        const look = async () => ({ value: col.changes!(), data: JSON.stringify(await col.find({})) });
+        const before = await look();
+        const pending = write();
+        // Right after the group's commit, before the log's sync lets plain reads see it.
+        await new Promise((r) => setImmediate(r));
+        const between = await look();
+        await pending;
+        const after = await look();
+        const label = `${what}${filename ? "" : " (in memory)"}`;
+        expect(after.value, label).to.be.above(before.value);
+        for (const [x, y] of [[before, between], [between, after], [before, after]]) if (x.value === y.value) expect(y.data, label).to.equal(x.data);
+        expect(other.changes!(), `${label}: another collection`).to.equal(otherBefore);
+      }
+      await db.close();
+      db = undefined;
+    }
+  });
+
   it("keeps the write-ahead log bounded while writes keep coming", async () => {
     const filename = path.join(dir, "w.sqlite");
     db = await openSqliteDatabase({ filename, what: "things" });

@@ -294,6 +294,11 @@ export interface ArticleStore {
   getPronunciations(projectId: string): Promise<PronunciationRule[]>;
   /** Replaces the project's whole list (an empty list removes it). */
   setPronunciations(projectId: string, rules: PronunciationRule[], now?: Date): Promise<void>;
+  /**
+   * Grows whenever reads may see a new write of an article; absent where this process does not
+   * make every write (DocumentCollection.changes).
+   */
+  changes?(): number;
   close(): Promise<void>;
 }
 

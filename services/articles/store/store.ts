@@ -400,6 +400,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       }
     },
 
+    ...(col.changes ? { changes: () => col.changes!() } : {}),
     close: async () => {
       await col.close();
       await rules.close();

@@ -152,6 +152,11 @@ export interface AuthStore {
    */
   leaseOembedCheck(projectId: string, host: string, seenMs: number, untilMs: number): Promise<boolean>;
 
+  /**
+   * Grows whenever reads may see a new write of a project or token (what deciding who a caller
+   * is reads); absent where this process does not make every write (DocumentCollection.changes).
+   */
+  changes?(): number;
   close(): Promise<void>;
 }
 

@@ -235,6 +235,7 @@ export async function openAuthStoreOn({ projects, tokens, oembedClaims }: AuthCo
       const r = await oembedClaims.updateOne({ _id: claimId(projectId, host), nextCheckMs: seenMs }, { $set: { nextCheckMs: untilMs } });
       return r.matched === 1;
     },
+    ...(projects.changes && tokens.changes ? { changes: () => projects.changes!() + tokens.changes!() } : {}),
     async close() {
       await Promise.all([projects.close(), tokens.close(), oembedClaims.close()]);
     },
