@@ -37,6 +37,11 @@ import { consoleMiddleware } from "../console/serve.js";
 
 export interface GatewayOptions {
   articlesUrl: string;
+  /**
+   * Grows with every write of articles, tokens and projects; only where this process makes all of
+   * them (the embedded default on SQLite). Read answers are then reused until it grows.
+   */
+  storeChanges?: () => number;
   /** The audio service: POST /api/pronunciations/preview synthesizes through it. Absent: that endpoint is off. */
   audioUrl?: string;
   /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
@@ -90,6 +95,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     checkWriter: callers && writerCheck(callers),
     publicBaseUrl: opts.publicBaseUrl,
     blobs: opts.blobs,
+    storeChanges: opts.storeChanges,
   });
   importRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),

@@ -33,6 +33,8 @@ import { startAuthService } from "../services/auth/app.js";
 import { OEMBED_VARS, oembedVerifierConfig } from "../services/auth/oembed-hosts.js";
 import { provisionTokens } from "../services/auth/provision.js";
 import { openAuthStore } from "../services/auth/store/open.js";
+import type { AuthStore } from "../services/auth/store/port.js";
+import type { ArticleStore } from "../services/articles/store/port.js";
 import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
 import { startGateway } from "../gateway/app.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
@@ -203,6 +205,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     if (rateLimit) closers.push(() => rateLimit.close());
     await reserved?.release();
     const gateway = await startGateway({
+      storeChanges: storeChangesOf(authStore, articleStore),
       rateLimit: rateLimit?.options,
       playerEventRate: playerEventLimits(cfg),
       articlesUrl: articles.url,
@@ -271,4 +274,14 @@ if (isMain) {
     }
     process.exit(1);
   });
+}
+
+/**
+ * What every read answer of the gateway is made from, as one growing number: present only when
+ * both stores know every write (SQLite here; not MongoDB, which other processes may write).
+ */
+function storeChangesOf(auth: AuthStore, articles: ArticleStore): (() => number) | undefined {
+  const a = auth.changes?.bind(auth);
+  const b = articles.changes?.bind(articles);
+  return a && b ? () => a() + b() : undefined;
 }

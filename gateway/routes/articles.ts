@@ -25,6 +25,7 @@ import { articleJson, listItemJson, statusFromName } from "../present.js";
 import { baseOf } from "../public-links.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
+import { createKeptAnswers, type KeptAnswers } from "../kept-answers.js";
 
 export interface ArticleRoutesOptions {
   client: Client<typeof ArticlesService>;
@@ -39,6 +40,12 @@ export interface ArticleRoutesOptions {
   blobs?: BlobStore;
   /** Bytes of segments files kept in memory; default in immutable-files.ts. */
   segmentsCacheBytes?: number;
+  /**
+   * Grows with every write the read answers are made from (articles, tokens, projects); given
+   * only where this process makes all of them (the embedded default). Read answers are then kept
+   * and reused until it grows (kept-answers.ts).
+   */
+  storeChanges?: () => number;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
@@ -52,15 +59,21 @@ function callOptions(ctx: Context): CallOptions & { headers: { authorization: st
   return { headers: { authorization, "x-request-id": ctx.state.requestId } };
 }
 
+interface Reads {
+  shared: ReturnType<typeof createCoalescer<string>>;
+  kept?: KeptAnswers;
+}
+
 /**
  * Reads answer with JSON text shared by identical reads in flight (same
  * credential, method, path and query; see coalesce.ts). A read that joins
  * another one is answered under the first one's upstream request id. The
  * base of the audio links is part of the key: it may follow the request.
  */
-async function sharedRead(reads: ReturnType<typeof createCoalescer<string>>, ctx: Context, authorization: string, base: string, produce: () => Promise<unknown>): Promise<void> {
+async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, produce: () => Promise<unknown>): Promise<void> {
   const key = `${authorization} ${base} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
-  const json = await reads.run(key, async () => JSON.stringify(await produce()));
+  const made = async () => JSON.stringify(await produce());
+  const json = reads.kept?.get(key) ?? (await reads.shared.run(key, reads.kept ? () => reads.kept!.keep(key, made) : made));
   // What `ctx.type = "json"` sets, without Koa's MIME lookup on every read.
   ctx.set("Content-Type", JSON_TYPE);
   ctx.body = json;
@@ -120,7 +133,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     await opts.checkWriter?.(authorization);
     return readJsonBody(ctx, maxBodyBytes);
   };
-  const reads = createCoalescer<string>(opts.maxSharedReads);
+  const reads: Reads = { shared: createCoalescer<string>(opts.maxSharedReads), kept: opts.storeChanges && createKeptAnswers(opts.storeChanges) };
   const base = (ctx: Context) => baseOf(ctx, opts.publicBaseUrl);
   const createArticle = createBatcher(client);
 
@@ -160,7 +173,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const call = callOptions(ctx);
     const id = ctx.params.articleId;
     validate.articleId(id);
-    const json = await reads.run(`${call.headers.authorization} ${ctx.method} ${ctx.path}`, async () => {
+    const json = await reads.shared.run(`${call.headers.authorization} ${ctx.method} ${ctx.path}`, async () => {
       const a = (await client.getArticle({ id }, call)).article;
       if (!a) throw new HttpError(404, "Article not found");
       const key = a.status === ArticleStatus.READY ? a.transcript?.segments?.key : undefined;

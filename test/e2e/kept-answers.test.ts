@@ -1,0 +1,116 @@
+// The embedded default keeps read answers and reuses them until a write they
+// could be made from lands (gateway/kept-answers.ts). A publisher must not
+// notice, except in speed: every read shows each write the moment it is
+// acknowledged, and a credential is never answered with another one's answer.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { freePort } from "../../lib/net/free-port.js";
+import { rpcClient } from "../../lib/rpc/client.js";
+import { parsePrometheusText, total } from "../observability/prom-text.js";
+import { api, waitFor } from "../support/http.js";
+import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+
+const ADMIN = "kept-admin-0123456789abcdef";
+const TOKENS = { full: "kept-alpha-full-0123456789", read: "kept-alpha-read-0123456789", other: "kept-beta-full-0123456789" };
+const SEED = JSON.stringify([
+  { token: TOKENS.full, project: "alpha", scope: "full" },
+  { token: TOKENS.read, project: "alpha", scope: "read" },
+  { token: TOKENS.other, project: "beta", scope: "full" },
+]);
+const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
+
+describe("Read answers on the embedded default follow every write at once", function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  let sys: Embedded;
+  let metricsPort: number;
+  const A = () => api(sys.url, TOKENS.full);
+
+  /** GetArticle calls the articles service has answered so far (kept answers do not reach it). */
+  async function upstreamReads(method = "GetArticle"): Promise<number> {
+    const families = parsePrometheusText(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+    return total(families, "rpc_server_duration_seconds_count", { service: "articles.v1.ArticlesService", method });
+  }
+
+  before(async () => {
+    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-kept-"));
+    metricsPort = await freePort();
+    sys = await startEmbedded(
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, ADMIN_TOKEN: ADMIN, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1", AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...ROOMY_RATE_LIMITS },
+      sink(),
+    );
+  });
+  after(async () => {
+    await sys?.close();
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it("answers repeated reads without asking the articles service again", async () => {
+    const created = await A()("POST", "/api/articles", { title: "Kept", text: "Read many times. Written once." });
+    expect(created.status, created.text).to.equal(200);
+    const id = created.body.id as string;
+    await waitFor("the article to settle", async () => ((await A()("GET", `/api/articles/${id}`)).body.article.status === "ready" ? true : undefined), 120_000, 100);
+    const first = await A()("GET", `/api/articles/${id}`);
+    const before = await upstreamReads();
+    for (let i = 0; i < 20; i++) expect((await A()("GET", `/api/articles/${id}`)).text).to.equal(first.text);
+    // An answer is kept for a second at most: a slow machine may make it again once or twice.
+    expect(await upstreamReads()).to.be.within(before, before + 2);
+  });
+
+  it("shows an update, its render and a delete in the very next read, by id, external id, URL and list", async () => {
+    const url = "https://news.example/kept/harbour";
+    const created = await A()("POST", "/api/articles", { title: "Harbour v1", text: "The harbour opens in May.", externalId: "kept-harbour", url });
+    const id = created.body.id as string;
+    const reads = [`/api/articles/${id}`, "/api/articles_external_id/kept-harbour", `/api/articles_external_url/${encodeURIComponent(url)}`, "/api/articles?limit=100"];
+    const titleIn = (r: { body: any }) => (r.body.article ?? r.body.articles.find((a: { id: string }) => a.id === id)).title;
+    const statusIn = (r: { body: any }) => (r.body.article ?? r.body.articles.find((a: { id: string }) => a.id === id)).status;
+    await waitFor("the first render", async () => (statusIn(await A()("GET", reads[0])) === "ready" ? true : undefined), 120_000, 100);
+    // Every form read twice: the second comes from what was kept.
+    for (const r of reads) for (let i = 0; i < 2; i++) expect(titleIn(await A()("GET", r))).to.equal("Harbour v1");
+
+    expect((await A()("PUT", `/api/articles/${id}`, { title: "Harbour v2", text: "The harbour opens in June." })).status).to.equal(200);
+    for (const r of reads) expect(titleIn(await A()("GET", r)), r).to.equal("Harbour v2");
+    // The render's status writes come from the worker, not from this client: each shows up too.
+    const ready = await waitFor("the second render", async () => {
+      const got = await A()("GET", reads[0]);
+      return got.body.article.status === "ready" ? got.body.article : undefined;
+    }, 120_000, 50);
+    expect(ready.audio).to.match(/\/2\//);
+    for (const r of reads) expect(statusIn(await A()("GET", r)), r).to.equal("ready");
+
+    expect((await A()("DELETE", `/api/articles/${id}`)).status).to.equal(200);
+    expect((await A()("GET", reads[0])).body.article.status).to.equal("deleted");
+    expect((await A()("GET", reads[1])).body.article.status).to.equal("deleted");
+  });
+
+  it("never answers one credential with what another was answered", async () => {
+    const created = await A()("POST", "/api/articles", { title: "Alpha only", text: "Belongs to project alpha." });
+    const id = created.body.id as string;
+    for (let i = 0; i < 3; i++) expect((await A()("GET", `/api/articles/${id}`)).status).to.equal(200);
+    const other = await api(sys.url, TOKENS.other)("GET", `/api/articles/${id}`);
+    expect(other.status).to.equal(404);
+    expect(other.text).to.not.include("Alpha only");
+    expect((await api(sys.url, TOKENS.read)("GET", `/api/articles/${id}`)).body.article.title).to.equal("Alpha only");
+    expect((await api(sys.url, "kept-unknown-token-0123456789")("GET", `/api/articles/${id}`)).status).to.equal(401);
+    expect((await api(sys.url)("GET", `/api/articles/${id}`)).status).to.equal(401);
+  });
+
+  it("stops answering a revoked token within a second of when it would without kept answers", async () => {
+    const admin = rpcClient(AuthService, sys.services.find((s) => s.name === "auth")!.url, { token: ADMIN });
+    const issued = await admin.issueToken({ projectId: "alpha", scope: Scope.READ });
+    const T = api(sys.url, issued.token);
+    const created = await A()("POST", "/api/articles", { title: "Revocation", text: "Read with a token that will be revoked." });
+    const id = created.body.id as string;
+    for (let i = 0; i < 3; i++) expect((await T("GET", `/api/articles/${id}`)).status).to.equal(200);
+    await admin.revokeToken({ tokenId: issued.info!.id });
+    const revokedAt = Date.now();
+    // The services trust a token they checked for 5 s (lib/rpc/caller.ts); a kept answer lives 1 s at most.
+    await waitFor("the revoked token to be refused", async () => ((await T("GET", `/api/articles/${id}`)).status === 401 ? true : undefined), 10_000, 50);
+    expect(Date.now() - revokedAt).to.be.below(6_000 + 500);
+  });
+});
