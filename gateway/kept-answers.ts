@@ -15,6 +15,22 @@
 // reused longer than a second after it was made, and a revoked token is
 // refused at most that second later than without kept answers.
 
+import { Counter } from "prom-client";
+import { registry } from "../lib/metrics.js";
+
+/** Counted in plain numbers on the hot path; the metric reads them when scraped. */
+const totals = { hit: 0, kept: 0, not_kept: 0 };
+new Counter({
+  name: "gateway_kept_answers_total",
+  help: "Read answers of the embedded default's gateway: answered from a kept answer (hit), made and kept, made and not kept (a write landed meanwhile, or too large)",
+  labelNames: ["result"] as const,
+  registers: [registry],
+  collect() {
+    this.reset();
+    for (const [result, n] of Object.entries(totals)) this.inc({ result }, n);
+  },
+});
+
 export interface KeptAnswers {
   /** The answer kept under `key`, when nothing changed since it was produced. */
   get(key: string): string | undefined;
@@ -56,7 +72,10 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
       current();
       const hit = entries.get(key);
       if (!hit) return undefined;
-      if (hit.until > now()) return hit.answer;
+      if (hit.until > now()) {
+        totals.hit++;
+        return hit.answer;
+      }
       entries.delete(key);
       chars -= hit.answer.length;
       return undefined;
@@ -65,7 +84,11 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
       const before = changes();
       const answer = await produce();
       current();
-      if (seen !== before || answer.length > maxChars / 64 || entries.has(key)) return answer;
+      if (seen !== before || answer.length > maxChars / 64 || entries.has(key)) {
+        totals.not_kept++;
+        return answer;
+      }
+      totals.kept++;
       // Oldest first out: a map iterates in insertion order.
       for (const [k, v] of entries) {
         if (chars + answer.length <= maxChars) break;

@@ -31,11 +31,10 @@ describe("Read answers on the embedded default follow every write at once", func
   let metricsPort: number;
   const A = () => api(sys.url, TOKENS.full);
 
+  const metrics = async () => parsePrometheusText(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
   /** GetArticle calls the articles service has answered so far (kept answers do not reach it). */
-  async function upstreamReads(method = "GetArticle"): Promise<number> {
-    const families = parsePrometheusText(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
-    return total(families, "rpc_server_duration_seconds_count", { service: "articles.v1.ArticlesService", method });
-  }
+  const upstreamReads = async () => total(await metrics(), "rpc_server_duration_seconds_count", { service: "articles.v1.ArticlesService", method: "GetArticle" });
+  const keptHits = async () => total(await metrics(), "gateway_kept_answers_total", { result: "hit" });
 
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-kept-"));
@@ -57,9 +56,12 @@ describe("Read answers on the embedded default follow every write at once", func
     await waitFor("the article to settle", async () => ((await A()("GET", `/api/articles/${id}`)).body.article.status === "ready" ? true : undefined), 120_000, 100);
     const first = await A()("GET", `/api/articles/${id}`);
     const before = await upstreamReads();
+    const hitsBefore = await keptHits();
     for (let i = 0; i < 20; i++) expect((await A()("GET", `/api/articles/${id}`)).text).to.equal(first.text);
     // An answer is kept for a second at most: a slow machine may make it again once or twice.
     expect(await upstreamReads()).to.be.within(before, before + 2);
+    // What an operator sees of it.
+    expect((await keptHits()) - hitsBefore).to.be.within(18, 20);
   });
 
   it("shows an update, its render and a delete in the very next read, by id, external id, URL and list", async () => {
