@@ -36,7 +36,7 @@ export interface KeptAnswers {
   get(key: string): string | undefined;
   /** Produces an answer and keeps it, unless something changed meanwhile. */
   keep(key: string, produce: () => Promise<string>): Promise<string>;
-  /** Characters held (tests, metrics). */
+  /** Characters held. */
   readonly chars: number;
 }
 
@@ -59,12 +59,16 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
 
   /** Lets go of everything once anything changed: answers are not tracked by what they read. */
   const current = () => {
-    const now = changes();
-    if (now !== seen) {
+    const value = changes();
+    if (value !== seen) {
       entries.clear();
       chars = 0;
-      seen = now;
+      seen = value;
     }
+  };
+  const drop = (key: string, entry: { answer: string }) => {
+    entries.delete(key);
+    chars -= entry.answer.length;
   };
 
   return {
@@ -76,24 +80,24 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
         totals.hit++;
         return hit.answer;
       }
-      entries.delete(key);
-      chars -= hit.answer.length;
+      drop(key, hit);
       return undefined;
     },
     async keep(key, produce) {
       const before = changes();
       const answer = await produce();
       current();
-      if (seen !== before || answer.length > maxChars / 64 || entries.has(key)) {
+      if (seen !== before || answer.length > maxChars / 64) {
         totals.not_kept++;
         return answer;
       }
       totals.kept++;
+      const old = entries.get(key);
+      if (old) drop(key, old);
       // Oldest first out: a map iterates in insertion order.
       for (const [k, v] of entries) {
         if (chars + answer.length <= maxChars) break;
-        entries.delete(k);
-        chars -= v.answer.length;
+        drop(k, v);
       }
       entries.set(key, { answer, until: now() + maxAgeMs });
       chars += answer.length;

@@ -184,11 +184,6 @@ interface EntryIndex {
   array: string;
 }
 
-/** Grows the `changes` of the tables a group wrote (DocumentCollection.changes). */
-function changed(batch: PendingWrite[]): void {
-  for (const w of batch) if (w.table) w.table.changes++;
-}
-
 interface PendingWrite {
   work: () => unknown;
   durable: boolean;
@@ -217,6 +212,8 @@ class Shared {
   private pending: PendingWrite[] = [];
   /** A group's commit is being made durable; the next group waits for it. */
   private syncing = false;
+  /** Tables with commits plain reads do not see yet (their `changes` grow again when they do). */
+  private readonly unseen = new Set<TableState>();
   private idle: Array<() => void> = [];
   private walFd: number | undefined;
   private walDirSynced = false;
@@ -348,10 +345,14 @@ class Shared {
 
   /** Moves the reading connection's snapshot to the newest commit. */
   private advanceReads(): void {
-    if (!this.snapshot) return;
-    if (this.reader.inTransaction) this.snapshot.end.run();
-    this.snapshot.begin.run();
-    this.snapshot.take.get();
+    if (this.snapshot) {
+      if (this.reader.inTransaction) this.snapshot.end.run();
+      this.snapshot.begin.run();
+      this.snapshot.take.get();
+    }
+    // Plain reads see these tables' commits now (a group whose sync failed included).
+    for (const t of this.unseen) t.changes++;
+    this.unseen.clear();
   }
 
   private failure(e: unknown): unknown {
@@ -369,8 +370,12 @@ class Shared {
     const outcomes = this.commit(batch);
     if (!outcomes) return this.flush();
     // Seen by the writing connection now (and by plain reads too where there is no snapshot);
-    // grown again below, once the reading snapshot moves past the commit.
-    changed(batch);
+    // grown again when the reading snapshot moves past the commit, whichever group moves it.
+    for (const w of batch) {
+      if (!w.table) continue;
+      w.table.changes++;
+      this.unseen.add(w.table);
+    }
     const settle = (failure?: unknown) =>
       outcomes.forEach((o, i) => {
         if (failure !== undefined) batch[i].reject(o.ok ? failure : o.error);
@@ -380,7 +385,6 @@ class Shared {
     if (!this.key || !this.durable || batch.every((w) => !w.durable)) {
       // Only writes that may be lost in a power failure (leases, counters), or no disk at all.
       this.advanceReads();
-      changed(batch);
       settle();
       this.checkpoint();
       return this.flush();
@@ -393,7 +397,6 @@ class Shared {
         settle(storageErrorFromFs(err, this.what));
       } else {
         this.advanceReads();
-        changed(batch);
         settle();
       }
       this.checkpoint();
