@@ -6,7 +6,7 @@ import { randomBytes } from "node:crypto";
 import { mkdir, open, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { Readable } from "node:stream";
-import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
+import { assertSafeKey, blobNotFound, isGone, type BlobInfo, type BlobStore } from "./port.js";
 import { checkRange, contentEtagInSlices } from "./etag-and-range.js";
 
 interface Meta {
@@ -47,14 +47,8 @@ export function createFsBlobStore(dir: string): BlobStore {
 
   async function statKey(key: string): Promise<BlobInfo | null> {
     assertSafeKey(key);
-    let st;
-    try {
-      st = await stat(dataPath(key));
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw err;
-    }
-    if (!st.isFile()) return null;
+    const st = await unlessGone(stat(dataPath(key)));
+    if (!st?.isFile()) return null;
     const meta = await readMeta(key);
     // A sidecar that does not describe this very file (missing, or the file
     // was copied in by hand) is not trusted: hash the content instead.
@@ -62,14 +56,9 @@ export function createFsBlobStore(dir: string): BlobStore {
       return { size: st.size, etag: meta.etag, contentType: meta.contentType, modified: st.mtime };
     }
     const ext = key.slice(key.lastIndexOf(".") + 1).toLowerCase();
-    let content;
-    try {
-      content = await readFile(dataPath(key));
-    } catch (err) {
-      // Removed since the stat (a takedown removes the sidecar, then the file): not found.
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw err;
-    }
+    // Removed since the stat (a takedown under way): not found.
+    const content = await unlessGone(readFile(dataPath(key)));
+    if (!content) return null;
     return {
       size: st.size,
       etag: await contentEtagInSlices(content),
@@ -93,17 +82,12 @@ export function createFsBlobStore(dir: string): BlobStore {
 
     async read(key, range): Promise<Readable> {
       const info = await statKey(key);
-      if (!info) throw notFound(key);
+      if (!info) throw blobNotFound(key);
       const r = checkRange(range, info.size);
       // Opened before the stream is handed out: a file removed meanwhile (a takedown under way)
       // is "not found" here, not an error in the middle of an answer.
-      let handle;
-      try {
-        handle = await open(dataPath(key), "r");
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === "ENOENT") throw notFound(key);
-        throw e;
-      }
+      const handle = await unlessGone(open(dataPath(key), "r"));
+      if (!handle) throw blobNotFound(key);
       return handle.createReadStream(r ? { start: r.start, end: r.end } : {});
     },
 
@@ -134,8 +118,14 @@ export function createFsBlobStore(dir: string): BlobStore {
   };
 }
 
-function notFound(key: string): Error {
-  return Object.assign(new Error(`blob not found: ${key}`), { code: "ENOENT" });
+/** The value, or null when the path is not there (or went meanwhile). */
+async function unlessGone<T>(work: Promise<T>): Promise<T | null> {
+  try {
+    return await work;
+  } catch (err) {
+    if (isGone(err)) return null;
+    throw err;
+  }
 }
 
 async function listKeys(root: string, folder: string): Promise<string[]> {

@@ -5,7 +5,7 @@
 // replacement landed is still streaming its chunks.
 import { GridFSBucket, type Db, type GridFSBucketReadStream, type GridFSFile, type ObjectId } from "mongodb";
 import { pipeline, Transform, type Readable } from "node:stream";
-import { assertSafeKey, type BlobInfo, type BlobStore } from "./port.js";
+import { assertSafeKey, blobNotFound, type BlobInfo, type BlobStore } from "./port.js";
 import { checkRange, contentEtagInSlices } from "./etag-and-range.js";
 
 interface Metadata {
@@ -79,7 +79,7 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
     async read(key, range): Promise<Readable> {
       assertSafeKey(key);
       const f = await newest(key);
-      if (!f) throw Object.assign(new Error(`blob not found: ${key}`), { code: "ENOENT" });
+      if (!f) throw blobNotFound(key);
       const r = checkRange(range, f.length);
       // GridFS takes an exclusive end.
       const stream = bucket.openDownloadStream(f._id, r ? { start: r.start, end: r.end + 1 } : {});
@@ -118,7 +118,6 @@ export async function createGridFsBlobStore(db: Db, bucketName = "audio", replac
  * whole. Chunks removed later cut the stream with an error: the driver would end it quietly short.
  */
 async function wholeOrNotFound(key: string, stream: GridFSBucketReadStream, expected: number): Promise<Readable> {
-  const notFound = () => Object.assign(new Error(`blob not found: ${key}`), { code: "ENOENT" });
   let first: Buffer | null;
   try {
     await new Promise<void>((resolve, reject) => {
@@ -136,12 +135,12 @@ async function wholeOrNotFound(key: string, stream: GridFSBucketReadStream, expe
     first = stream.read() as Buffer | null;
   } catch (err) {
     stream.destroy();
-    if (/FileNotFound|ChunkIsMissing/i.test((err as Error).message)) throw notFound();
+    if (/FileNotFound|ChunkIsMissing/i.test((err as Error).message)) throw blobNotFound(key);
     throw err;
   }
   if (first === null && expected > 0) {
     stream.destroy();
-    throw notFound();
+    throw blobNotFound(key);
   }
   let seen = 0;
   const counted = new Transform({
@@ -150,9 +149,8 @@ async function wholeOrNotFound(key: string, stream: GridFSBucketReadStream, expe
       cb(null, chunk);
     },
     flush(cb) {
-      // ENOENT, as everywhere a file is gone: a reader that buffers the whole file takes it as "not found".
-      const cut = () => Object.assign(new Error(`blob ${key} was removed while being read (${seen} of ${expected} bytes)`), { code: "ENOENT" });
-      cb(seen < expected ? cut() : null);
+      // "Not found", as everywhere a file is gone: a reader that buffers the whole file takes it so.
+      cb(seen < expected ? blobNotFound(key, `removed while being read (${seen} of ${expected} bytes)`) : null);
     },
   });
   if (first !== null) counted.write(first);

@@ -26,6 +26,14 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
+/** What BlobStore.read rejects with for a file that is not there (or went while being read). */
+export function blobNotFound(key: string, detail = "not found"): Error {
+  return Object.assign(new Error(`blob ${detail}: ${key}`), { code: "ENOENT" });
+}
+
+/** Whether an error says the file is not there: a missing path, or blobNotFound. */
+export const isGone = (err: unknown): boolean => (err as NodeJS.ErrnoException | undefined)?.code === "ENOENT";
+
 /** Keys are "<segment>/<segment>/<file>.mp3" of safe characters only. */
 export const SAFE_KEY = /^[A-Za-z0-9_-]+(\/[A-Za-z0-9_.-]+)*$/;
 export function assertSafeKey(key: string): void {

@@ -28,12 +28,11 @@ export function ephemeralRange(): [number, number] {
 }
 
 /** A random port outside the ephemeral range, or 0 (any) when there is no room outside it. */
-function candidate(): number {
-  const [lo, hi] = ephemeralRange();
+function candidate([lo, hi]: [number, number]): number {
   const below = Math.max(0, lo - LOWEST);
   const above = Math.max(0, 65_535 - hi);
-  const n = Math.floor(Math.random() * (below + above));
   if (below + above === 0) return 0;
+  const n = Math.floor(Math.random() * (below + above));
   return n < below ? LOWEST + n : hi + 1 + (n - below);
 }
 
@@ -55,9 +54,10 @@ function listenOn(port: number, host: string): Promise<net.Server> {
  * everything but another listener picking the same number.
  */
 export async function reservePort(host = "127.0.0.1"): Promise<ReservedPort> {
+  const range = ephemeralRange();
   let srv: net.Server | undefined;
   for (let i = 0; i < ATTEMPTS && !srv; i++) {
-    const port = candidate();
+    const port = candidate(range);
     srv = await listenOn(port, host).catch((e: NodeJS.ErrnoException) => {
       if (port === 0 || (e.code !== "EADDRINUSE" && e.code !== "EACCES")) throw e;
       return undefined;
