@@ -11,7 +11,7 @@ import { planChunks } from "../../services/audio/text/chunks.js";
 import { prepareText, splitSentences } from "../../services/audio/text/index.js";
 import { markPronunciations, respellMarks } from "../../services/audio/text/pronounce.js";
 import { createTextPool, TextRejectedError, type TextWork } from "../../services/audio/text/work.js";
-import { ADVERSARIAL_RULES, repeated } from "../support/adversarial-text.js";
+import { ADVERSARIAL_RULES, repeated, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
 
 const ORDINARY_RULES: PronunciationRule[] = Array.from({ length: 500 }, (_, i) => ({ match: `Name${i} Surname${i}`, say: `Nay-mee ${i}` }));
 const ARTICLE = "The council of Name7 Surname7 met on Monday. Name420 Surname420 and Name3 Surname3 voted for the budget, which was approved. ";
@@ -139,10 +139,10 @@ describe("text work: off the event loop, with a deadline", function () {
   });
 
   it("ends text work past its deadline with the reason, and serves the next article on a fresh thread", async () => {
-    // The 1 MB article takes 0.4 s on a quiet machine and more on a busy one; the short one a few
-    // milliseconds. The clock starts when a ready thread takes the job, so a thread's start does not count.
+    // The slow text takes about 3 s, the short one a few milliseconds. The clock starts when a
+    // ready thread takes the job, so a thread's start does not count.
     pool = createTextPool({ timeoutMs: 100 });
-    const err = await pool.prepare("a", { title: "T", text: repeated(1_000_000), lang: "en-US", pronunciations: ADVERSARIAL_RULES }).catch((e: unknown) => e);
+    const err = await pool.prepare("a", { title: "T", text: SLOW_TO_PREPARE, lang: "en-US", pronunciations: ADVERSARIAL_RULES }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(TextRejectedError);
     expect((err as TextRejectedError).reason).to.equal("text preparation took longer than 100 ms");
     expect((await pool.prepare("b", { title: "T", text: "Still here.", lang: "en-US" })).map((p) => p.spoken)).to.deep.equal([["T"], ["Still here."]]);
@@ -151,7 +151,7 @@ describe("text work: off the event loop, with a deadline", function () {
   it("a render whose text work passes the deadline fails as bad input (no retry), naming the deadline", async () => {
     pool = createTextPool({ timeoutMs: 100 });
     engine = await createLocalEngine({ threads: 1 });
-    const err = await renderArticle({ title: "T", text: repeated(1_000_000), lang: "en-US", voice: "alloy", pronunciations: ADVERSARIAL_RULES }, engine, { text: { work: pool, project: "a" } }).catch((e: unknown) => e);
+    const err = await renderArticle({ title: "T", text: SLOW_TO_PREPARE, lang: "en-US", voice: "alloy", pronunciations: ADVERSARIAL_RULES }, engine, { text: { work: pool, project: "a" } }).catch((e: unknown) => e);
     expect(err).to.be.instanceOf(RenderInputError);
     expect((err as Error).message).to.match(/^Text preparation took longer than 100 ms/);
   });

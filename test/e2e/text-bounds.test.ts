@@ -4,14 +4,15 @@
 // reads for 6–13 s per article. Now they render in seconds while the other
 // project's reads stay fast (p99 under 100 ms), a 1 MB article renders within
 // 10 s with its text work off the event loop and its 6.5 hours of audio joined
-// in slices, and text work past its deadline ends the article `errored`, once.
+// in slices, and text work past its deadline ends the article `errored`, once
+// (a text slow to prepare against the shortest deadline allowed).
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
-import { ADVERSARIAL_RULES, repeated } from "../support/adversarial-text.js";
+import { ADVERSARIAL_RULES, repeated, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 
@@ -137,7 +138,7 @@ describe("bounded text work (embedded default)", function () {
     const aEnded = (performance.now() - t) / 1000;
     const r = await reads.stop();
     console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${((ended.audio_duration ?? 0) / 3600).toFixed(1)} h of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
-    // Its text work takes one or two seconds on its thread, well inside the 5 s deadline: it is
+    // Its text work takes a fraction of a second on its thread, well inside the 5 s deadline: it is
     // spoken, six and a half hours of "a a a" (140 MB of MP3), then joined, measured and hashed in
     // slices between other requests. Before those were sliced, reads waited 1.4-3.7 s at once.
     expect(ended.status).to.equal("ready");
@@ -147,20 +148,22 @@ describe("bounded text work (embedded default)", function () {
   });
 
   it("text work past the deadline ends the article errored once, naming the deadline", async () => {
-    const { A, B } = await start({ AUDIO_TEXT_TIMEOUT_MS: "200" });
+    // The shortest deadline allowed, against about 3 s of text preparation (SLOW_TO_PREPARE).
+    const { A, B } = await start({ AUDIO_TEXT_TIMEOUT_MS: "100" });
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
     const t = performance.now();
-    const big = await A("POST", "/api/articles", { title: "a a a", text: repeated(1_000_000) });
+    const big = await A("POST", "/api/articles", { title: "a a a", text: SLOW_TO_PREPARE });
     expect(big.status).to.equal(200);
-    const ended = await waitFor("the 1 MB article errored", async () => {
+    const ended = await waitFor("the 1 MB article ended", async () => {
       const a = await status(A, big.body.id);
-      return a.status === "errored" ? a : undefined;
+      return ["ready", "errored", "rejected"].includes(a.status) ? a : undefined;
     }, 60_000, 200);
     const s = (performance.now() - t) / 1000;
-    console.log(`      1 MB article with a 200 ms text deadline: errored after ${s.toFixed(1)} s: ${ended.error}`);
+    console.log(`      1 MB article with a 100 ms text deadline: ${ended.status} after ${s.toFixed(1)} s: ${ended.error}`);
+    expect(ended.status).to.equal("errored");
     expect(s).to.be.below(10);
-    expect(ended.error).to.match(/^Text preparation took longer than 200 ms/);
+    expect(ended.error).to.match(/^Text preparation took longer than 100 ms/);
     // Once: no retry after it, and still errored a while later.
     expect(ended.errors).to.have.length(1);
     await new Promise((res) => setTimeout(res, 3_000));
