@@ -4,10 +4,10 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { chromium, type Browser } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { CHROMIUM, requireChromium } from "../support/chromium.js";
+import { sink } from "../support/sink.js";
 
 const TOKEN = "docs-reader-0123456789";
 
@@ -20,8 +20,7 @@ describe("API docs page in a real browser (Chromium)", function () {
   before(async function () {
     requireChromium(this);
     dataDir = await mkdtemp(path.join(tmpdir(), "docs-browser-"));
-    const sink = new Writable({ write: (_c, _e, cb) => cb() });
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "docs", scope: "read" }]) }, sink);
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: TOKEN, project: "docs", scope: "read" }]) }, sink());
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
   });
 

@@ -8,13 +8,13 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { once } from "node:events";
-import { Writable } from "node:stream";
 import { Worker } from "node:worker_threads";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { runCli } from "../../services/auth/cli.js";
 import { api, waitFor } from "../support/http.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "admin-token-for-content-0123456789";
 const INTERNAL = "internal-token-for-content-0123456789";
@@ -23,7 +23,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.a, project: "hostile", scope: "full" },
   { token: TOKENS.b, project: "bystander", scope: "full" },
 ]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 /** Up to the longest text an article may have (1,000,000 characters). */
 const NESTED_DIVS = "<div>".repeat(199_000) + "Deep.";

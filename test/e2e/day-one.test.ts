@@ -9,7 +9,6 @@ import { lookup } from "node:dns/promises";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import { expect } from "chai";
 import { XMLParser } from "fast-xml-parser";
@@ -20,6 +19,7 @@ import { rpcClient } from "../../lib/rpc/client.js";
 import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenarios.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "day-one-admin-token-0123456789";
 const TOKENS = { full: "day-one-full-0123456789", other: "day-one-other-0123456789" };
@@ -27,7 +27,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.full, project: "zeitung", scope: "full" },
   { token: TOKENS.other, project: "andere", scope: "full" },
 ]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 // The three the issue found refused, and a host in capitals.
 const IRIS: Array<[string, string]> = [

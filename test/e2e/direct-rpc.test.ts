@@ -4,18 +4,17 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "direct-admin-token-0123456789";
 const INTERNAL = "direct-internal-token-0123456789";
 const T = { poor: "direct-poor-full-0123456789", rich: "direct-rich-full-0123456789" };
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const fails = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
 
 describe("direct RPC obeys the project's rules (embedded default)", function () {

@@ -6,12 +6,12 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { inProcessEndpoint } from "../../lib/rpc/in-process.js";
 import { mp3Duration, parseFrames } from "../../services/audio/mp3/index.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const TOKENS = {
   aFull: "test-a-full-0123456789",
@@ -24,7 +24,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.bFull, project: "beta", scope: "full" },
 ]);
 
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 const LONG_TEXT = Array.from({ length: 14 }, (_, i) =>
   `Paragraph ${i + 1} explains how the city council reviewed the budget for public libraries, parks and schools. ` +

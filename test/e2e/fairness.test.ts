@@ -8,13 +8,13 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { connect } from "nats";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS } from "./stack-harness.js";
+import { sink } from "../support/sink.js";
 
 const FLOOD_TOKEN = "fair-flood-full-0123456789";
 const QUIET_TOKEN = "fair-quiet-full-0123456789";
@@ -32,7 +32,6 @@ const QUIET_TEXT = (
   "at the gate, and the waiting room has space for two hundred people. Services to the islands run every hour."
 ).padEnd(300, " More details follow.");
 
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 interface System {
   url: string;

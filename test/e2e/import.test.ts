@@ -4,13 +4,13 @@ import { expect } from "chai";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { runCli } from "../../services/auth/cli.js";
 import { api } from "../support/http.js";
 import { ndjson, postImport } from "../support/import.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { importScenarios } from "./import-scenarios.js";
+import { sink } from "../support/sink.js";
 
 const TOKENS = { full: "imp-full-0123456789", read: "imp-read-0123456789" };
 const SEED = JSON.stringify([
@@ -18,7 +18,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.read, project: "alpha", scope: "read" },
 ]);
 const MAX_BODY = 16 * 1024;
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("bulk import (embedded default)", function () {
   this.timeout(120_000);

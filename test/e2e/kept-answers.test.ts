@@ -6,7 +6,6 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { freePort } from "../../lib/net/free-port.js";
@@ -14,6 +13,7 @@ import { rpcClient } from "../../lib/rpc/client.js";
 import { parsePrometheusText, total } from "../observability/prom-text.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "kept-admin-0123456789abcdef";
 const TOKENS = { full: "kept-alpha-full-0123456789", read: "kept-alpha-read-0123456789", other: "kept-beta-full-0123456789" };
@@ -22,7 +22,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.read, project: "alpha", scope: "read" },
   { token: TOKENS.other, project: "beta", scope: "full" },
 ]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("Read answers on the embedded default follow every write at once", function () {
   this.timeout(180_000);

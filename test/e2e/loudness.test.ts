@@ -6,7 +6,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
@@ -19,10 +18,10 @@ import { expectOnTarget } from "../audio/measure.js";
 import { FAKE_OPENAI_KEY, startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "loudness-admin-token-0123456789";
 const T = { loud: "loudness-loud-full-0123456789", plain: "loudness-plain-full-0123456789" };
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const LOUD = { lufs: -16, truePeak: -1.5 };
 const DEPLOYMENT = { lufs: -19, truePeak: -1 };
 

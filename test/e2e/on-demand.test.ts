@@ -5,14 +5,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { onDemandScenarios } from "./on-demand-scenarios.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "admin-token-for-on-demand-0123456789";
 const INTERNAL = "internal-token-for-on-demand-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("audio on demand end to end (embedded default)", function () {
   this.timeout(300_000);

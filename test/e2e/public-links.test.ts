@@ -10,7 +10,6 @@ import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
 import { startGateway } from "../../gateway/app.js";
@@ -23,13 +22,13 @@ import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenario
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
+import { sink } from "../support/sink.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const PUBLIC = "https://listen.example.org";
 const ATTACKER = "attacker.example";
 /** oEmbed answers only for a verified host: the systems may reach the article's site, a loopback server. */
 const SITE_ENV = { FETCH_ALLOW_PRIVATE: "127.0.0.1" };
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 interface Answer {
   status: number;

@@ -7,12 +7,12 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, type ApiResponse } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
+import { sink } from "../support/sink.js";
 
 const READS_BURST = 6;
 const WRITES_BURST = 4;
@@ -131,7 +131,7 @@ describe("rate limits count every spelling of a route (embedded default)", funct
         AUDIO_ENGINE: process.env.AUDIO_ENGINE,
         ...LIMITS,
       },
-      new Writable({ write: (_c, _e, cb) => cb() }),
+      sink(),
     );
   });
   after(async () => {

@@ -4,7 +4,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { connect } from "nats";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
@@ -18,6 +17,7 @@ import { rpcClient } from "../../lib/rpc/client.js";
 import type { RunningService } from "../../lib/service.js";
 import { api, type ApiResponse } from "../support/http.js";
 import { requireNats } from "../support/servers.js";
+import { sink } from "../support/sink.js";
 
 const T = {
   a1: "rl-alpha-full-one-0123456789",
@@ -35,7 +35,6 @@ const SEED = JSON.stringify([
 ]);
 const ADMIN = "rl-admin-token-0123456789";
 const INTERNAL = "rl-internal-token-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const article = (n: number) => ({ title: `Note ${n}`, text: "Short.", externalId: `rl-${n}-${randomBytes(3).toString("hex")}` });
 const statuses = (rs: ApiResponse[]) => rs.map((r) => r.status);
 

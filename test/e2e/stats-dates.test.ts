@@ -5,16 +5,15 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { ListenerService } from "../../gen/articles/v1/listener_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { api } from "../support/http.js";
+import { sink } from "../support/sink.js";
 
 const TOKEN = "stats-dates-full-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const NOT_DAYS = ["2026-11-31", "9001-29-08", "0654-49-05", "2026-02-29", "2026-13-01", "2026-00-10", "2026-04-00", "2026-1-01", "２０２６-01-01", "2026-01-01T00:00:00Z"];
 
 describe("statistics dates are real calendar days (embedded)", function () {

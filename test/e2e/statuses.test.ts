@@ -4,14 +4,13 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { PublisherSite, statusScenarios } from "./statuses-scenarios.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "admin-token-for-statuses-0123456789";
 const INTERNAL = "internal-token-for-statuses-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("statuses end to end (embedded default, REST + admin CLI)", function () {
   this.timeout(300_000);

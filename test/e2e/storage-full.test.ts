@@ -4,14 +4,13 @@
 // stay as they were), and the same requests succeed once space is freed,
 // without a restart.
 import { expect } from "chai";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api } from "../support/http.js";
 import { smallVolumeOrSkip, type SmallVolume } from "../support/tmpfs.js";
+import { sink } from "../support/sink.js";
 
 const TOKEN = "storage-full-token-0123456789";
 const SEED = JSON.stringify([{ token: TOKEN, project: "tight", scope: "full" }]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 /** Longer than a page, so the create cannot slip into the slack of the datafile's last one. */
 const TEXT = "The council met again today to discuss the budget. ".repeat(200);
 

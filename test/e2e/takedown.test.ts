@@ -6,11 +6,11 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { startTestStack, TOKENS as STACK_TOKENS, withMongo, type TestStack } from "./stack-harness.js";
+import { sink } from "../support/sink.js";
 
 type Call = ReturnType<typeof api>;
 
@@ -98,8 +98,7 @@ describe("Delete means gone (embedded default: audio files in a directory)", fun
   let sys: Embedded | undefined;
   let A: Call;
   const seed = JSON.stringify([{ token: "takedown-full-0123456789", project: "alpha", scope: "full" }]);
-  const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
-
+  
   async function start(graceMs = GRACE_MS) {
     sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: seed, SUPERSEDED_AUDIO_GRACE_MS: String(graceMs), AUDIO_ENGINE: process.env.AUDIO_ENGINE }, sink());
     A = api(sys.url, "takedown-full-0123456789");

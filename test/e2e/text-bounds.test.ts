@@ -10,11 +10,11 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ADVERSARIAL_RULES, repeated, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const TOKENS = { a: "text-a-full-0123456789", b: "text-b-full-0123456789" };
 const SEED = JSON.stringify([
@@ -35,7 +35,7 @@ describe("bounded text work (embedded default)", function () {
   let sys: Embedded | undefined;
 
   const start = async (env: Record<string, string> = {}) => {
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, ...ROOMY_RATE_LIMITS, ...env }, new Writable({ write: (_c, _e, cb) => cb() }));
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: SEED, ...ROOMY_RATE_LIMITS, ...env }, sink());
     return { A: api(sys.url, TOKENS.a), B: api(sys.url, TOKENS.b) };
   };
   const status = async (call: ReturnType<typeof api>, id: string) => (await call("GET", `/api/articles/${id}`)).body.article;

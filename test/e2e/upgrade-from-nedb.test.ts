@@ -14,6 +14,7 @@ import { runCli } from "../../services/auth/cli.js";
 import { api, waitFor } from "../support/http.js";
 import { listedNewsIds, NEDB_FIXTURE, nedbDataDir, nedbManifest, type NedbManifest } from "../support/nedb-fixture.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
+import { sink } from "../support/sink.js";
 
 const PENDING = ["waiting", "parsed", "processing", "retry", "fallback"];
 const ADMIN = "admin-token-for-the-upgrade-0123456789";
@@ -167,7 +168,7 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
     expect((await stat(path.join(dataDir, "audio", m.ids.ready, "1", "full.mp3"))).size).to.be.greaterThan(0);
 
     await sys.close();
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, LOG_LEVEL: "warn", ...ROOMY_RATE_LIMITS }, new Writable({ write: (_c, _e, cb) => cb() }));
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, LOG_LEVEL: "warn", ...ROOMY_RATE_LIMITS }, sink());
     const news = api(sys.url, m.tokens.newsFull);
     expect((await news("GET", "/api/articles_external_id/after-upgrade")).status).to.equal(200);
     const listed = await news("GET", "/api/articles?limit=10");

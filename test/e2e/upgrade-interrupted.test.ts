@@ -9,7 +9,6 @@ import { appendFile, cp, mkdtemp, readdir, readFile, rm, stat } from "node:fs/pr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { Writable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { startEmbedded } from "../../launch/embedded.js";
 import { openNedbDatafile, type NedbDocument } from "../../lib/store/nedb-datafile.js";
@@ -19,9 +18,9 @@ import { mountSmallVolume } from "../support/tmpfs.js";
 import { api } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { listedNewsIds, NEDB_FIXTURE, nedbDataDir, nedbManifest } from "../support/nedb-fixture.js";
+import { sink } from "../support/sink.js";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const BASE_ENV = { PORT: "0", HOST: "127.0.0.1", INTERNAL_TOKEN: "internal-token-for-the-upgrade-0123456789", ...ROOMY_RATE_LIMITS };
 
 /** Grows the fixture's articles file into an archive: `n` more articles of ~500 characters, a tenth of them revised later. */

@@ -9,15 +9,14 @@ import { mkdtemp, rm } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { runCli } from "../../services/auth/cli.js";
 import { api, waitFor } from "../support/http.js";
+import { sink } from "../support/sink.js";
 
 const ADMIN = "admin-token-for-webhook-iso-0123456789";
 const INTERNAL = "internal-token-for-webhook-iso-0123456789";
 const SECRET = "whsec-isolation-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 interface Hook {
   event: { articleId: string; status: string; at: string };

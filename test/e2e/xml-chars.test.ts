@@ -7,7 +7,6 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { expect } from "chai";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
@@ -19,9 +18,9 @@ import { buildSsml } from "../../services/audio/providers/azure.js";
 import { claimVerifiedHost, OwnerSite } from "../listener/oembed-verify-scenarios.js";
 import { api, waitFor } from "../support/http.js";
 import { strictXmlProblems } from "../support/strict-xml.js";
+import { sink } from "../support/sink.js";
 
 const TOKEN = "xml-chars-full-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const hex = (c: string) => `U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}`;
 
 /** Every character XML 1.0 forbids that a UTF-16 string can hold (one unpaired surrogate stands for all). */

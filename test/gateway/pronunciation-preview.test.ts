@@ -6,19 +6,18 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { expect } from "chai";
 import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import { AuthService } from "../../gen/auth/v1/auth_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { mp3Duration } from "../../services/audio/mp3/index.js";
+import { sink } from "../support/sink.js";
 
 const FULL = "preview-full-0123456789";
 const READ = "preview-read-0123456789";
 const POOR = "preview-poor-0123456789";
 const ADMIN = "preview-admin-token-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 const isMp3 = (b: Buffer) => b.subarray(0, 3).toString("latin1") === "ID3" || (b[0] === 0xff && (b[1] & 0xe0) === 0xe0);
 
 describe("POST /api/pronunciations/preview", function () {

@@ -3,16 +3,15 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { forgeryScenarios, metricSum, projectWithArticles, type ForgeryEnv } from "./forgery-scenarios.js";
+import { sink } from "../support/sink.js";
 
 const TOKENS = { forge: "forgery-forge-full-0123456789", flood: "forgery-flood-full-0123456789" };
 const SEED = JSON.stringify([
   { token: TOKENS.forge, project: "forge", scope: "full" },
   { token: TOKENS.flood, project: "flood", scope: "full" },
 ]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("statistics a listener cannot forge (embedded)", function () {
   this.timeout(180_000);

@@ -5,7 +5,6 @@ import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import Parser from "rss-parser";
 import { XMLParser } from "fast-xml-parser";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
@@ -13,6 +12,7 @@ import { api, waitFor } from "../support/http.js";
 import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
 import { strictXmlProblems } from "../support/strict-xml.js";
 import { beacon } from "./beacons.js";
+import { sink } from "../support/sink.js";
 
 const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
 const SEED = JSON.stringify([
@@ -20,7 +20,6 @@ const SEED = JSON.stringify([
   { token: TOKENS.aRead, project: "alpha", scope: "read" },
   { token: TOKENS.bFull, project: "beta", scope: "full" },
 ]);
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("listener side: keys, public lookups, feeds, oEmbed and statistics (embedded)", function () {
   this.timeout(180_000);

@@ -3,11 +3,11 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { TOKENS, startTestStack, type TestStack } from "../e2e/stack-harness.js";
 import { requireMongo, requireNats } from "../support/servers.js";
 import { OEMBED_TEST_ENV, OwnerSite, oembedVerificationScenarios } from "./oembed-verify-scenarios.js";
+import { sink } from "../support/sink.js";
 
 const OWNER = "oembed-owner-full-0123456789";
 const SQUATTER = "oembed-squatter-full-0123456789";
@@ -22,7 +22,7 @@ describe("verified oEmbed hosts (embedded)", function () {
     await site.start();
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-oembed-"));
     const seed = JSON.stringify([{ token: OWNER, project: "alpha", scope: "full" }, { token: SQUATTER, project: "beta", scope: "full" }]);
-    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: seed, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...OEMBED_TEST_ENV }, new Writable({ write: (_c, _e, cb) => cb() }));
+    sys = await startEmbedded({ PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: seed, AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...OEMBED_TEST_ENV }, sink());
   });
   after(async () => {
     await sys?.close();

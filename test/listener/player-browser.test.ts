@@ -9,7 +9,6 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
@@ -18,11 +17,11 @@ import { CHROMIUM, requireChromium } from "../support/chromium.js";
 import { ArticlesService, AudioTiming } from "../../gen/articles/v1/articles_pb.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { prose } from "../e2e/stack-harness.js";
+import { sink } from "../support/sink.js";
 
 const TOKEN = "browser-full-0123456789";
 /** Screenshots are kept here for people to look at (CI prints the paths). */
 export const ARTIFACTS = path.resolve("test-artifacts");
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 const require = createRequire(import.meta.url);
 

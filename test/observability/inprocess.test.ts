@@ -6,7 +6,6 @@ import { freePort } from "../../lib/net/free-port.js";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
@@ -17,6 +16,7 @@ import { forwardRequestId, requestIdOf } from "../../lib/rpc/request-id.js";
 import { startRpcServer, type RpcServer } from "../../lib/rpc/server.js";
 import { api, waitFor } from "../support/http.js";
 import { parsePrometheusText, total } from "./prom-text.js";
+import { sink } from "../support/sink.js";
 
 async function count(name: string, labels: Record<string, string>): Promise<number> {
   return total(parsePrometheusText(await registry.metrics()), name, labels);
@@ -171,7 +171,7 @@ describe("embedded launcher metrics", function () {
     metricsPort = await freePort();
     sys = await startEmbedded(
       { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, METRICS_PORT: String(metricsPort), METRICS_HOST: "127.0.0.1", METRICS_SAMPLE_MS: "200", SEED_TOKENS: JSON.stringify([{ token, project: "p", scope: "full" }]) },
-      new Writable({ write: (_c, _e, cb) => cb() }),
+      sink(),
     );
   });
 
