@@ -1,4 +1,5 @@
 import { checkVoiceLang } from "../../../lib/voices.js";
+import { isKokoroVoice, KOKORO_FOR_SPEC, kokoroSex } from "./catalog.js";
 import { ENCODER_PEAK_MARGIN_DB } from "../loudness/limiter.js";
 import { defusePhonemes } from "./text.js";
 import { SpeechInputError, type SpeechRequest } from "./types.js";
@@ -36,6 +37,14 @@ const PROFILES: Record<string, Profile> = {
   "de-DE-KatjaNeural": { variant: "f2", pitch: 60, rate: 172, lufs: -19.0 },
 };
 
+/** The eSpeak profile of a voice: its own, or for a Kokoro voice (read by eSpeak when Kokoro is not loaded) the spec voice it stands for, else one of its sex. */
+function profileOf(voice: string): Profile | undefined {
+  if (PROFILES[voice]) return PROFILES[voice];
+  if (!isKokoroVoice(voice)) return undefined;
+  const spec = Object.keys(KOKORO_FOR_SPEC).find((name) => KOKORO_FOR_SPEC[name] === voice);
+  return PROFILES[spec ?? (kokoroSex(voice) === "female" ? "alloy" : "echo")];
+}
+
 const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "de-DE": "de" };
 
 const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
@@ -43,7 +52,7 @@ const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
 export function espeakVoice(voice: string, lang: string, level: { lufs: number; truePeak: number } | null = DEFAULT_LEVEL): EspeakVoice {
   const problem = checkVoiceLang(voice, lang);
   if (problem) throw new SpeechInputError(problem);
-  const profile = PROFILES[voice];
+  const profile = profileOf(voice);
   const base = BASE[lang as SpeechRequest["lang"]];
   if (!profile || !base) throw new SpeechInputError(`The local engine has no voice for '${voice}' in '${lang}'`);
   return {

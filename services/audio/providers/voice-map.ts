@@ -4,8 +4,11 @@
 //   OpenAI → Azure:  nova, shimmer, alloy → de-DE-KatjaNeural (de-DE) / en-US-JennyNeural (en-US)
 //                    echo, onyx, fable    → de-DE-ConradNeural (de-DE) / en-US-GuyNeural (en-US)
 //   Azure → OpenAI:  de-DE-KatjaNeural → nova,  de-DE-ConradNeural → onyx
-//   → local:         the article's own voice (the local engine has a profile for every voice in the table)
+//   Kokoro's own voices (af_heart, bm_george, ...) → the cloud voice of their sex, as above
+//   → local:         the article's own voice (every local engine reads every voice in the table;
+//                    which one does is services/audio/engine/catalog.ts)
 import { voiceInfo, type Lang, type ProviderName } from "../../../lib/voices.js";
+import { isKokoroVoice, kokoroSex } from "../engine/catalog.js";
 
 type Character = "female" | "male";
 
@@ -33,7 +36,7 @@ const AZURE_VOICE: Record<Lang, Record<Character, string>> = {
 const OPENAI_VOICE: Record<Character, string> = { female: "nova", male: "onyx" };
 
 function character(voice: string): Character | undefined {
-  return OPENAI_CHARACTER[voice] ?? AZURE_CHARACTER[voice];
+  return OPENAI_CHARACTER[voice] ?? AZURE_CHARACTER[voice] ?? (isKokoroVoice(voice) ? kokoroSex(voice) : undefined);
 }
 
 /** The voice `provider` should use for an article in `voice`/`lang`; undefined when it has none. */
