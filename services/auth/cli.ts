@@ -1,5 +1,6 @@
 // Admin command line: `npm run admin -- <command> ...`. Talks to a running
-// auth service (AUTH_URL) with ADMIN_TOKEN over the Connect protocol.
+// auth service (AUTH_URL) with ADMIN_TOKEN over the Connect protocol; without
+// AUTH_URL, to one started on the embedded default's DATA_DIR (cli-direct.ts).
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
@@ -10,6 +11,7 @@ import { PlayerService } from "../../gen/auth/v1/player_pb.js";
 import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { audioTimingOf } from "../../gateway/import-stream.js";
 import { importArgs, importCommand, type ImportCommand } from "../articles/import-cli.js";
+import { DirectRefusal, openDirectAuth, type DirectAuth } from "./cli-direct.js";
 
 export const USAGE = `Usage: npm run admin -- <command> [--json]
 
@@ -49,6 +51,10 @@ Commands:
 Environment:
   AUTH_URL        base URL of the auth service, e.g. http://127.0.0.1:7001
   ADMIN_TOKEN     the admin credential the service was started with
+  DATA_DIR        without AUTH_URL (and MONGODB_URL), the projects:, tokens:, settings:,
+                  credit: and player: commands work on this data directory of the
+                  embedded default (default ./.data) while the platform is stopped;
+                  no ADMIN_TOKEN needed. Lost demo token: npm run admin -- tokens:issue demo full
   ARTICLES_URL    base URL of the articles service (articles:* and import; also lets
                   settings:set and credit:add re-admit waiting articles at once)
   INTERNAL_TOKEN  the service-to-service token (articles:* and import)
@@ -156,9 +162,19 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   /** After a change that can unblock waiting articles; best effort, the articles service also retries on its own. */
   const readmit = async (projectId: string) => (articles ? (await articles.readmitDeferred({ projectId })).admitted : undefined);
 
+  let direct: DirectAuth | undefined;
+  if (!articlesCommand && !env.AUTH_URL && !env.MONGODB_URL) {
+    try {
+      direct = await openDirectAuth(env);
+    } catch (e) {
+      if (!(e instanceof DirectRefusal)) throw e;
+      io.err(`error: ${e.message}`);
+      return 1;
+    }
+  }
   // import also asks the auth service whether the project exists.
-  const url = articlesCommand && command !== "import" ? "http://unused" : env.AUTH_URL;
-  const adminToken = articlesCommand && command !== "import" ? "unused" : env.ADMIN_TOKEN;
+  const url = direct?.url ?? (articlesCommand && command !== "import" ? "http://unused" : env.AUTH_URL);
+  const adminToken = direct?.adminToken ?? (articlesCommand && command !== "import" ? "unused" : env.ADMIN_TOKEN);
   if (!url || !/^https?:\/\/\S+$/.test(url)) {
     io.err("error: set AUTH_URL to the auth service's base URL, e.g. AUTH_URL=http://127.0.0.1:7001");
     return 2;
@@ -314,6 +330,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     io.err(`error: ${Code[ce.code]}: ${ce.rawMessage}${hint}`);
     return 1;
   } finally {
+    await direct?.close();
     closeRpcClients();
   }
 }

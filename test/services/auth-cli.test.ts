@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,7 +76,7 @@ describe("auth admin CLI", () => {
       expect(r.code, argv.join(" ")).to.equal(2);
       expect(r.err).to.include("Usage: npm run admin");
     }
-    expect(await cli(["projects:list"], { ADMIN_TOKEN: ADMIN })).to.include({ code: 2 });
+    expect(await cli(["projects:list"], { ADMIN_TOKEN: ADMIN, AUTH_URL: "localhost:7001" })).to.include({ code: 2 });
     expect((await cli(["projects:list"], { AUTH_URL: f.svc.url })).err).to.include("set ADMIN_TOKEN");
     expect((await f.store.listTokens("news")).length).to.be.lessThan(2);
   });
@@ -186,5 +187,67 @@ describe("auth service process (main.ts)", function () {
     const p = startMain({ DATA_DIR: dir, ADMIN_TOKEN: "short" });
     expect(await p.exited).to.equal(1);
     expect(p.stdout + p.stderr).to.include("ADMIN_TOKEN must be at least 16 characters").and.not.include('"short"');
+  });
+});
+
+describe("auth admin CLI without AUTH_URL: the embedded default's DATA_DIR", function () {
+  this.timeout(60_000);
+  let dir: string;
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), "auth-direct-"));
+  });
+  after(async () => {
+    for (const c of running) c.kill("SIGKILL");
+    closeRpcClients();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const tokenIn = (s: string) => /\b(aa_[A-Za-z0-9_-]{43})\b/.exec(s)?.[1];
+  const tokenCount = async () => {
+    const r = await cli(["tokens:list", "demo", "--json"], { DATA_DIR: dir });
+    expect(r.code, r.err).to.equal(0);
+    return (JSON.parse(r.out) as unknown[]).length;
+  };
+
+  it("recovers a lost demo token with one command while the platform is stopped; the next start accepts it", async () => {
+    const first = startMain({ DATA_DIR: dir });
+    await first.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/);
+    expect(first.stdout).to.include("full access");
+    first.kill("SIGTERM");
+    expect(await first.exited).to.equal(0);
+
+    // No ADMIN_TOKEN, no AUTH_URL: what a reader who lost the banner has.
+    const issued = await cli(["tokens:issue", "demo", "full"], { DATA_DIR: dir });
+    expect(issued.code, issued.err).to.equal(0);
+    const token = tokenIn(issued.out) as string;
+    expect(token, issued.out).to.be.a("string");
+    expect(await tokenCount()).to.equal(3);
+
+    const second = startMain({ DATA_DIR: dir });
+    const url = (await second.waitFor(/"url":"(http:\/\/127\.0\.0\.1:\d+)"/))[1];
+    expect(await rpcClient(AuthService, url, { token: MAIN_INTERNAL }).authenticate({ token })).to.include({ projectId: "demo", scope: Scope.FULL });
+
+    // Written beside the running platform, a token would not be seen by it: refused, nothing written.
+    const refused = await cli(["tokens:issue", "demo", "full"], { DATA_DIR: dir });
+    expect(refused.code).to.equal(1);
+    expect(refused.err).to.include(`DATA_DIR=${dir}`).and.include("is running").and.include("Stop it").and.include("AUTH_URL");
+    expect(tokenIn(refused.out + refused.err)).to.equal(undefined);
+    second.kill("SIGTERM");
+    expect(await second.exited).to.equal(0);
+    expect(await tokenCount()).to.equal(3);
+  });
+
+  it("names a DATA_DIR without platform data and creates nothing there", async () => {
+    const empty = join(dir, "not-started-yet");
+    const r = await cli(["tokens:issue", "demo", "full"], { DATA_DIR: empty });
+    expect(r.code).to.equal(1);
+    expect(r.err).to.include(`DATA_DIR=${empty}`).and.include("npm start");
+    expect(existsSync(empty)).to.equal(false);
+  });
+
+  it("keeps the service's own checks: an unknown project is refused", async () => {
+    const r = await cli(["tokens:issue", "nobody", "full"], { DATA_DIR: dir });
+    expect(r.code).to.equal(1);
+    expect(r.err).to.include("NotFound: project 'nobody' not found");
   });
 });
