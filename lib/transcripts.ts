@@ -50,8 +50,29 @@ function timestamp(totalMs: number, separator: "." | ","): string {
 
 const VTT_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
 
+/**
+ * Players built on ffmpeg or libass (mpv, VLC) read `{\…}` as a style override in either format, and
+ * neither format can escape a brace: the article's braces are written as their fullwidth forms.
+ */
+const BRACES: Record<string, string> = { "{": "\uFF5B", "}": "\uFF5D" };
+const plainBraces = (s: string) => s.replace(/[{}]/g, (c) => BRACES[c]);
+
 /** WebVTT cue text: `&`, `<` and `>` start entities and tags, so the article's own are escaped (this also defuses a "-->" in the text). */
-const vttText = (s: string) => s.replace(/[&<>]/g, (c) => VTT_ESCAPES[c]);
+const vttText = (s: string) => plainBraces(s).replace(/[&<>]/g, (c) => VTT_ESCAPES[c]);
+
+/**
+ * SRT cue text. SRT has no escapes, and players read `<b>`, `<font …>` and `{\an8}` as markup and
+ * some decode `&amp;`; a reader that finds a line shaped like a timing line starts a cue there. So
+ * the characters that make markup, entities or an arrow are written as look-alikes that no player
+ * reads as anything but text: `<` `>` `{` `}` as their fullwidth forms, and `&` as a fullwidth
+ * ampersand only where it would start a character reference (`AT&T` stays as it is). With no `>`
+ * left, no cue line can be a timing line (`-->`), whatever digits it holds.
+ */
+const SRT_LOOKALIKES: Record<string, string> = { "<": "\uFF1C", ">": "\uFF1E" };
+const srtText = (s: string) =>
+  plainBraces(s)
+    .replace(/[<>]/g, (c) => SRT_LOOKALIKES[c])
+    .replace(/&(?=#?[0-9A-Za-z]+;)/g, "\uFF06");
 
 /** WebVTT (W3C), one cue per sentence, without cue identifiers. */
 export function toWebVtt(segments: readonly TimedSegment[]): string {
@@ -59,10 +80,10 @@ export function toWebVtt(segments: readonly TimedSegment[]): string {
   return ["WEBVTT", ...blocks].join("\n\n") + "\n";
 }
 
-/** SubRip: the same cues, numbered from 1. SRT has no escaping; text goes as it is, on one line. */
+/** SubRip: the same cues, numbered from 1, each text on one line with look-alikes for markup (srtText). */
 export function toSrt(segments: readonly TimedSegment[]): string {
   return cuesOf(segments)
-    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ",")} --> ${timestamp(c.endMs, ",")}\n${c.text}\n`)
+    .map((c, i) => `${i + 1}\n${timestamp(c.startMs, ",")} --> ${timestamp(c.endMs, ",")}\n${srtText(c.text)}\n`)
     .join("\n");
 }
 

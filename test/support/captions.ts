@@ -95,6 +95,18 @@ export function parseWebVttStrict(text: string): ParsedCue[] {
   return cues;
 }
 
+/**
+ * SRT has no escapes, so a cue line is safe only if no player can read anything but text in it:
+ * no arrow (a reader resyncing on "-->" starts a cue there), no tag, no ASS override, no
+ * character reference (some players decode them).
+ */
+function srtPlainLine(line: string, where: string): void {
+  if (line.includes("-->")) throw new Error(`${where}: holds "-->"`);
+  if (/[<>]/.test(line)) throw new Error(`${where}: holds "<" or ">" (markup to SRT players)`);
+  if (/[{}]/.test(line)) throw new Error(`${where}: holds a brace (an ASS override to SRT players)`);
+  if (/&#?[0-9A-Za-z]+;/.test(line)) throw new Error(`${where}: holds a character reference`);
+}
+
 export function parseSrtStrict(text: string): ParsedCue[] {
   const lines = linesOf(text);
   // Blocks are parted by exactly one blank line, and the file ends with the last cue's line break.
@@ -116,6 +128,7 @@ export function parseSrtStrict(text: string): ParsedCue[] {
     const textLines: string[] = [];
     while (i < lines.length && lines[i] !== "") textLines.push(lines[i++]);
     if (textLines.length === 0) throw new Error(`${where}: no text`);
+    textLines.forEach((line, n) => srtPlainLine(line, `${where}, text line ${n + 1}`));
     cues.push({ start, end, text: textLines.join("\n") });
     // The blank line after the cue (the file's last line break leaves one "" at the end).
     i++;
