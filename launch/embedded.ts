@@ -21,6 +21,7 @@ import { closeRpcClients, rpcClient } from "../lib/rpc/client.js";
 import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS, startedByNpm } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
+import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "../services/articles/on-demand-budget.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
 import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "../services/articles/store/open.js";
@@ -38,6 +39,7 @@ import type { ArticleStore } from "../services/articles/store/port.js";
 import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
 import { startGateway } from "../gateway/app.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
+import { IMPORT_VARS, importLimitsOf } from "../gateway/import-limits.js";
 import { reservePort } from "../lib/net/free-port.js";
 import { audioBaseUrlOf, publicBaseUrlOf, PUBLIC_URL_VARS, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
 import { TRUST_PROXY_VARS } from "../gateway/public-links.js";
@@ -65,7 +67,9 @@ export const EMBEDDED_VARS = {
   ...TEXT_VARS,
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls, webhooks and oEmbed host checks may reach although private (e.g. an intranet CMS); with a port, only that port" },
   ...RATE_LIMIT_VARS,
+  ...IMPORT_VARS,
   ...PLAYER_VARS,
+  ...ON_DEMAND_BUDGET_VARS,
   ...OEMBED_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
@@ -169,6 +173,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       inProcess: cfg.RPC_IN_PROCESS,
       blobs,
       supersededGraceMs: cfg.SUPERSEDED_AUDIO_GRACE_MS,
+      onDemandBudget: { defaults: onDemandBudgetDefaults(cfg) },
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);
@@ -207,6 +212,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const gateway = await startGateway({
       storeChanges: storeChangesOf(authStore, articleStore),
       rateLimit: rateLimit?.options,
+      imports: importLimitsOf(cfg),
       playerEventRate: playerEventLimits(cfg),
       articlesUrl: articles.url,
       audioUrl: audio.url,
@@ -235,6 +241,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const url = `http://${cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? "127.0.0.1" : cfg.HOST}:${gateway.port}`;
     // The auth URL is what `npm run admin` needs (AUTH_URL); it changes per start unless AUTH_PORT is set.
     log.info({ url, authUrl: auth.url, dataDir: cfg.MONGODB_URL ? undefined : cfg.DATA_DIR }, `article audio platform ready: API at ${url}/api, docs at ${url}/api/docs`);
+    // For the person at the terminal, in plain lines (the JSON line above is for machines).
+    out.write(readyBanner(publicBaseUrlOf(cfg) ?? (cfg.HOST === "0.0.0.0" || cfg.HOST === "::" ? `http://localhost:${gateway.port}` : url)));
     return {
       url,
       services,
@@ -274,6 +282,19 @@ if (isMain) {
     }
     process.exit(1);
   });
+}
+
+/** Where to go once the platform is up; printed at every start. */
+export function readyBanner(base: string): string {
+  return [
+    "",
+    "  Article audio platform ready",
+    `  API      : ${base}/api`,
+    `  API docs : ${base}/api/docs`,
+    `  console  : ${base}/console`,
+    "",
+    "",
+  ].join("\n");
 }
 
 /**

@@ -59,6 +59,14 @@ describe("embedded first start on a port already in use", function () {
       const token = /full access : (\S+)/.exec(second.text())![1];
       const res = await fetch(`${sys.url}/api/articles`, { headers: { authorization: `Bearer ${token}` } });
       expect(res.status).to.equal(200);
+      // Where to go next, in plain lines (not only inside a JSON log line), each answering.
+      for (const [label, path] of [["API", "/api"], ["API docs", "/api/docs"], ["console", "/console"]]) {
+        const line = second.text().split("\n").find((l) => l.trimStart().startsWith(`${label} `) && !l.includes("{"));
+        expect(line, `${label} line in:\n${second.text()}`).to.be.a("string");
+        expect(line!.split(" : ")[1]).to.equal(`${sys.url}${path}`);
+        const page = await fetch(`${sys.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+        expect(page.status, path).to.equal(200);
+      }
     } finally {
       await sys.close();
     }
