@@ -7,7 +7,11 @@
 // answer is never older than the last write a reader could see.
 //
 // Answers are kept by the same key as identical reads in flight share one
-// (coalesce.ts): the credential, the links' base, the method, path and query.
+// (coalesce.ts): the credential, the links' base, the method and what the
+// read is made from (the path, or a list's validated query: never the raw
+// query string, which a route may ignore and a client may make as long as it
+// likes). Keys count toward the bound as much as answers do: what is held,
+// keys, answers and a fixed overhead per entry, stays under `maxChars`.
 // A key names a credential the services accepted when the answer was made.
 // Any write to tokens or projects lets go of every answer, but the services
 // themselves trust a credential they checked for a few seconds (lib/rpc/
@@ -36,24 +40,51 @@ export interface KeptAnswers {
   get(key: string): string | undefined;
   /** Produces an answer and keeps it, unless something changed meanwhile. */
   keep(key: string, produce: () => Promise<string>): Promise<string>;
-  /** Characters held. */
+  /** Characters held, keys included, plus ENTRY_OVERHEAD_CHARS per entry. */
   readonly chars: number;
+  /** Entries held. */
+  readonly size: number;
 }
 
 /** Enough for thousands of single-article answers; a list page of long texts is not kept. */
 export const DEFAULT_KEPT_CHARS = 8 * 1024 * 1024;
 export const DEFAULT_KEPT_MS = 1_000;
+/**
+ * What an entry holds besides its key's and answer's characters (the map's
+ * slot, the entry object, two string headers), counted as characters so that
+ * many tiny answers cannot hold more memory than the bound says.
+ */
+export const ENTRY_OVERHEAD_CHARS = 128;
 
 export interface KeptAnswersOptions {
+  /** Bound on what is held: keys, answers and each entry's overhead, in characters. */
   maxChars?: number;
+  /** Bound on one entry (key, answer and overhead); default a 64th of `maxChars`. */
+  maxEntryChars?: number;
   /** How long an answer is reused at most, changes or not. */
   maxAgeMs?: number;
   now?: () => number;
 }
 
+/** A kept answer, linked oldest to newest so that the oldest leaves without a walk. */
+interface Entry {
+  key: string;
+  answer: string;
+  until: number;
+  size: number;
+  newer: Entry | undefined;
+  older: Entry | undefined;
+}
+
 export function createKeptAnswers(changes: () => number, opts: KeptAnswersOptions = {}): KeptAnswers {
   const { maxChars = DEFAULT_KEPT_CHARS, maxAgeMs = DEFAULT_KEPT_MS, now = Date.now } = opts;
-  const entries = new Map<string, { answer: string; until: number }>();
+  const maxEntryChars = opts.maxEntryChars ?? maxChars / 64;
+  const entries = new Map<string, Entry>();
+  // Insertion order by hand: iterating a Map from its start walks over the
+  // slots of entries already deleted (until V8 compacts its table), which made
+  // each eviction cost ~13 µs at 5,500 entries.
+  let oldest: Entry | undefined;
+  let newest: Entry | undefined;
   let chars = 0;
   let seen = changes();
 
@@ -62,13 +93,19 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
     const value = changes();
     if (value !== seen) {
       entries.clear();
+      oldest = newest = undefined;
       chars = 0;
       seen = value;
     }
   };
-  const drop = (key: string, entry: { answer: string }) => {
-    entries.delete(key);
-    chars -= entry.answer.length;
+  const drop = (entry: Entry) => {
+    entries.delete(entry.key);
+    chars -= entry.size;
+    if (entry.older) entry.older.newer = entry.newer;
+    else oldest = entry.newer;
+    if (entry.newer) entry.newer.older = entry.older;
+    else newest = entry.older;
+    entry.newer = entry.older = undefined;
   };
 
   return {
@@ -80,31 +117,35 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
         totals.hit++;
         return hit.answer;
       }
-      drop(key, hit);
+      drop(hit);
       return undefined;
     },
     async keep(key, produce) {
       const before = changes();
       const answer = await produce();
       current();
-      if (seen !== before || answer.length > maxChars / 64) {
+      const size = key.length + answer.length + ENTRY_OVERHEAD_CHARS;
+      if (seen !== before || size > maxEntryChars) {
         totals.not_kept++;
         return answer;
       }
       totals.kept++;
       const old = entries.get(key);
-      if (old) drop(key, old);
-      // Oldest first out: a map iterates in insertion order.
-      for (const [k, v] of entries) {
-        if (chars + answer.length <= maxChars) break;
-        drop(k, v);
-      }
-      entries.set(key, { answer, until: now() + maxAgeMs });
-      chars += answer.length;
+      if (old) drop(old);
+      while (oldest && chars + size > maxChars) drop(oldest);
+      const entry: Entry = { key, answer, until: now() + maxAgeMs, size, newer: undefined, older: newest };
+      if (newest) newest.newer = entry;
+      else oldest = entry;
+      newest = entry;
+      entries.set(key, entry);
+      chars += size;
       return answer;
     },
     get chars() {
       return chars;
+    },
+    get size() {
+      return entries.size;
     },
   };
 }

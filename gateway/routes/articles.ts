@@ -66,12 +66,16 @@ interface Reads {
 
 /**
  * Reads answer with JSON text shared by identical reads in flight (same
- * credential, method, path and query; see coalesce.ts). A read that joins
- * another one is answered under the first one's upstream request id. The
- * base of the audio links is part of the key: it may follow the request.
+ * credential, method and read; see coalesce.ts). A read that joins another
+ * one is answered under the first one's upstream request id. The base of the
+ * audio links is part of the key: it may follow the request. `read` names
+ * what the answer is made from (the path, or the validated query's values),
+ * never the raw query string: a route that ignores it would otherwise make a
+ * new key (and a kept copy) of the very same answer for any query a client
+ * sends, and two spellings of one query would not share.
  */
-async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, produce: () => Promise<unknown>): Promise<void> {
-  const key = `${authorization} ${base} ${ctx.method} ${ctx.path}?${ctx.querystring}`;
+async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, read: string, produce: () => Promise<unknown>): Promise<void> {
+  const key = `${authorization} ${base} ${ctx.method} ${read}`;
   const made = async () => JSON.stringify(await produce());
   const json = reads.kept?.get(key) ?? (await reads.shared.run(key, reads.kept ? () => reads.kept!.keep(key, made) : made));
   // What `ctx.type = "json"` sets, without Koa's MIME lookup on every read.
@@ -142,7 +146,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const query: Record<string, unknown> = { ...ctx.query };
     validate.listQuery(query);
     const b = base(ctx);
-    await sharedRead(reads, ctx, call.headers.authorization, b, async () => {
+    const read = `${ctx.path}?limit=${query.limit}&offset=${query.offset}&status=${query.status ?? ""}&label=${query.label ?? ""}`;
+    await sharedRead(reads, ctx, call.headers.authorization, b, read, async () => {
       const filter = { status: statusFromName(query.status as string | undefined), label: query.label as string | undefined };
       const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number, ...filter }, call);
       return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
@@ -163,7 +168,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const id = ctx.params.articleId;
     validate.articleId(id);
     const b = base(ctx);
-    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticle({ id }, call)).article, b));
+    await sharedRead(reads, ctx, call.headers.authorization, b, ctx.path, async () => found((await client.getArticle({ id }, call)).article, b));
   });
 
   // The ready revision's timed segments: the stored segments.json as written, behind the same
@@ -215,7 +220,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const externalId = ctx.params.externalId;
     validate.externalId(externalId);
     const b = base(ctx);
-    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticleByExternalId({ externalId }, call)).article, b));
+    await sharedRead(reads, ctx, call.headers.authorization, b, ctx.path, async () => found((await client.getArticleByExternalId({ externalId }, call)).article, b));
   });
 
   router.put("/api/articles_external_id/:externalId", async (ctx) => {
@@ -232,6 +237,6 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const url = externalUrlOf(ctx.path, ctx.querystring);
     validate.externalUrl(url);
     const b = base(ctx);
-    await sharedRead(reads, ctx, call.headers.authorization, b, async () => found((await client.getArticleByUrl({ url }, call)).article, b));
+    await sharedRead(reads, ctx, call.headers.authorization, b, `${EXTERNAL_URL_PREFIX} ${url}`, async () => found((await client.getArticleByUrl({ url }, call)).article, b));
   });
 }

@@ -4,16 +4,19 @@
 // acknowledged, and a credential is never answered with another one's answer.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
+import http from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { AuthService, Scope } from "../../gen/auth/v1/auth_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import { DEFAULT_KEPT_CHARS } from "../../gateway/kept-answers.js";
 import { freePort } from "../../lib/net/free-port.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { parsePrometheusText, total } from "../observability/prom-text.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { sink } from "../support/sink.js";
+import { collectedHeapBytes } from "../gateway/collected-heap.js";
 
 const ADMIN = "kept-admin-0123456789abcdef";
 const TOKENS = { full: "kept-alpha-full-0123456789", read: "kept-alpha-read-0123456789", other: "kept-beta-full-0123456789" };
@@ -113,5 +116,46 @@ describe("Read answers on the embedded default follow every write at once", func
     // The services trust a token they checked for 5 s (lib/rpc/caller.ts); a kept answer lives 1 s at most.
     await waitFor("the revoked token to be refused", async () => ((await T("GET", `/api/articles/${id}`)).status === 401 ? true : undefined), 10_000, 50);
     expect(Date.now() - revokedAt).to.be.below(6_000 + 500);
+  });
+
+  it("holds no more memory than its bound after 20,000 reads with distinct 15 KB query strings", async function () {
+    this.timeout(600_000);
+    const created = await A()("POST", "/api/articles", { title: "Long queries", text: "Read with a query string the route ignores." });
+    const id = created.body.id as string;
+    const path = `/api/articles/${id}`;
+    await waitFor("the article to settle", async () => ((await A()("GET", path)).body.article.status === "ready" ? true : undefined), 120_000, 100);
+    const first = await A()("GET", path);
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const get = (i: number) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const req = http.get(`${sys.url}${path}?q=${i}-${"x".repeat(15_000)}`, { agent, headers: { authorization: `Bearer ${TOKENS.full}` } }, (res) => {
+          let text = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => (text += d));
+          res.on("end", () => resolve({ status: res.statusCode!, text }));
+        });
+        req.on("error", reject);
+      });
+    const before = collectedHeapBytes();
+    let next = 0;
+    let wrong = 0;
+    let sample = "";
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < 20_000) {
+          const got = await get(next++);
+          if (got.status !== 200 || got.text !== first.text) {
+            wrong++;
+            sample ||= `${got.status} ${got.text.slice(0, 200)}`;
+          }
+        }
+      }),
+    );
+    agent.destroy();
+    const grown = collectedHeapBytes() - before;
+    expect(wrong, `reads answered otherwise than without a query, such as: ${sample}`).to.equal(0);
+    // The bound counts characters (here one byte each) of keys, answers and each entry's overhead;
+    // 16 MiB more is what the rest of the process may grow by meanwhile (docs/running.md).
+    expect(grown, `heap grew by ${(grown / 2 ** 20).toFixed(1)} MiB`).to.be.below(DEFAULT_KEPT_CHARS + 16 * 2 ** 20);
   });
 });
