@@ -12,6 +12,7 @@ import { prepareText, splitSentences } from "../../services/audio/text/index.js"
 import { markPronunciations, respellMarks } from "../../services/audio/text/pronounce.js";
 import { createTextPool, TextRejectedError, type TextWork } from "../../services/audio/text/work.js";
 import { ADVERSARIAL_RULES, repeated, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
+import { stallAllowance } from "../support/bystander.js";
 
 const ORDINARY_RULES: PronunciationRule[] = Array.from({ length: 500 }, (_, i) => ({ match: `Name${i} Surname${i}`, say: `Nay-mee ${i}` }));
 const ARTICLE = "The council of Name7 Surname7 met on Monday. Name420 Surname420 and Name3 Surname3 voted for the budget, which was approved. ";
@@ -34,15 +35,16 @@ function fastest(runs: number, fn: () => void): number {
 describe("text work: pronunciation matching is linear", function () {
   this.timeout(120_000);
 
-  it("matches the adversarial rules against 1 KB and 10 KB paragraphs of 'a a a …' in milliseconds", () => {
+  it("matches the adversarial rules against 1 KB and 10 KB paragraphs of 'a a a …' at an ordinary article's cost", () => {
     markPronunciations("warm up", ADVERSARIAL_RULES, "en-US");
     const kb1 = fastest(3, () => markPronunciations(repeated(1_000), ADVERSARIAL_RULES, "en-US"));
     const kb10 = fastest(3, () => markPronunciations(repeated(10_000), ADVERSARIAL_RULES, "en-US"));
     const ordinary = fastest(3, () => prepareText({ title: "T", text: ARTICLE.repeat(80), lang: "en-US", pronunciations: ORDINARY_RULES }));
     console.log(`      adversarial rules: 1 KB paragraph ${kb1.toFixed(2)} ms, 10 KB paragraph ${kb10.toFixed(2)} ms; 500 ordinary rules, 10 KB article prepared in ${ordinary.toFixed(2)} ms`);
-    // Before: 21 s and 174 s.
-    expect(kb1).to.be.below(100);
-    expect(kb10).to.be.below(500);
+    // Before: 21 s and 174 s, against milliseconds for the ordinary article (the reference, measured
+    // here: the shape of the rules must not matter). How fast: bench/text-normalize.ts.
+    expect(kb1).to.be.below(ordinary * 20);
+    expect(kb10).to.be.below(ordinary * 20);
     // The rules still apply where they match.
     const text = `${repeated(94)} z42 and Name420 Surname420`;
     expect(respellMarks(markPronunciations(text, ADVERSARIAL_RULES, "en-US"), ADVERSARIAL_RULES, "en-US")).to.equal(`zed and Name420 Surname420`);
@@ -60,9 +62,8 @@ describe("text work: pronunciation matching is linear", function () {
     }
     console.log(`      adversarial rules: 125 KB in ${tSmall.toFixed(1)} ms, 1 MB in ${tLarge.toFixed(1)} ms (${(tLarge / tSmall).toFixed(1)}×)`);
     // Linear gives 8×; the margin is for timer and collector noise. The backtracking expression
-    // needed hours for the 1 MB text.
+    // needed hours for the 1 MB text. How fast: bench/text-normalize.ts.
     expect(tLarge / tSmall).to.be.below(32);
-    expect(tLarge).to.be.below(2_000);
   });
 
   it("keeps the matching rules: longest match first, whole words, case, whitespace and language", () => {
@@ -97,12 +98,21 @@ describe("text work: sentence splitting is linear", function () {
     expect(tLarge / tSmall).to.be.below(24);
   });
 
-  it("plans a 300,000-character article sent as one paragraph well inside the deadline", () => {
+  it("plans an article sent as one paragraph in time proportional to it (300,000 characters against 37,500)", () => {
     const sentence = "Am 22. November 2026 um 14.30 Uhr zahlte Dr. med. Müller 3,50 € für 1.250 Artikel, z. B. unter www.beispiel.de. Der 2. Platz ging an die 3. Liga. ";
-    const paragraphs = prepareText({ title: "T", text: sentence.repeat(Math.ceil(300_000 / sentence.length)), lang: "de-DE" });
-    const ms = fastest(1, () => planChunks(paragraphs, "de-DE", 300, { openingChars: 150, hardMax: 1500 }));
-    console.log(`      300,000 characters in one German paragraph planned in ${ms.toFixed(0)} ms of CPU`);
-    expect(ms).to.be.below(1_000);
+    const prepared = (chars: number) => prepareText({ title: "T", text: sentence.repeat(Math.ceil(chars / sentence.length)), lang: "de-DE" });
+    const small = prepared(37_500);
+    const large = prepared(300_000);
+    const plan = (paragraphs: typeof small) => () => planChunks(paragraphs, "de-DE", 300, { openingChars: 150, hardMax: 1500 });
+    let tSmall = Infinity;
+    let tLarge = Infinity;
+    for (let i = 0; i < 3; i++) {
+      tSmall = Math.min(tSmall, fastest(1, plan(small)));
+      tLarge = Math.min(tLarge, fastest(1, plan(large)));
+    }
+    console.log(`      one German paragraph planned: 37,500 characters in ${tSmall.toFixed(0)} ms, 300,000 in ${tLarge.toFixed(0)} ms of CPU (${(tLarge / tSmall).toFixed(1)}×)`);
+    // Linear gives 8×, with the same margin as splitting above.
+    expect(tLarge / tSmall).to.be.below(24);
   });
 });
 
@@ -126,16 +136,21 @@ describe("text work: off the event loop, with a deadline", function () {
       worstGap = Math.max(worstGap, now - last);
       last = now;
     }, 5);
+    // The reference: this loop's worst gap over a second with nothing to do (the machine's own noise).
+    await new Promise((r) => setTimeout(r, 1_000));
+    const referenceGap = worstGap;
+    worstGap = 0;
     const t = performance.now();
     const paragraphs = await pool.prepare("a", { title: "T", text: repeated(1_000_000), lang: "en-US", pronunciations: ADVERSARIAL_RULES });
     const ms = performance.now() - t;
     const chunks = await pool.plan("a", paragraphs.map((p) => p.spoken), "en-US", 300, { openingChars: 150, hardMax: 1500 });
     clearInterval(ticker);
-    console.log(`      1 MB article, adversarial rules: prepared on a thread in ${ms.toFixed(0)} ms (${chunks.length} chunks); worst gap of this event loop ${worstGap.toFixed(1)} ms`);
+    console.log(`      1 MB article, adversarial rules: prepared on a thread in ${ms.toFixed(0)} ms (${chunks.length} chunks); worst gap of this event loop ${worstGap.toFixed(1)} ms (${referenceGap.toFixed(1)} ms idle)`);
     expect(paragraphs[1].spoken.join(" ").length).to.be.above(900_000);
     // Marking, normalising and chunking a megabyte take seconds, all of them on the thread; what is
-    // left here is the machine's own noise (under 100 ms when it is not shared).
-    expect(worstGap).to.be.below(500);
+    // left here is the machine's own noise (under 100 ms when it is not shared). On this loop the
+    // work would show as one gap as long as the work itself.
+    expect(worstGap, `worst gap against ${ms.toFixed(0)} ms of work`).to.be.below(Math.max(ms / 2, stallAllowance(referenceGap)));
   });
 
   it("ends text work past its deadline with the reason, and serves the next article on a fresh thread", async () => {

@@ -55,7 +55,9 @@ describe("NATS KV bucket store during a NATS outage", function () {
       await server.stop();
       const started = Date.now();
       expect((await limiter.take("o.writes", p)).allowed).to.equal(true);
-      expect(Date.now() - started).to.be.below(5_000);
+      // By the store's own 500 ms timeout, not the NATS client's reconnect attempts (tens of seconds);
+      // the margin is for a loaded machine's timers.
+      expect(Date.now() - started).to.be.below(10_000);
       await server.restart();
       await waitFor("the KV answers again", async () => (await store.take("o.writes", 1, p).catch(() => undefined)) ?? undefined, 30_000, 200);
     } finally {

@@ -1,21 +1,44 @@
 // Mocha's spec output, followed by the one closing line CI reads:
 // "N passed, M failed" (", K skipped" when tests were pending). Under CI=true
 // a skipped test is a tier that did not run: each is named before the closing
-// line, and .ci/run fails on the ", K skipped".
+// line, and .ci/run fails on the ", K skipped". Before it, the slowest files
+// (hooks included) so a CI log shows where the suite's time goes.
 "use strict";
+const path = require("node:path");
 const Mocha = require("mocha");
 const { Spec } = Mocha.reporters;
-const { EVENT_RUN_END, EVENT_TEST_PENDING } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+
+const SLOWEST = Number(process.env.TEST_SLOWEST_FILES ?? 15);
 
 class PassFailReporter extends Spec {
   constructor(runner, options) {
     super(runner, options);
     const skipped = [];
+    // Wall time per file, from its first top-level suite's start to its last one's end.
+    const files = new Map();
+    const isTopLevel = (suite) => suite.parent && suite.parent.root && suite.file;
+    runner.on(EVENT_SUITE_BEGIN, (suite) => {
+      if (!isTopLevel(suite)) return;
+      const f = files.get(suite.file) ?? { ms: 0, since: 0 };
+      f.since = Date.now();
+      files.set(suite.file, f);
+    });
+    runner.on(EVENT_SUITE_END, (suite) => {
+      const f = isTopLevel(suite) && files.get(suite.file);
+      if (f && f.since) f.ms += Date.now() - f.since;
+    });
     runner.on(EVENT_TEST_PENDING, (test) => skipped.push(test.fullTitle()));
     runner.once(EVENT_RUN_END, () => {
       const s = runner.stats;
       // Deferred so it is the last line, after the spec reporter's epilogue.
       process.nextTick(() => {
+        const slow = [...files].sort((a, b) => b[1].ms - a[1].ms).slice(0, SLOWEST);
+        if (files.size > 1 && slow.length) {
+          const total = [...files.values()].reduce((t, f) => t + f.ms, 0);
+          const lines = slow.map(([file, f]) => `  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), file)}`);
+          process.stdout.write(`\nslowest files (of ${files.size}, ${(total / 1000).toFixed(0)} s in all):\n${lines.join("\n")}\n`);
+        }
         if (process.env.CI === "true" && skipped.length) {
           process.stdout.write(`\nskipped under CI=true (nothing may be):\n${skipped.map((t) => `  - ${t}`).join("\n")}\n`);
         }

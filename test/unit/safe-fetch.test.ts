@@ -232,13 +232,12 @@ describe("safeFetch", () => {
       }
       // never respond
     });
-    const t0 = Date.now();
     const silent = await rejection(safeFetch(`${s.url}/silent`, { timeoutMs: 300, allowPrivate: onlyLoopbackIp }));
     expect(silent).to.be.instanceOf(FetchLimitError);
     expect((silent as FetchLimitError).code).to.equal("timeout");
     const drip = await rejection(safeFetch(`${s.url}/drip`, { timeoutMs: 300, allowPrivate: onlyLoopbackIp }));
+    // The drip never ends: only a deadline on the whole answer stops it (a hang would be this test's timeout).
     expect((drip as FetchLimitError).code).to.equal("timeout");
-    expect(Date.now() - t0).to.be.below(2000);
   });
 
   it("refuses a response whose content type is not accepted, but accepts parameters on an allowed type", async () => {
