@@ -8,7 +8,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { Writable } from "node:stream";
+import { PassThrough } from "node:stream";
 import { promisify } from "node:util";
 import { fileURLToPath } from "node:url";
 import { expect } from "chai";
@@ -81,17 +81,6 @@ function shellCommands(block: string): string[] {
   return commands;
 }
 
-function capture(): Writable & { text: () => string } {
-  const chunks: string[] = [];
-  const w = new Writable({
-    write(c, _e, cb) {
-      chunks.push(String(c));
-      cb();
-    },
-  });
-  return Object.assign(w, { text: () => chunks.join("") });
-}
-
 const escaped = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -100,7 +89,10 @@ describe("README: the curl walk-through as written, in order (embedded default)"
   let dataDir: string;
   let workDir: string;
   let sys: Embedded;
-  const banner = capture();
+  // What `npm start` prints for the person at the terminal (the tokens, where to go).
+  const banner = new PassThrough();
+  let bannerText = "";
+  banner.on("data", (chunk) => (bannerText += String(chunk)));
 
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "readme-data-"));
@@ -125,13 +117,13 @@ describe("README: the curl walk-through as written, in order (embedded default)"
     expect(bannerExample, "README shows the token banner").to.not.equal(undefined);
     const tokenByExample = new Map<string, string>();
     for (const m of bannerExample!.body.matchAll(/^\s*(\S.*?)\s+:\s+(aa_\S+)$/gm)) {
-      const real = new RegExp(`^\\s*${escaped(m[1])}\\s+:\\s+(aa_\\S+)$`, "m").exec(banner.text())?.[1];
-      expect(real, `banner line '${m[1]}' in:\n${banner.text()}`).to.be.a("string");
+      const real = new RegExp(`^\\s*${escaped(m[1])}\\s+:\\s+(aa_\\S+)$`, "m").exec(bannerText)?.[1];
+      expect(real, `banner line '${m[1]}' in:\n${bannerText}`).to.be.a("string");
       tokenByExample.set(m[2], real!);
     }
     // Where the README says the banner points, it does.
     for (const m of bannerExample!.body.matchAll(/^\s*(\S.*?)\s+:\s+(http\S+)$/gm)) {
-      expect(banner.text(), `banner line '${m[1]}'`).to.match(new RegExp(`^\\s*${escaped(m[1])}\\s+:\\s+${escaped(local(m[2]))}$`, "m"));
+      expect(bannerText, `banner line '${m[1]}'`).to.match(new RegExp(`^\\s*${escaped(m[1])}\\s+:\\s+${escaped(local(m[2]))}$`, "m"));
     }
 
     const env: Record<string, string> = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: workDir, LANG: "C.UTF-8" };
