@@ -2,7 +2,8 @@
 // (nesting deep enough to stall or crash a DOM on the event loop) submitted by
 // one project must not slow another project's reads or stop its articles, ends
 // `rejected` with rule `content` once, and a restart with such an article
-// still pending starts and serves at once.
+// still pending starts and serves at once. Both held against the same thing
+// measured without the hostile work in the same test (support/bystander.ts).
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -13,6 +14,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { openEmbeddedArticleStore } from "../../services/articles/store/open.js";
 import { runCli } from "../../services/auth/cli.js";
+import { describeLatencies, expectNoStall, summarize } from "../support/bystander.js";
 import { api, waitFor } from "../support/http.js";
 import { sink } from "../support/sink.js";
 
@@ -46,11 +48,6 @@ async function floodFrom(url: string, token: string, bodies: unknown[]): Promise
     await worker.terminate();
   }
 }
-
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
 
 describe("bounded content work (embedded default)", function () {
   this.timeout(300_000);
@@ -87,20 +84,30 @@ describe("bounded content work (embedded default)", function () {
     expect(first.status).to.equal(200);
     await waitFor("B's first article ready", async () => ((await B("GET", `/api/articles/${first.body.id}`)).body.article.status === "ready" ? true : undefined), 120_000, 100);
 
-    // B reads its article over and over while A's flood is admitted.
-    const latencies: number[] = [];
-
-    let flooding = true;
-    const reader = (async () => {
-      const until = Date.now() + 120_000;
-      while (flooding && Date.now() < until) {
-        const t = performance.now();
-        const r = await B("GET", `/api/articles/${first.body.id}`);
-        latencies.push(performance.now() - t);
-        expect(r.status).to.equal(200);
-        await new Promise((res) => setImmediate(res));
-      }
-    })();
+    // B reads its article over and over: for two seconds alone (the reference), then while A's flood is admitted.
+    const readOverAndOver = () => {
+      const latencies: number[] = [];
+      let reading = true;
+      const reader = (async () => {
+        const until = Date.now() + 120_000;
+        while (reading && Date.now() < until) {
+          const t = performance.now();
+          const r = await B("GET", `/api/articles/${first.body.id}`);
+          latencies.push(performance.now() - t);
+          expect(r.status).to.equal(200);
+          await new Promise((res) => setImmediate(res));
+        }
+      })();
+      return async () => {
+        reading = false;
+        await reader;
+        return summarize(latencies);
+      };
+    };
+    const stopAlone = readOverAndOver();
+    await new Promise((res) => setTimeout(res, 2_000));
+    const alone = await stopAlone();
+    const stopReading = readOverAndOver();
 
     // The flood comes from a thread of its own, as it would from another machine: sending twenty
     // 1 MB bodies must not count as the server's work on this event loop.
@@ -116,19 +123,26 @@ describe("bounded content work (embedded default)", function () {
       return all.every((d) => d.startsWith("rejected")) ? all : undefined;
     }, 120_000, 250);
     await waitFor("B's new article ready", async () => ((await B("GET", `/api/articles/${second.body.id}`)).body.article.status === "ready" ? true : undefined), 120_000, 100);
-    flooding = false;
-    await reader;
-
-    const p99 = percentile(latencies, 99);
-    console.log(`      B's GET /api/articles/:id during 20 hostile admissions: ${latencies.length} reads, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`);
-    // The target is 100 ms; the margin is for a CPU-starved test machine (load 13 on 2 cores gave 45–540 ms).
-    // With extraction on the event loop, one such page stalled every read for seconds.
-    expect(p99).to.be.below(1_000);
+    const flooded = await stopReading();
+    console.log(`      B's GET /api/articles/:id alone: ${describeLatencies(alone)}; during 20 hostile admissions: ${describeLatencies(flooded)}`);
+    // With extraction on the event loop, one such page stalled every read for seconds. (The
+    // read path's speed: npm run bench.)
+    expectNoStall("B's p99 during the hostile admissions", flooded.p99, alone.p99);
 
     for (const d of decisions) expect(d).to.match(/^rejected \(revision 1\): content: HTML nested deeper than 256 levels/);
     const one = await A("GET", `/api/articles/${ids[0]}`);
     expect(one.body.article.status).to.equal("rejected");
   });
+
+  /** Start, ask /healthz and create one article: what a restart must do at once. */
+  const openAndCreate = async () => {
+    const { url } = await start();
+    const health = await fetch(`${url}/healthz`);
+    const created = await api(url, TOKENS.b)("POST", "/api/articles", { title: "After the restart", text: BYSTANDER_TEXT });
+    expect(health.status).to.equal(200);
+    expect(created.status).to.equal(200);
+    return { url, created };
+  };
 
   it("a restart with a hostile article still pending starts at once and rejects it once", async () => {
     // The state a crash leaves: stored, admission not yet done.
@@ -138,16 +152,22 @@ describe("bounded content work (embedded default)", function () {
     await store.insert({ ...draft, id: "left-over-divs", text: NESTED_DIVS });
     await store.close();
 
-    const t = performance.now();
-    const { url } = await start();
-    const B = api(url, TOKENS.b);
-    const health = await fetch(`${url}/healthz`);
-    const created = await B("POST", "/api/articles", { title: "After the restart", text: BYSTANDER_TEXT });
+    // The reference: the same start, health check and create on an empty data folder.
+    const hostileDir = dataDir;
+    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-content-"));
+    let t = performance.now();
+    await openAndCreate();
+    const reference = performance.now() - t;
+    await sys!.close();
+    await rm(dataDir, { recursive: true, force: true });
+    dataDir = hostileDir;
+
+    t = performance.now();
+    const { url, created } = await openAndCreate();
     const elapsed = performance.now() - t;
-    expect(health.status).to.equal(200);
-    expect(created.status).to.equal(200);
-    console.log(`      start-up + /healthz + a create with two hostile articles pending: ${elapsed.toFixed(0)} ms`);
-    expect(elapsed).to.be.below(15_000);
+    const B = api(url, TOKENS.b);
+    console.log(`      start-up + /healthz + a create with two hostile articles pending: ${elapsed.toFixed(0)} ms (none pending: ${reference.toFixed(0)} ms)`);
+    expectNoStall("start-up with two hostile articles pending", elapsed, reference, { factor: 3, slackMs: 2_000 });
 
     const A = api(url, TOKENS.a);
     for (const id of ["left-over-cells", "left-over-divs"]) {

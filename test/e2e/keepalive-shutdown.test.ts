@@ -86,19 +86,23 @@ describe("draining kept-alive connections (lib/net/http-drain.ts)", () => {
       await sleep(100);
 
       const began = Date.now();
-      const stopTimers = drain.begin(10_000);
+      const DEADLINE = 10_000;
+      const stopTimers = drain.begin(DEADLINE);
       const allClosed = new Promise<number>((r) => stopListening(server, () => r(Date.now())));
       // A request on an open connection just after the drain began: answered, and told the connection is done.
       expect(await active.get("/fast")).to.match(/Connection: close/i);
       expect(await slow, "the request in flight is answered").to.match(/^HTTP\/1\.1 200[\s\S]*Connection: close/i);
       const refused = await new Promise<string>((r) => net.connect(port, "127.0.0.1").once("connect", () => r("connected")).once("error", (e: NodeJS.ErrnoException) => r(e.code ?? "")));
       expect(refused).to.equal("ECONNREFUSED");
-      // The server ends the connections it answered with Connection: close at once, the idle one once it has been quiet.
-      expect((await active.ended) - began).to.be.below(QUIET);
+      // The server ends the connections it answered with Connection: close at once, the idle one once
+      // it has been quiet (not sooner), and all of them by the quiet timer rather than the deadline.
+      // Only order and lower bounds: a loaded machine delays every timer, never hastens one.
+      const activeEnded = (await active.ended) - began;
       const idleEnded = (await idle.ended) - began;
-      expect(idleEnded).to.be.at.least(QUIET - 150).and.below(QUIET + 2_000);
+      expect(activeEnded, "the answered connection ends before the idle one").to.be.below(idleEnded);
+      expect(idleEnded).to.be.at.least(QUIET - 150).and.below(DEADLINE);
       await busy.ended;
-      expect((await allClosed) - began).to.be.below(QUIET + 2_000);
+      expect((await allClosed) - began).to.be.below(DEADLINE);
       stopTimers();
     } finally {
       for (const c of [busy, active, idle]) c.close();
@@ -122,9 +126,9 @@ describe("RPC port: Connect calls on kept-alive HTTP/1.1 connections during clos
     const closeMs = Date.now() - began;
     await sleep(200);
     const result = await traffic.stop();
+    // close() ends by its own cut-off (lib/rpc/server.ts); a hang would be this test's timeout.
     console.log(`      ${result.answered} answered (${result.closeAnswers} with Connection: close), ${result.refused} refused at connect, ${result.cut.length} cut; closed in ${closeMs} ms`);
     expect(result.cut, "calls sent and never answered").to.deep.equal([]);
-    expect(closeMs).to.be.below(5_000);
   });
 });
 

@@ -6,6 +6,9 @@ import { api, waitFor } from "../support/http.js";
 import { requireMongo, startNatsServer, type LocalNatsServer } from "../support/servers.js";
 import { TOKENS, prose, startTestStack, type TestStack } from "./stack-harness.js";
 
+/** How old a waiting article must be before the reconciler re-publishes it (services/articles/reconciler.ts's default). */
+const RECONCILER_STALE_MS = 120_000;
+
 describe("NATS outage on the full stack: jobs published when NATS returns", function () {
   this.timeout(180_000);
   let nats: LocalNatsServer | undefined;
@@ -56,10 +59,11 @@ describe("NATS outage on the full stack: jobs published when NATS returns", func
         if (s && s !== "waiting") started.add(id);
       }
       return started.size === ids.length ? true : undefined;
-    }, 20_000, 100);
+    }, RECONCILER_STALE_MS / 2, 100);
     const ms = Date.now() - backAt;
+    // Measured well under 1 s. What is asserted is which path started them: the reconciler alone
+    // would find them only after RECONCILER_STALE_MS, so half of it leaves a loaded machine room.
     console.log(`      all ${ids.length} articles past waiting ${ms} ms after NATS returned`);
-    // Target 5 s (measured well under 1 s); the reconciler alone would need over 120 s.
-    expect(ms).to.be.below(5_000);
+    expect(ms).to.be.below(RECONCILER_STALE_MS / 2);
   });
 });

@@ -1,17 +1,20 @@
 // Bounded text work end to end on the embedded default: one project's
 // pronunciation rules built to make a regular expression backtrack (500 rules
 // "a a … a zN") and articles of "a a a …" once blocked every other project's
-// reads for 6–13 s per article. Now they render in seconds while the other
-// project's reads stay fast (p99 under 100 ms), a 1 MB article renders within
-// 10 s with its text work off the event loop and its 6.5 hours of audio joined
-// in slices, and text work past its deadline ends the article `errored`, once
-// (a text slow to prepare against the shortest deadline allowed).
+// reads for 6–13 s per article. Now they render while the other project's reads
+// show no stall (held against the same reads measured alone, just before), a
+// 1 MB article renders with its text work off the event loop and its 6.5 hours
+// of audio joined in slices, beside another project's article that gets ready
+// first, and text work past its deadline ends the article `errored`, once (a
+// text slow to prepare against the shortest deadline allowed). How fast the
+// matching is: bench/text-normalize.ts.
 import { expect } from "chai";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ADVERSARIAL_RULES, repeated, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
+import { describeLatencies, expectNoStall, readEvery } from "../support/bystander.js";
 import { api, waitFor } from "../support/http.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
 import { sink } from "../support/sink.js";
@@ -24,11 +27,6 @@ const SEED = JSON.stringify([
 const BYSTANDER_TEXT = "The library opens a new reading room on Monday. Visitors can borrow books for four weeks.";
 const words = (n: number) => Array(n).fill("a").join(" ");
 
-const percentile = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)];
-};
-
 describe("bounded text work (embedded default)", function () {
   this.timeout(300_000);
   let dataDir: string;
@@ -40,38 +38,16 @@ describe("bounded text work (embedded default)", function () {
   };
   const status = async (call: ReturnType<typeof api>, id: string) => (await call("GET", `/api/articles/${id}`)).body.article;
 
-  /**
-   * B lists its articles 20 times a second until `stop` is called. Each read's latency counts from
-   * when it was due, not from when it was sent: this client shares the event loop it measures, so
-   * a read held back by a stall waits as long as a reader elsewhere would have. Latencies in ms.
-   */
+  /** B lists its articles 20 times a second (bystander.ts: latency counts from when a read was due). */
   const READ_WINDOW_MS = 10_000;
-  function readWhile(B: ReturnType<typeof api>) {
-    const EVERY_MS = 50;
-    const latencies: number[] = [];
-    const inFlight: Promise<void>[] = [];
-    const started = performance.now();
-    let due = 0;
-    const read = async (at: number) => {
+  const REFERENCE_WINDOW_MS = 3_000;
+  const readWhile = (B: ReturnType<typeof api>) =>
+    readEvery(async () => {
       const r = await B("GET", "/api/articles");
-      latencies.push(performance.now() - at);
       expect(r.status).to.equal(200);
-    };
-    const timer = setInterval(() => {
-      for (let at = started + due * EVERY_MS; at <= performance.now(); at = started + ++due * EVERY_MS) inFlight.push(read(at));
-    }, 5);
-    return {
-      /** Reads go on for `windowMs` from the start at least: 200 reads or more, so that a p99 is not simply the slowest one. */
-      async stop(windowMs = READ_WINDOW_MS) {
-        const left = started + windowMs - performance.now();
-        if (left > 0) await new Promise((res) => setTimeout(res, left));
-        clearInterval(timer);
-        await Promise.all(inFlight);
-        const p99 = percentile(latencies, 99);
-        return { p99, p50: percentile(latencies, 50), max: Math.max(...latencies), n: latencies.length };
-      },
-    };
-  }
+    });
+  /** B's reads with nothing else going on: what its reads under load are held against. */
+  const reference = (B: ReturnType<typeof api>) => readWhile(B).stop(REFERENCE_WINDOW_MS);
 
   beforeEach(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-text-"));
@@ -82,13 +58,14 @@ describe("bounded text work (embedded default)", function () {
     await rm(dataDir, { recursive: true, force: true });
   });
 
-  it("the adversarial rules: articles of 'a a a' render within 10 s each while another project's reads stay fast", async () => {
+  it("the adversarial rules: articles of 'a a a' render while another project's reads show no stall", async () => {
     const { A, B } = await start();
     const first = await B("POST", "/api/articles", { title: "Reading room", text: BYSTANDER_TEXT });
     await waitFor("B's article ready", async () => ((await status(B, first.body.id)).status === "ready" ? true : undefined), 120_000);
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
 
+    const alone = await reference(B);
     const reads = readWhile(B);
     const cases: Array<[string, string]> = [
       ["250 words", words(250)],
@@ -107,21 +84,21 @@ describe("bounded text work (embedded default)", function () {
       }, 60_000);
       const s = (performance.now() - t) / 1000;
       took.push(`${name} ${s.toFixed(1)} s`);
-      expect(s, name).to.be.below(10);
     }
-    const r = await reads.stop();
-    console.log(`      ready after: ${took.join(", ")}; B's GET /api/articles meanwhile: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
+    const r = await reads.stop(READ_WINDOW_MS);
+    console.log(`      ready after: ${took.join(", ")}; B's GET /api/articles alone: ${describeLatencies(alone)}; meanwhile: ${describeLatencies(r)}`);
     // Before: one read waited 6.1 s, 9.9 s and 12.9 s.
-    expect(r.p99).to.be.below(100);
+    expectNoStall("B's p99 while A's articles render", r.p99, alone.p99);
   });
 
-  it("a 1 MB article of repetitive words with the adversarial rules renders within 10 s while another project's reads stay fast", async () => {
+  it("a 1 MB article of repetitive words with the adversarial rules renders beside another project's article, whose reads show no stall", async () => {
     const { A, B } = await start();
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
     const warm = await B("POST", "/api/articles", { title: "Reading room", text: BYSTANDER_TEXT });
     await waitFor("B's article ready", async () => ((await status(B, warm.body.id)).status === "ready" ? true : undefined), 120_000);
 
+    const alone = await reference(B);
     const reads = readWhile(B);
     const t = performance.now();
     const big = await A("POST", "/api/articles", { title: "a a a", text: repeated(1_000_000) });
@@ -136,15 +113,15 @@ describe("bounded text work (embedded default)", function () {
       return ["ready", "errored", "rejected"].includes(a.status) ? a : undefined;
     }, 60_000, 500);
     const aEnded = (performance.now() - t) / 1000;
-    const r = await reads.stop();
-    console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${((ended.audio_duration ?? 0) / 3600).toFixed(1)} h of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles: ${r.n} reads, p50 ${r.p50.toFixed(1)} ms, p99 ${r.p99.toFixed(1)} ms, max ${r.max.toFixed(1)} ms`);
+    const r = await reads.stop(READ_WINDOW_MS);
+    console.log(`      1 MB article ${ended.status} after ${aEnded.toFixed(1)} s (${((ended.audio_duration ?? 0) / 3600).toFixed(1)} h of audio); B's article ready after ${bReady.toFixed(1)} s; B's GET /api/articles alone: ${describeLatencies(alone)}; meanwhile: ${describeLatencies(r)}`);
     // Its text work takes a fraction of a second on its thread, well inside the 5 s deadline: it is
     // spoken, six and a half hours of "a a a" (140 MB of MP3), then joined, measured and hashed in
     // slices between other requests. Before those were sliced, reads waited 1.4-3.7 s at once.
     expect(ended.status).to.equal("ready");
-    expect(aEnded).to.be.below(10);
-    expect(bReady).to.be.below(10);
-    expect(r.p99).to.be.below(100);
+    // Two at once: B's short article does not wait for the megabyte ahead of it.
+    expect(bReady, "B's article ready before the 1 MB article ended").to.be.below(aEnded);
+    expectNoStall("B's p99 while the 1 MB article renders", r.p99, alone.p99);
   });
 
   it("text work past the deadline ends the article errored once, naming the deadline", async () => {
@@ -162,7 +139,6 @@ describe("bounded text work (embedded default)", function () {
     const s = (performance.now() - t) / 1000;
     console.log(`      1 MB article with a 100 ms text deadline: ${ended.status} after ${s.toFixed(1)} s: ${ended.error}`);
     expect(ended.status).to.equal("errored");
-    expect(s).to.be.below(10);
     expect(ended.error).to.match(/^Text preparation took longer than 100 ms/);
     // Once: no retry after it, and still errored a while later.
     expect(ended.errors).to.have.length(1);
