@@ -310,9 +310,9 @@ export const TimedSegment: Schema = {
   type: "object",
   additionalProperties: false,
   required: ["kind", "text", "start", "end", "sentences"],
-  description: "The title or one paragraph of the article, with its sentences.",
+  description: "The title, a heading or one paragraph of the article, with its sentences.",
   properties: {
-    kind: { type: "string", enum: ["title", "paragraph"] },
+    kind: { type: "string", enum: ["title", "heading", "paragraph"], description: "`heading`: an h2 or h3 of an article sent as HTML with `parse: true`; each starts a chapter." },
     text: { type: "string", description: "The paragraph as shown: its sentences joined with spaces." },
     start: secondsInAudio("Where it starts"),
     end: secondsInAudio("Where it ends"),
@@ -371,6 +371,7 @@ export const ImportSummary: Schema = {
     result: ok,
     imported: { type: "integer", minimum: 0, description: "Lines that created an article." },
     failed: { type: "integer", minimum: 0, description: "Lines that did not (each has its fail line above)." },
+    stopped: { type: "string", description: "Present when the import ended before the end of the upload (it arrived too slowly), saying why; send the lines after the last answered one again." },
   },
 };
 

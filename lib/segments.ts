@@ -12,13 +12,14 @@ export interface TimedSentence {
 }
 
 export interface TimedSegment {
-  kind: "title" | "paragraph";
+  /** "heading": an h2 or h3 of an article sent as HTML with `parse: true`; each starts a chapter. */
+  kind: "title" | "heading" | "paragraph";
   /** The paragraph's text as shown: its sentences joined with spaces. */
   text: string;
   start: number;
   end: number;
   sentences: TimedSentence[];
-  /** The paragraph was an HTML heading (h2/h3, parsed articles only): it starts a chapter. Not part of the public answer. */
+  /** The heading's level (kind "heading"). Not part of the public answer. */
   heading?: 2 | 3;
 }
 

@@ -17,6 +17,7 @@ import os from "node:os";
 import path from "node:path";
 import { splitSentences } from "../../services/audio/text/index.js";
 import type { TimedSegment } from "../../lib/segments.js";
+import { extractMainContent } from "../../services/articles/content/extract.js";
 import { FAKE_AZURE_KEY, FAKE_OPENAI_KEY, startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
 import { requireNativeEngine } from "../support/native-engine.js";
 
@@ -68,7 +69,7 @@ function inArticleOrder(texts: string[], article: string): string[] {
 
 function checkShape(segments: TimedSegment[], fullDuration: number): void {
   expect(segments[0].kind).to.equal("title");
-  expect(segments.slice(1).every((s) => s.kind === "paragraph")).to.equal(true);
+  expect(segments.slice(1).every((s) => s.kind === (s.heading ? "heading" : "paragraph"))).to.equal(true);
   let last = 0;
   for (const s of segments) {
     expect(s.start).to.equal(s.sentences[0].start);
@@ -150,13 +151,17 @@ describe("timed segments", function () {
         const r = await renderArticle({ title: "Budget 2024", text, lang: "en-US", voice: "alloy", parse: true }, engine);
         expect(r.segments.map((s) => [s.kind, s.text, s.heading])).to.deep.equal([
           ["title", "Budget 2024", undefined],
-          ["paragraph", "Money", 2],
+          ["heading", "Money", 2],
           ["paragraph", "The budget grew 3.5% in 2024, Dr. Smith said. It was approx. 12 km long.", undefined],
-          ["paragraph", "Roads", 3],
+          ["heading", "Roads", 3],
           ["paragraph", "Work starts on 1/4.", undefined],
         ]);
         expect(r.segments[2].sentences.map((s) => s.text)).to.deep.equal(["The budget grew 3.5% in 2024, Dr. Smith said.", "It was approx. 12 km long."]);
         checkShape(r.segments, r.fullDuration);
+        // What the worker is handed for such an article: admission's extracted text, plain, its headings marked (lib/headings.ts).
+        const extracted = extractMainContent(text).text;
+        const plain = await renderArticle({ title: "Budget 2024", text: extracted, lang: "en-US", voice: "alloy", parse: false }, engine);
+        expect(plain.segments.map((s) => [s.kind, s.text, s.heading])).to.deep.equal(r.segments.map((s) => [s.kind, s.text, s.heading]));
       } finally {
         await engine.close();
       }

@@ -4,9 +4,11 @@
 // Readability keeps some of it (figure captions, share bars inside <article>).
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
+import { markHeading, type HeadingLevel } from "../../../lib/headings.js";
 
 export interface ExtractedContent {
   title?: string;
+  /** The paragraphs parted by blank lines; h2 and h3 paragraphs carry their heading mark (lib/headings.ts). */
   text: string;
   paragraphs: string[];
 }
@@ -99,13 +101,17 @@ function hasNoiseName(el: El): boolean {
   return tokens.some((t) => NOISE_TOKENS.has(t));
 }
 
-/** Paragraph texts of an element: block elements split, inline runs joined. */
+// Section headings: they start the article's chapters (docs/transcripts.md). Readability turns an h1 inside the body into an h2.
+const HEADING_TAGS: Readonly<Record<string, HeadingLevel>> = { h2: 2, h3: 3 };
+
+/** Paragraph texts of an element: block elements split, inline runs joined; h2/h3 paragraphs marked as headings. */
 function blocksOf(root: El): string[] {
   const out: string[] = [];
   let run = "";
+  let heading: HeadingLevel | undefined;
   const flush = () => {
     const text = clean(run);
-    if (text) out.push(text);
+    if (text) out.push(heading ? markHeading(text, heading) : text);
     run = "";
   };
   const walk = (node: Node) => {
@@ -116,8 +122,11 @@ function blocksOf(root: El): string[] {
         if (NOISE_TAGS.includes(tag)) continue;
         if (BLOCK_TAGS.has(tag)) {
           flush();
+          const outer = heading;
+          heading = HEADING_TAGS[tag] ?? outer;
           walk(child);
           flush();
+          heading = outer;
         } else walk(child);
       }
     }

@@ -8,6 +8,7 @@ import type { StoredAudio } from "../store/port.js";
 import * as v from "../validate.js";
 import type { HandlerShared } from "./context.js";
 import { ruleToProto } from "../../../lib/rpc/pronunciations.js";
+import { withoutHeadingMarks } from "../../../lib/headings.js";
 
 type WorkerCalls = Pick<ServiceImpl<typeof ArticlesService>, "claimAudioJob" | "reportAudioStatus" | "completeAudioJob" | "failAudioJob">;
 
@@ -40,12 +41,14 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
       const a = await store.claim(id, revisionOf(req.revision));
       if (!a) return { stale: true };
       emit(a);
-      // The worker reads what admission decided to speak (parsed or recrawled text), already plain text.
+      // The worker reads what admission decided to speak (parsed or recrawled text), already plain
+      // text, whose h2/h3 paragraphs carry extraction's heading marks (lib/headings.ts). A
+      // publisher's own plain text cannot carry them: its two mark characters go as plain spaces.
       const article = toProto(a);
       if (a.spokenText !== undefined) {
         article.text = a.spokenText;
         article.parse = false;
-      }
+      } else if (!a.parse) article.text = withoutHeadingMarks(article.text);
       return { stale: false, article, pronunciations: (a.pronunciations ?? []).map(ruleToProto), loudness: a.loudness };
     },
 

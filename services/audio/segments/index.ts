@@ -63,7 +63,7 @@ export async function timedSegments(
     });
     if (sentences.length === 0) return;
     const segment: TimedSegment = {
-      kind: p.title ? "title" : "paragraph",
+      kind: p.title ? "title" : p.heading ? "heading" : "paragraph",
       text: sentences.map((s) => s.text).join(" "),
       start: sentences[0].start,
       end: sentences[sentences.length - 1].end,

@@ -1,6 +1,7 @@
 // HTML → plain paragraphs. Page furniture (navigation, scripts, captions,
 // forms) is dropped; every block element ends a paragraph.
 import { convert, type FormatCallback, type HtmlToTextOptions, type SelectorDefinition } from "html-to-text";
+import { headingLevelOf, type HeadingLevel } from "../../../lib/headings.js";
 import { HEADING_MARKS } from "./pronounce.js";
 
 const DROPPED = ["script", "style", "noscript", "nav", "header", "footer", "aside", "form", "iframe", "figcaption", "button", "template", "svg", "canvas", "video", "audio", "picture", "img", "select", "textarea", "input", "object", "embed", "head", "title"];
@@ -39,7 +40,7 @@ export function htmlToParagraphs(html: string): string[] {
 }
 
 /** htmlToParagraphs, telling which paragraphs were section headings (h2, h3). */
-export function htmlBlocks(html: string): Array<{ text: string; heading?: 2 | 3 }> {
+export function htmlBlocks(html: string): Array<{ text: string; heading?: HeadingLevel }> {
   return splitParagraphs(convert(html, options), true).flatMap((line) => {
     const heading = line.startsWith(HEADING_MARKS[2]) ? 2 : line.startsWith(HEADING_MARKS[3]) ? 3 : undefined;
     const text = heading ? line.slice(1).trim() : line;
@@ -53,7 +54,26 @@ export function htmlBlocks(html: string): Array<{ text: string; heading?: 2 | 3 
  * each line is a paragraph.
  */
 export function splitParagraphs(text: string, everyLine = false): string[] {
+  return rawParagraphs(text, everyLine)
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0);
+}
+
+/**
+ * splitParagraphs, telling which paragraphs extraction marked as headings (lib/headings.ts): the
+ * articles service hands over an HTML article's extracted text as plain text with those marks, and
+ * only extraction makes them (a publisher's plain text has them turned to spaces before it comes).
+ */
+export function plainBlocks(text: string): Array<{ text: string; heading?: HeadingLevel }> {
+  return rawParagraphs(text, false).flatMap((raw) => {
+    const p = raw.trim();
+    if (p.length === 0) return [];
+    const heading = headingLevelOf(raw);
+    return [heading ? { text: p, heading } : { text: p }];
+  });
+}
+
+function rawParagraphs(text: string, everyLine: boolean): string[] {
   const normalised = text.replace(/\r\n?/g, "\n");
-  const byBlank = everyLine || !/\n[^\S\n]*\n/.test(normalised) ? normalised.split("\n") : normalised.split(/\n[^\S\n]*\n/);
-  return byBlank.map((p) => p.trim()).filter((p) => p.length > 0);
+  return everyLine || !/\n[^\S\n]*\n/.test(normalised) ? normalised.split("\n") : normalised.split(/\n[^\S\n]*\n/);
 }

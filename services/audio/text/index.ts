@@ -1,7 +1,7 @@
 // Text preparation: what the speech engine will read, as paragraphs with the
 // title first.
 import { expandAbbreviations } from "./abbreviations.js";
-import { htmlBlocks, splitParagraphs } from "./html.js";
+import { htmlBlocks, plainBlocks } from "./html.js";
 import { splitSentences } from "./sentences.js";
 import { spellEnglishInitialisms, spellInitialisms } from "./initialisms.js";
 import { langKey } from "./lang.js";
@@ -66,7 +66,7 @@ export function prepareSentences(input: TextInput): PreparedParagraph[] {
   // The characters the pipeline marks with can only come from the pipeline (pronounce.ts): they
   // go before anything else, and again after HTML, whose character references can spell them.
   const html = (s: string) => htmlBlocks(withoutReserved(s)).map((b) => ({ ...b, text: withoutReserved(b.text) }));
-  const body = input.parse ? html(input.text) : splitParagraphs(withoutReserved(input.text)).map((text) => ({ text, heading: undefined }));
+  const body = input.parse ? html(input.text) : plainBlocks(withoutReserved(input.text));
   const title = input.parse ? html(input.title).map((b) => b.text).join(" ") : withoutReserved(input.title).trim();
   const rules = input.pronunciations && rulesWithoutReserved(input.pronunciations);
   const out: PreparedParagraph[] = [];
