@@ -59,11 +59,11 @@ describe("graceful shutdown (processes over NATS)", function () {
     // Long enough to be mid-render when the signal lands, short enough for the grace period.
     const id = await create("Finish me", paragraphs(6));
     await claimed(worker, id);
-    const sent = Date.now();
     worker.child.kill("SIGTERM");
     const exit = await worker.exited;
     expect(exit.code, worker.tail()).to.equal(0);
-    expect(exit.at - sent).to.be.below(20_000);
+    // Finished inside the grace period: not aborted at its end.
+    expect(jobLines(worker, id)).not.to.include("render aborted by shutdown; job handed back");
     // The job was still in hand when the signal came, and finished afterwards.
     const at = (msg: string) => worker.lines.findIndex((l) => l.msg === msg && (l.articleId === undefined || l.articleId === id));
     expect(at("SIGTERM received, shutting down")).to.be.greaterThan(at("audio job claimed"));
@@ -79,7 +79,6 @@ describe("graceful shutdown (processes over NATS)", function () {
     await claimed(first, id);
     const health = rpcClient(Health, `http://127.0.0.1:${portOf(first)}`, { timeoutMs: 1_000 });
 
-    const sent = Date.now();
     first.child.kill("SIGTERM");
     // Readiness turns false while the worker drains, before the listener goes away.
     const status = await waitFor("NOT_SERVING during the drain", async () => {
@@ -90,7 +89,6 @@ describe("graceful shutdown (processes over NATS)", function () {
 
     const exit = await first.exited;
     expect(exit.code, first.tail()).to.equal(0);
-    expect(exit.at - sent).to.be.below(6_000);
     expect(jobLines(first, id)).to.include("render aborted by shutdown; job handed back");
     expect(jobLines(first, id)).not.to.include("audio job completed");
     const mid = await A("GET", `/api/articles/${id}`);
@@ -133,7 +131,7 @@ describe("graceful shutdown (processes over NATS)", function () {
         }, 200);
       });
     });
-    const sent = await sigterm;
+    await sigterm;
 
     // Once draining, the listener is closed: nothing new gets in.
     await waitFor("new connections to be refused", async () => {
@@ -150,7 +148,6 @@ describe("graceful shutdown (processes over NATS)", function () {
     expect(JSON.parse(res.text).id).to.be.a("string");
     const exit = await gateway.exited;
     expect(exit.code, gateway.tail()).to.equal(0);
-    expect(exit.at - sent).to.be.below(25_000);
     expect(linesOf(stack, "gateway").some((l) => l.msg === "SIGTERM received, shutting down")).to.equal(true);
   });
 });

@@ -6,6 +6,7 @@
 // project's article is rendered while health checks keep answering. (Articles
 // of "a a a …" render: text-bounds.test.ts on the embedded default.)
 import { expect } from "chai";
+import { expectNoStall } from "../support/bystander.js";
 import { api, waitFor } from "../support/http.js";
 import { ADVERSARIAL_RULES, SLOW_TO_PREPARE } from "../support/adversarial-text.js";
 import { requireMongo, requireNats } from "../support/servers.js";
@@ -43,18 +44,30 @@ describe("bounded text work (full stack)", function () {
     const put = await A("PUT", "/api/pronunciations", ADVERSARIAL_RULES);
     expect(put.status, JSON.stringify(put.body)).to.equal(200);
 
-    // Health is asked all along: every audio worker's event loop must keep answering.
-    const health: number[] = [];
-    let asking = true;
-    const asker = (async () => {
-      while (asking) {
-        const s = performance.now();
-        const h = await fetch(`${t.stack.url}/healthz`);
-        health.push(performance.now() - s);
-        expect(h.status).to.equal(200);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    })();
+    // Health is asked all along: every audio worker's event loop must keep answering. First for
+    // two seconds with nothing else going on: the reference its answers under load are held against.
+    const askHealth = () => {
+      const health: number[] = [];
+      let asking = true;
+      const asker = (async () => {
+        while (asking) {
+          const s = performance.now();
+          const h = await fetch(`${t.stack.url}/healthz`);
+          health.push(performance.now() - s);
+          expect(h.status).to.equal(200);
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      })();
+      return async () => {
+        asking = false;
+        await asker;
+        return health;
+      };
+    };
+    const stopAlone = askHealth();
+    await new Promise((r) => setTimeout(r, 2_000));
+    const alone = Math.max(...(await stopAlone()));
+    const stopAsking = askHealth();
 
     const started = performance.now();
     const big = await A("POST", "/api/articles", { title: "a a a", text: SLOW_TO_PREPARE });
@@ -62,20 +75,18 @@ describe("bounded text work (full stack)", function () {
     for (const c of [big, other]) expect(c.status).to.equal(200);
 
     const [bigEnd, otherEnd] = await Promise.all([big, other].map((c, i) => ended(i === 1 ? B : A, c.body.id, 120_000).then((a) => ({ ...a, after: (performance.now() - started) / 1000 }))));
-    asking = false;
-    await asker;
+    const health = await stopAsking();
     const worst = Math.max(...health);
     console.log(
-      `      full stack: 1 MB ${bigEnd.status} after ${bigEnd.after.toFixed(1)} s, other project's article ${otherEnd.status} after ${otherEnd.after.toFixed(1)} s; /healthz ${health.length} answers, worst ${worst.toFixed(0)} ms`,
+      `      full stack: 1 MB ${bigEnd.status} after ${bigEnd.after.toFixed(1)} s, other project's article ${otherEnd.status} after ${otherEnd.after.toFixed(1)} s; /healthz ${health.length} answers, worst ${worst.toFixed(0)} ms (alone ${alone.toFixed(0)} ms)`,
     );
 
     expect(bigEnd.status).to.equal("errored");
     expect(bigEnd.error).to.match(/^Text preparation took longer than 100 ms/);
     expect(bigEnd.errors).to.have.length(1);
     expect(otherEnd.status).to.equal("ready");
-    expect(otherEnd.after).to.be.below(30);
     // Before, a worker spent minutes inside one regular expression and answered nothing meanwhile.
-    expect(worst).to.be.below(2_000);
+    expectNoStall("worst /healthz while the megabyte is prepared", worst, alone);
 
     // Failed once, by the worker that claimed it: no second attempt.
     const failures = t.logs.records({ msg: "audio job failed permanently" }).filter((r) => r.articleId === big.body.id);

@@ -7,7 +7,7 @@
 const path = require("node:path");
 const Mocha = require("mocha");
 const { Spec } = Mocha.reporters;
-const { EVENT_RUN_END, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN, EVENT_SUITE_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END } = Mocha.Runner.constants;
 
 const SLOWEST = Number(process.env.TEST_SLOWEST_FILES ?? 15);
 
@@ -15,19 +15,21 @@ class PassFailReporter extends Spec {
   constructor(runner, options) {
     super(runner, options);
     const skipped = [];
-    // Wall time per file, from its first top-level suite's start to its last one's end.
+    // Wall time per file, from its first top-level suite's start to its last one's end. In parallel
+    // mode a file's events arrive all at once when it is done, so there it is its tests' time only.
+    const parallel = typeof runner.isParallelMode === "function" && runner.isParallelMode();
     const files = new Map();
+    const entry = (file) => files.get(file) ?? files.set(file, { ms: 0, since: 0 }).get(file);
     const isTopLevel = (suite) => suite.parent && suite.parent.root && suite.file;
-    runner.on(EVENT_SUITE_BEGIN, (suite) => {
-      if (!isTopLevel(suite)) return;
-      const f = files.get(suite.file) ?? { ms: 0, since: 0 };
-      f.since = Date.now();
-      files.set(suite.file, f);
-    });
-    runner.on(EVENT_SUITE_END, (suite) => {
-      const f = isTopLevel(suite) && files.get(suite.file);
-      if (f && f.since) f.ms += Date.now() - f.since;
-    });
+    if (parallel) {
+      runner.on(EVENT_TEST_END, (test) => test.file && (entry(test.file).ms += test.duration ?? 0));
+    } else {
+      runner.on(EVENT_SUITE_BEGIN, (suite) => isTopLevel(suite) && (entry(suite.file).since = Date.now()));
+      runner.on(EVENT_SUITE_END, (suite) => {
+        const f = isTopLevel(suite) && files.get(suite.file);
+        if (f && f.since) f.ms += Date.now() - f.since;
+      });
+    }
     runner.on(EVENT_TEST_PENDING, (test) => skipped.push(test.fullTitle()));
     runner.once(EVENT_RUN_END, () => {
       const s = runner.stats;
@@ -37,7 +39,8 @@ class PassFailReporter extends Spec {
         if (files.size > 1 && slow.length) {
           const total = [...files.values()].reduce((t, f) => t + f.ms, 0);
           const lines = slow.map(([file, f]) => `  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), file)}`);
-          process.stdout.write(`\nslowest files (of ${files.size}, ${(total / 1000).toFixed(0)} s in all):\n${lines.join("\n")}\n`);
+          const what = parallel ? "tests' time, hooks not counted" : `${(total / 1000).toFixed(0)} s in all`;
+          process.stdout.write(`\nslowest files (of ${files.size}, ${what}):\n${lines.join("\n")}\n`);
         }
         if (process.env.CI === "true" && skipped.length) {
           process.stdout.write(`\nskipped under CI=true (nothing may be):\n${skipped.map((t) => `  - ${t}`).join("\n")}\n`);
