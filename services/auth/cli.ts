@@ -167,8 +167,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     try {
       direct = await openDirectAuth(env);
     } catch (e) {
-      if (!(e instanceof DirectRefusal)) throw e;
-      io.err(`error: ${e.message}`);
+      io.err(`error: ${e instanceof DirectRefusal ? e.message : `cannot open the auth database under DATA_DIR: ${(e as Error).message}`}`);
       return 1;
     }
   }

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
@@ -243,6 +243,15 @@ describe("auth admin CLI without AUTH_URL: the embedded default's DATA_DIR", fun
     expect(r.code).to.equal(1);
     expect(r.err).to.include(`DATA_DIR=${empty}`).and.include("npm start");
     expect(existsSync(empty)).to.equal(false);
+  });
+
+  it("answers a damaged auth database with a message, not a crash", async () => {
+    const damaged = join(dir, "damaged");
+    await mkdir(join(damaged, "auth"), { recursive: true });
+    await writeFile(join(damaged, "auth", "auth.sqlite"), "not a database");
+    const r = await cli(["tokens:list", "demo"], { DATA_DIR: damaged });
+    expect(r.code).to.equal(1);
+    expect(r.err).to.include("cannot open the auth database under DATA_DIR");
   });
 
   it("keeps the service's own checks: an unknown project is refused", async () => {
