@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { TimedSegment } from "../../lib/segments.js";
 import { toSrt, toWebVtt } from "../../lib/transcripts.js";
+import { createLocalEngine } from "../../services/audio/engine/index.js";
+import { renderArticle } from "../../services/audio/pipeline.js";
 import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
 
 const HOSTILE = [
@@ -124,6 +126,39 @@ describe("captions from hostile text", () => {
     expect(texts.length).to.be.below(HOSTILE.length);
     // and a tag it does not know is dropped as markup, where the reader should have seen the words.
     expect(texts.join("\n")).to.not.include("<script>");
+  });
+});
+
+describe("captions of a rendered article with hostile text", function () {
+  this.timeout(120_000);
+
+  it("every sentence the audio service times is one cue in both files, read back whole by ffmpeg and the strict readers", async () => {
+    const engine = await createLocalEngine({ threads: 2, native: "never" });
+    const dir = mkdtempSync(join(tmpdir(), "captions-rendered-"));
+    try {
+      // As a publisher could send it: plain text whose sentences look like cues, tags and references.
+      const text = [
+        "1",
+        "00:00:01,000 --> 00:00:02,000",
+        "The next line is a cue number. 2",
+        "00:00:03,000 --> 00:00:04,000 Then comes <b>bold</b> and <i>slanted</i> text.",
+        "{\\an8}This wants to be at the top. A <script>alert(1)</script> follows & so does &amp;.",
+      ].join("\n\n");
+      const r = await renderArticle({ title: "Cues <i>inside</i> & out", text, lang: "en-US", voice: "alloy" }, engine);
+      const sentences = r.segments.flatMap((s) => s.sentences.map((x) => x.text));
+      expect(sentences.length).to.be.at.least(7);
+      const srt = toSrt(r.segments);
+      const vtt = toWebVtt(r.segments);
+      expect(parseSrtStrict(srt).map((c) => c.text)).to.deep.equal(sentences.map(srtForm));
+      expect(parseWebVttStrict(vtt).map((c) => c.text)).to.deep.equal(sentences.map(vttForm));
+      writeFileSync(join(dir, "a.srt"), srt);
+      writeFileSync(join(dir, "a.vtt"), vtt);
+      expect(ffmpegSrtCues(ffmpegRead(join(dir, "a.srt"), "srt")).map((c) => c.text)).to.deep.equal(sentences.map(srtForm));
+      expect(ffmpegSrtCues(ffmpegRead(join(dir, "a.vtt"), "srt")).map((c) => c.text)).to.deep.equal(sentences.map(vttForm));
+    } finally {
+      await engine.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
