@@ -1,10 +1,13 @@
 // The load generator, always a separate process from the system under test.
 // Reads its job from BENCH_LOAD (JSON), runs autocannon, prints one JSON line.
 // Plain JavaScript on purpose: no loader in the generator's hot path.
+import { readFileSync } from "node:fs";
 import autocannon from "autocannon";
 
 const job = JSON.parse(process.env.BENCH_LOAD ?? "{}");
-const { url, connections, duration, kind, token, ids = [], createBody, publicKey, lookupUrl } = job;
+const { url, connections, duration, kind, token, createBody, publicKey, lookupUrl } = job;
+// Thousands of ids do not fit in one environment variable: they may come in a file (a JSON array).
+const ids = job.idsFile ? JSON.parse(readFileSync(job.idsFile, "utf8")) : (job.ids ?? []);
 const auth = { authorization: `Bearer ${token}` };
 const json = { ...auth, "content-type": "application/json" };
 const pick = () => ids[Math.floor(Math.random() * ids.length)];
@@ -25,6 +28,7 @@ const requests = {
   list: [{ method: "GET", path: "/api/articles?limit=100", headers: auth }],
   create: [{ method: "POST", setupRequest: post }],
   mix: [{ method: "GET", setupRequest: (req) => (Math.random() < 0.1 ? post(req) : get(req)) }],
+  mix95: [{ method: "GET", setupRequest: (req) => (Math.random() < 0.05 ? post(req) : get(req)) }],
   listenerLookup: [{ method: "GET", path: lookup }],
   events: [{ method: "POST", path: "/player/v1/events", headers: { "content-type": "text/plain" }, body: beacon }],
 }[kind];

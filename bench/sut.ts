@@ -24,6 +24,8 @@ async function reference(): Promise<{ url: string; stop: Stop }> {
   const { Router } = await import("@koa/router");
   // The harness hands over the real GET answer, so both sides serialise the same bytes.
   const body = JSON.parse(process.env.BENCH_REFERENCE_BODY ?? '{"result":"ok"}') as unknown;
+  // Or every seeded article's answer by its id (bench/read-path.ts), held in memory as parsed JSON.
+  const bodies = process.env.BENCH_REFERENCE_BODIES ? new Map(Object.entries(JSON.parse(readFileSync(process.env.BENCH_REFERENCE_BODIES, "utf8")) as Record<string, unknown>)) : undefined;
   // Calibration: the same route spending this much synchronous CPU per request
   // shows in the same run what a given amount of extra work costs in req/s.
   const workMs = Number(process.env.BENCH_REFERENCE_WORK_US ?? 0) / 1000;
@@ -34,7 +36,7 @@ async function reference(): Promise<{ url: string; stop: Stop }> {
       const until = performance.now() + workMs;
       while (performance.now() < until);
     }
-    ctx.body = body;
+    ctx.body = bodies?.get(ctx.params.articleId) ?? body;
   });
   app.use(router.routes());
   const server = http.createServer(app.callback());
@@ -71,7 +73,15 @@ function benchEnv(dataDir: string): Record<string, string | undefined> {
 async function embedded(): Promise<{ url: string; stop: Stop }> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-embedded-"));
   const { startEmbedded } = await import("../launch/embedded.js");
-  const sys = await startEmbedded(benchEnv(dataDir));
+  const admin = `bench-admin-${process.pid}-${Date.now()}`;
+  const sys = await startEmbedded({ ...benchEnv(dataDir), ADMIN_TOKEN: admin });
+  if (process.env.BENCH_AUDIO === "onDemand") {
+    // Creates then store articles waiting, as an import with ?audio=onDemand does: a write mix measures the API, not renders.
+    const { rpcClient } = await import("../lib/rpc/client.js");
+    const { AuthService } = await import("../gen/auth/v1/auth_pb.js");
+    const auth = rpcClient(AuthService, sys.services.find((s) => s.name === "auth")!.url, { token: admin });
+    await auth.updateProjectSettings({ projectId: "bench", patchJson: JSON.stringify({ audio: "onDemand" }) });
+  }
   return {
     url: sys.url,
     stop: async () => {

@@ -43,7 +43,69 @@ export class RequestState {
   }
 }
 
-export function requestContext(log: Logger) {
+/** A successful read slower than this is logged on its own line at info. */
+export const SLOW_READ_MS = 1_000;
+/** Successful reads are summed in windows of this length: one line per window that had any. */
+export const READ_SUMMARY_MS = 10_000;
+
+const READ_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/**
+ * Successful reads, summed per window: a line per read cost more CPU than the
+ * read itself on the embedded default's fastest paths (making the line, not
+ * writing it). One line per window says how many there were, how their
+ * statuses split, and their mean and slowest time.
+ */
+class ReadSummary {
+  readonly #windowMs: number;
+  #count = 0;
+  #totalMs = 0;
+  #maxMs = 0;
+  #statuses: Record<number, number> = {};
+  #since = 0;
+  #timer: NodeJS.Timeout | undefined;
+  constructor(
+    private readonly log: Logger,
+    windowMs: number,
+  ) {
+    this.#windowMs = windowMs;
+  }
+
+  add(status: number, ms: number): void {
+    if (this.#count === 0) {
+      this.#since = Date.now();
+      // A timer per window, not per read; unref'd: it never keeps a process up.
+      this.#timer = setTimeout(() => this.flush(), this.#windowMs).unref();
+    }
+    this.#count++;
+    this.#totalMs += ms;
+    if (ms > this.#maxMs) this.#maxMs = ms;
+    this.#statuses[status] = (this.#statuses[status] ?? 0) + 1;
+  }
+
+  flush(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#count === 0) return;
+    const round = (ms: number) => Math.round(ms * 10) / 10;
+    this.log.info(
+      { reads: this.#count, statuses: this.#statuses, meanMs: round(this.#totalMs / this.#count), maxMs: round(this.#maxMs), seconds: round((Date.now() - this.#since) / 1000) },
+      "reads answered",
+    );
+    this.#count = this.#totalMs = this.#maxMs = 0;
+    this.#statuses = {};
+  }
+}
+
+/**
+ * Request ids and the access log. Every write, every error or refusal
+ * (status 400 and above) and every read slower than SLOW_READ_MS gets a line
+ * of its own at info; successful reads (GET, HEAD, OPTIONS under 400) are
+ * summed into one "reads answered" line per READ_SUMMARY_MS, and each gets its
+ * own line at debug (docs/running.md, "Logs").
+ */
+export function requestContext(log: Logger, opts: { readSummaryMs?: number } = {}) {
+  const reads = new ReadSummary(log, opts.readSummaryMs ?? READ_SUMMARY_MS);
   return async (ctx: Context, next: Next): Promise<void> => {
     const started = performance.now();
     const requestId = requestIdOf(ctx.get("x-request-id") || undefined);
@@ -54,8 +116,12 @@ export function requestContext(log: Logger) {
       await next();
     } finally {
       if (log.isLevelEnabled("info")) {
-        const ms = Math.round((performance.now() - started) * 10) / 10;
-        log.info({ reqId: requestId, method: ctx.method, path: loggablePath(ctx.path), status: ctx.status, ms }, "request");
+        const ms = performance.now() - started;
+        const status = ctx.status;
+        const line = () => ({ reqId: requestId, method: ctx.method, path: loggablePath(ctx.path), status, ms: Math.round(ms * 10) / 10 });
+        if (status >= 400 || ms >= SLOW_READ_MS || !READ_METHODS.has(ctx.method)) log.info(line(), "request");
+        else if (log.isLevelEnabled("debug")) log.debug(line(), "request");
+        else reads.add(status, ms);
       }
     }
   };
