@@ -13,8 +13,12 @@ interface Cue {
 // Controls other than TAB, LF and CR, which no caption format can show (and NUL, which WebVTT turns into U+FFFD).
 const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 
-/** One line: a line break inside a cue would end it (SRT) or be shown as one (WebVTT), and a blank line always ends it. */
-const oneLine = (s: string) => s.replace(CONTROLS, "").replace(/\s+/g, " ").trim();
+/**
+ * One line: a line break inside a cue would end it (SRT) or be shown as one (WebVTT), and a blank
+ * line always ends it. NEL (U+0085), which some readers break lines at, goes with the whitespace
+ * (`\s` holds U+2028 and U+2029 already).
+ */
+const oneLine = (s: string) => s.replace(CONTROLS, "").replace(/[\s\u0085]+/g, " ").trim();
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 

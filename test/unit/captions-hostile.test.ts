@@ -26,13 +26,14 @@ const HOSTILE = [
   "One paragraph.\n\n\n9\n00:00:11,000 --> 00:00:12,000\nInjected cue.",
   "Arrows --> inside -> the text <-- too.",
   "A line with\r\n\r\nCRLF blank lines.",
+  "Unicode\u2028line\u2029and paragraph\u0085separators.",
   "WEBVTT",
   "NOTE this is not a comment",
   "<c.yellow>styled</c> and <v Bob>voiced</v>.",
 ];
 
 // What each sentence reads as in a cue: one line, whitespace collapsed.
-const asLine = (s: string) => s.replace(/\s+/g, " ").trim();
+const asLine = (s: string) => s.replace(/[\s\u0085]+/g, " ").trim();
 // The SRT look-alikes (lib/transcripts.ts): markup characters, and "&" where it would start a reference.
 const srtForm = (s: string) =>
   asLine(s)
