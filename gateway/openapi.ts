@@ -3,6 +3,7 @@
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
+import { VOICE_SCHEMAS, VoiceSampleQuery } from "./routes/voices.js";
 import { TOKEN_SCHEMAS } from "./routes/token.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
@@ -124,7 +125,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS, ...VOICE_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -137,7 +138,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "token" }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "token" }, { name: "voices", description: "Voices, the engines that speak them, and samples (docs/voices.md)." }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -248,6 +249,35 @@ export function buildOpenApi(): Json {
         },
       },
       ...pronunciationPaths(),
+      "/api/voices": {
+        get: {
+          operationId: "listVoices",
+          tags: ["voices"],
+          summary: "Lists every voice with its engine, whether that engine is there now, and sample URLs (any token)",
+          description:
+            "What the audio service has loaded decides `available` and `speaks`: a cloud voice whose key is not set, or a local model whose files are missing, is read by another engine, which `speaks` names per locale. " +
+            "Each locale's sample URL answers a short MP3 of the voice as it sounds now (same token). See docs/voices.md.",
+          responses: { ...ok("Every voice.", "VoiceList"), ...errors(401, 429, 500, 503, 504) },
+        },
+      },
+      "/api/voices/{voice}/sample": {
+        parameters: [pathParam("voice", { type: "string", description: "A voice name from GET /api/voices.", examples: ["de-DE-KatjaNeural"] })],
+        get: {
+          operationId: "getVoiceSample",
+          tags: ["voices"],
+          summary: "A short sample sentence in the voice, as MP3 (any token; rendered on first request, then kept)",
+          description: "Not charged: the sentence is the platform's. A voice that does not speak `lang` is a 400 naming `lang`; an unknown voice is a 404.",
+          parameters: [{ ...param("lang", "query", { ...(VoiceSampleQuery.properties as Record<string, Json>).lang, examples: ["de-DE"] }), required: true }],
+          responses: {
+            "200": {
+              description: "The sample.",
+              headers: { "X-Voice-Engine": { description: "The engine that rendered it.", schema: { type: "string" } } },
+              content: { "audio/mpeg": { schema: { type: "string", contentMediaType: "audio/mpeg" } } },
+            },
+            ...errors(400, 401, 404, 429, 500, 503, 504),
+          },
+        },
+      },
       "/audio/{key}": {
         parameters: [pathParam("key", AUDIO_KEY)],
         get: {

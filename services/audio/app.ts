@@ -15,7 +15,9 @@ import { DEFAULT_LOUDNESS, projectTarget, type LoudnessTarget } from "./loudness
 import { speechRouterFromEnv } from "./providers/config.js";
 import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
+import { voiceCatalog } from "./engine/catalog.js";
 import { audioServiceImpl, type SynthesisQuota } from "./service.js";
+import { loadedFrom, renderSample } from "./voice-status.js";
 import { createTextPool, type TextWork } from "./text/work.js";
 import { errorMessage, startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
@@ -93,7 +95,20 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
     routes(router) {
       router.service(
         AudioService,
-        audioServiceImpl({ resolveCaller, blobs: opts.blobs, engine: opts.engine, log: opts.log, chunkConcurrency: opts.worker?.chunkConcurrency, text, quota, loudnessFor, adhocTtlMs: sweeper.ttlMs, adhocSweepEveryMs: sweeper.everyMs }),
+        audioServiceImpl({
+          resolveCaller,
+          blobs: opts.blobs,
+          engine: opts.engine,
+          log: opts.log,
+          chunkConcurrency: opts.worker?.chunkConcurrency,
+          text,
+          quota,
+          loudnessFor,
+          adhocTtlMs: sweeper.ttlMs,
+          adhocSweepEveryMs: sweeper.everyMs,
+          voices: () => voiceCatalog(loadedFrom(speech)),
+          sample: (voice, lang, signal) => renderSample(speech, voice, lang, signal, deployment),
+        }),
       );
     },
   });

@@ -9,8 +9,9 @@ import type { Logger } from "../../lib/log.js";
 import { cleanRule, pronunciationProblem, rulesForLang } from "../../lib/pronunciations.js";
 import { ruleFromProto } from "../../lib/rpc/pronunciations.js";
 import { requirePublisher, type Caller, type CallerResolver } from "../../lib/rpc/caller.js";
-import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE, LANGS, VOICES } from "../../lib/voices.js";
+import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE, LANGS, voiceInfo, type Lang } from "../../lib/voices.js";
 import { adhocBase, adhocExpiry, DEFAULT_ADHOC_TTL_MS } from "./adhoc.js";
+import { voiceCatalog, type CatalogVoice } from "./engine/catalog.js";
 import { SpeechInputError, type SpeechEngine } from "./engine/index.js";
 import { DEFAULT_LOUDNESS, type LoudnessTarget } from "./loudness/index.js";
 import { RenderInputError, renderArticle } from "./pipeline.js";
@@ -45,7 +46,17 @@ export interface AudioServiceDeps {
   /** Lifetime of ad-hoc files and how often the sweep runs (for the `expires` answer). */
   adhocTtlMs?: number;
   adhocSweepEveryMs?: number;
+  /** Every voice with the engines this process has (engine/catalog.ts). Default: nothing but eSpeak loaded. */
+  voices?: () => readonly CatalogVoice[];
+  /** Renders a voice's sample with the engine that speaks it now. Absent: VoiceSample answers Unimplemented. */
+  sample?: (voice: string, lang: Lang, signal: AbortSignal) => Promise<{ mp3: Buffer; engine: string }>;
 }
+
+/** What VoiceSample reads: one short sentence per locale, with a number and a name, so the sample shows how the engine handles both. */
+export const SAMPLE_TEXT: Readonly<Record<Lang, string>> = Object.freeze({
+  "en-US": "Good morning. This is how I read your articles: clearly, at an easy pace, and even the 42 figures in your budget story.",
+  "de-DE": "Guten Morgen. So lese ich Ihre Artikel vor: deutlich, in ruhigem Tempo, und auch die 42 Zahlen in Ihrem Bericht über den Haushalt.",
+});
 
 function checkLang(lang: string): string {
   const l = lang || DEFAULT_LANG;
@@ -67,7 +78,33 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
   return {
     async listVoices(_req, ctx) {
       await caller(ctx);
-      return { voices: VOICES.map((v) => ({ name: v.name, langs: [...v.langs], provider: v.provider })) };
+      const voices = deps.voices ? deps.voices() : voiceCatalog({});
+      return {
+        voices: voices.map((v) => ({
+          name: v.name,
+          langs: [...v.langs],
+          provider: voiceInfo(v.name)?.provider ?? "local",
+          engine: v.engine,
+          neural: v.neural,
+          available: v.available,
+          speaks: Object.fromEntries(Object.entries(v.speaks).filter(([, engine]) => engine !== undefined)) as Record<string, string>,
+        })),
+      };
+    },
+
+    async voiceSample(req, ctx) {
+      await caller(ctx);
+      const lang = checkLang(req.lang) as Lang;
+      const bad = checkVoiceLang(req.voice, lang);
+      if (bad) throw new ConnectError(bad, Code.InvalidArgument);
+      if (!deps.sample) throw new ConnectError("Voice samples are not rendered here", Code.Unimplemented);
+      try {
+        return await deps.sample(req.voice, lang, ctx.signal);
+      } catch (e) {
+        if (ctx.signal.aborted) throw new ConnectError("Sample cancelled", Code.Canceled);
+        deps.log.warn({ err: errorMessage(e), voice: req.voice, lang }, "voice sample failed");
+        throw new ConnectError(`The voice sample could not be rendered: ${errorMessage(e)}`, Code.Unavailable);
+      }
     },
 
     async prepareText(req, ctx) {

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file audio/v1/audio.proto.
  */
 export const file_audio_v1_audio: GenFile = /*@__PURE__*/
-  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEiNgoFVm9pY2USDAoEbmFtZRgBIAEoCRINCgVsYW5ncxgCIAMoCRIQCghwcm92aWRlchgDIAEoCSITChFMaXN0Vm9pY2VzUmVxdWVzdCI1ChJMaXN0Vm9pY2VzUmVzcG9uc2USHwoGdm9pY2VzGAEgAygLMg8uYXVkaW8udjEuVm9pY2UiXgoSUHJlcGFyZVRleHRSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSDAoEbGFuZxgDIAEoCRINCgVwYXJzZRgEIAEoCBIOCgZpc19yYXcYBSABKAgiKQoTUHJlcGFyZVRleHRSZXNwb25zZRISCgpwYXJhZ3JhcGhzGAEgAygJIsQBChFTeW50aGVzaXplUmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEg0KBXZvaWNlGAMgASgJEgwKBGxhbmcYBCABKAkSDQoFcGFyc2UYBSABKAgSDgoGaXNfcmF3GAYgASgIEhMKBnByb21wdBgHIAEoCUgAiAEBEjYKDnByb251bmNpYXRpb25zGAggAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGVCCQoHX3Byb21wdCI4CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEhAKCGR1cmF0aW9uGAIgASgBEgwKBHNpemUYAyABKAMigAEKElN5bnRoZXNpemVSZXNwb25zZRIhCgRmdWxsGAEgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEiQKB3ByZXZpZXcYAiABKAsyEy5hdWRpby52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYAyABKAkSDwoHZXhwaXJlcxgEIAEoAzLyAQoMQXVkaW9TZXJ2aWNlEkkKCkxpc3RWb2ljZXMSGy5hdWRpby52MS5MaXN0Vm9pY2VzUmVxdWVzdBocLmF1ZGlvLnYxLkxpc3RWb2ljZXNSZXNwb25zZSIAEkwKC1ByZXBhcmVUZXh0EhwuYXVkaW8udjEuUHJlcGFyZVRleHRSZXF1ZXN0Gh0uYXVkaW8udjEuUHJlcGFyZVRleHRSZXNwb25zZSIAEkkKClN5bnRoZXNpemUSGy5hdWRpby52MS5TeW50aGVzaXplUmVxdWVzdBocLmF1ZGlvLnYxLlN5bnRoZXNpemVSZXNwb25zZSIAYgZwcm90bzM", [file_articles_v1_articles]);
+  fileDesc("ChRhdWRpby92MS9hdWRpby5wcm90bxIIYXVkaW8udjEixQEKBVZvaWNlEgwKBG5hbWUYASABKAkSDQoFbGFuZ3MYAiADKAkSEAoIcHJvdmlkZXIYAyABKAkSDgoGZW5naW5lGAQgASgJEg4KBm5ldXJhbBgFIAEoCBIRCglhdmFpbGFibGUYBiABKAgSKwoGc3BlYWtzGAcgAygLMhsuYXVkaW8udjEuVm9pY2UuU3BlYWtzRW50cnkaLQoLU3BlYWtzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgJOgI4ASIxChJWb2ljZVNhbXBsZVJlcXVlc3QSDQoFdm9pY2UYASABKAkSDAoEbGFuZxgCIAEoCSIyChNWb2ljZVNhbXBsZVJlc3BvbnNlEgsKA21wMxgBIAEoDBIOCgZlbmdpbmUYAiABKAkiEwoRTGlzdFZvaWNlc1JlcXVlc3QiNQoSTGlzdFZvaWNlc1Jlc3BvbnNlEh8KBnZvaWNlcxgBIAMoCzIPLmF1ZGlvLnYxLlZvaWNlIl4KElByZXBhcmVUZXh0UmVxdWVzdBINCgV0aXRsZRgBIAEoCRIMCgR0ZXh0GAIgASgJEgwKBGxhbmcYAyABKAkSDQoFcGFyc2UYBCABKAgSDgoGaXNfcmF3GAUgASgIIikKE1ByZXBhcmVUZXh0UmVzcG9uc2USEgoKcGFyYWdyYXBocxgBIAMoCSLEAQoRU3ludGhlc2l6ZVJlcXVlc3QSDQoFdGl0bGUYASABKAkSDAoEdGV4dBgCIAEoCRINCgV2b2ljZRgDIAEoCRIMCgRsYW5nGAQgASgJEg0KBXBhcnNlGAUgASgIEg4KBmlzX3JhdxgGIAEoCBITCgZwcm9tcHQYByABKAlIAIgBARI2Cg5wcm9udW5jaWF0aW9ucxgIIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlQgkKB19wcm9tcHQiOAoJQXVkaW9GaWxlEgsKA2tleRgBIAEoCRIQCghkdXJhdGlvbhgCIAEoARIMCgRzaXplGAMgASgDIoABChJTeW50aGVzaXplUmVzcG9uc2USIQoEZnVsbBgBIAEoCzITLmF1ZGlvLnYxLkF1ZGlvRmlsZRIkCgdwcmV2aWV3GAIgASgLMhMuYXVkaW8udjEuQXVkaW9GaWxlEhAKCHByb3ZpZGVyGAMgASgJEg8KB2V4cGlyZXMYBCABKAMywAIKDEF1ZGlvU2VydmljZRJJCgpMaXN0Vm9pY2VzEhsuYXVkaW8udjEuTGlzdFZvaWNlc1JlcXVlc3QaHC5hdWRpby52MS5MaXN0Vm9pY2VzUmVzcG9uc2UiABJMCgtWb2ljZVNhbXBsZRIcLmF1ZGlvLnYxLlZvaWNlU2FtcGxlUmVxdWVzdBodLmF1ZGlvLnYxLlZvaWNlU2FtcGxlUmVzcG9uc2UiABJMCgtQcmVwYXJlVGV4dBIcLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVxdWVzdBodLmF1ZGlvLnYxLlByZXBhcmVUZXh0UmVzcG9uc2UiABJJCgpTeW50aGVzaXplEhsuYXVkaW8udjEuU3ludGhlc2l6ZVJlcXVlc3QaHC5hdWRpby52MS5TeW50aGVzaXplUmVzcG9uc2UiAGIGcHJvdG8z", [file_articles_v1_articles]);
 
 /**
  * @generated from message audio.v1.Voice
@@ -34,6 +34,32 @@ export type Voice = Message<"audio.v1.Voice"> & {
    * @generated from field: string provider = 3;
    */
   provider: string;
+
+  /**
+   * The engine whose voice this is: kokoro, pico, espeak, openai or azure.
+   *
+   * @generated from field: string engine = 4;
+   */
+  engine: string;
+
+  /**
+   * @generated from field: bool neural = 5;
+   */
+  neural: boolean;
+
+  /**
+   * Whether that engine is there now (its cloud key set, its model loaded).
+   *
+   * @generated from field: bool available = 6;
+   */
+  available: boolean;
+
+  /**
+   * Per accepted locale, the engine that speaks the voice right now.
+   *
+   * @generated from field: map<string, string> speaks = 7;
+   */
+  speaks: { [key: string]: string };
 };
 
 /**
@@ -42,6 +68,52 @@ export type Voice = Message<"audio.v1.Voice"> & {
  */
 export const VoiceSchema: GenMessage<Voice> = /*@__PURE__*/
   messageDesc(file_audio_v1_audio, 0);
+
+/**
+ * @generated from message audio.v1.VoiceSampleRequest
+ */
+export type VoiceSampleRequest = Message<"audio.v1.VoiceSampleRequest"> & {
+  /**
+   * @generated from field: string voice = 1;
+   */
+  voice: string;
+
+  /**
+   * @generated from field: string lang = 2;
+   */
+  lang: string;
+};
+
+/**
+ * Describes the message audio.v1.VoiceSampleRequest.
+ * Use `create(VoiceSampleRequestSchema)` to create a new message.
+ */
+export const VoiceSampleRequestSchema: GenMessage<VoiceSampleRequest> = /*@__PURE__*/
+  messageDesc(file_audio_v1_audio, 1);
+
+/**
+ * @generated from message audio.v1.VoiceSampleResponse
+ */
+export type VoiceSampleResponse = Message<"audio.v1.VoiceSampleResponse"> & {
+  /**
+   * @generated from field: bytes mp3 = 1;
+   */
+  mp3: Uint8Array;
+
+  /**
+   * The engine that rendered it.
+   *
+   * @generated from field: string engine = 2;
+   */
+  engine: string;
+};
+
+/**
+ * Describes the message audio.v1.VoiceSampleResponse.
+ * Use `create(VoiceSampleResponseSchema)` to create a new message.
+ */
+export const VoiceSampleResponseSchema: GenMessage<VoiceSampleResponse> = /*@__PURE__*/
+  messageDesc(file_audio_v1_audio, 2);
 
 /**
  * @generated from message audio.v1.ListVoicesRequest
@@ -54,7 +126,7 @@ export type ListVoicesRequest = Message<"audio.v1.ListVoicesRequest"> & {
  * Use `create(ListVoicesRequestSchema)` to create a new message.
  */
 export const ListVoicesRequestSchema: GenMessage<ListVoicesRequest> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 1);
+  messageDesc(file_audio_v1_audio, 3);
 
 /**
  * @generated from message audio.v1.ListVoicesResponse
@@ -71,7 +143,7 @@ export type ListVoicesResponse = Message<"audio.v1.ListVoicesResponse"> & {
  * Use `create(ListVoicesResponseSchema)` to create a new message.
  */
 export const ListVoicesResponseSchema: GenMessage<ListVoicesResponse> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 2);
+  messageDesc(file_audio_v1_audio, 4);
 
 /**
  * @generated from message audio.v1.PrepareTextRequest
@@ -108,7 +180,7 @@ export type PrepareTextRequest = Message<"audio.v1.PrepareTextRequest"> & {
  * Use `create(PrepareTextRequestSchema)` to create a new message.
  */
 export const PrepareTextRequestSchema: GenMessage<PrepareTextRequest> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 3);
+  messageDesc(file_audio_v1_audio, 5);
 
 /**
  * @generated from message audio.v1.PrepareTextResponse
@@ -127,7 +199,7 @@ export type PrepareTextResponse = Message<"audio.v1.PrepareTextResponse"> & {
  * Use `create(PrepareTextResponseSchema)` to create a new message.
  */
 export const PrepareTextResponseSchema: GenMessage<PrepareTextResponse> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 4);
+  messageDesc(file_audio_v1_audio, 6);
 
 /**
  * @generated from message audio.v1.SynthesizeRequest
@@ -185,7 +257,7 @@ export type SynthesizeRequest = Message<"audio.v1.SynthesizeRequest"> & {
  * Use `create(SynthesizeRequestSchema)` to create a new message.
  */
 export const SynthesizeRequestSchema: GenMessage<SynthesizeRequest> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 5);
+  messageDesc(file_audio_v1_audio, 7);
 
 /**
  * @generated from message audio.v1.AudioFile
@@ -214,7 +286,7 @@ export type AudioFile = Message<"audio.v1.AudioFile"> & {
  * Use `create(AudioFileSchema)` to create a new message.
  */
 export const AudioFileSchema: GenMessage<AudioFile> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 6);
+  messageDesc(file_audio_v1_audio, 8);
 
 /**
  * @generated from message audio.v1.SynthesizeResponse
@@ -248,7 +320,7 @@ export type SynthesizeResponse = Message<"audio.v1.SynthesizeResponse"> & {
  * Use `create(SynthesizeResponseSchema)` to create a new message.
  */
 export const SynthesizeResponseSchema: GenMessage<SynthesizeResponse> = /*@__PURE__*/
-  messageDesc(file_audio_v1_audio, 7);
+  messageDesc(file_audio_v1_audio, 9);
 
 /**
  * AudioService turns article text into MP3 audio. Article jobs arrive over
@@ -259,12 +331,26 @@ export const SynthesizeResponseSchema: GenMessage<SynthesizeResponse> = /*@__PUR
  */
 export const AudioService: GenService<{
   /**
+   * Every voice, with the engine that speaks it in this process (any valid
+   * token, read scope enough).
+   *
    * @generated from rpc audio.v1.AudioService.ListVoices
    */
   listVoices: {
     methodKind: "unary";
     input: typeof ListVoicesRequestSchema;
     output: typeof ListVoicesResponseSchema;
+  },
+  /**
+   * A short fixed sentence in the voice, as the engine that speaks it now
+   * renders it (any valid token; not charged: the text is the platform's).
+   *
+   * @generated from rpc audio.v1.AudioService.VoiceSample
+   */
+  voiceSample: {
+    methodKind: "unary";
+    input: typeof VoiceSampleRequestSchema;
+    output: typeof VoiceSampleResponseSchema;
   },
   /**
    * Returns the text as it would be spoken (markup removed, normalised).
