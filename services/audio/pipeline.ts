@@ -446,7 +446,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
       article.voice,
       lang,
       async (step, sig) => {
-        const id = `${step.provider.name}/${step.voice}`;
+        const id = `${step.provider.label ?? step.provider.name}/${step.voice}`;
         let plan = made.get(id);
         if (!plan) {
           const local = step.provider.name === "local";

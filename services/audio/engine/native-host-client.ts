@@ -1,161 +1,24 @@
-// The service's side of the native speech host (native-host.ts): one child process, started with
-// the first render and again after it died, that runs every native render of this engine. While
-// renders are in flight the host keeps the service's process alive; an idle one does not.
-import { fork, type ChildProcess } from "node:child_process";
+// The service's side of the native speech host (native-host.ts): the child process that runs
+// every native render of this engine (child-host.ts).
 import { childEntry } from "../../../lib/threads/worker-entry.js";
+import { ChildHost } from "./child-host.js";
 import type { NativePrograms } from "./native.js";
-import type { HostReply, HostRequest } from "./native-host-protocol.js";
 import type { EspeakVoice } from "./voices.js";
 
-interface Pending {
-  resolve(mp3: Buffer): void;
-  reject(err: unknown): void;
-}
-
-export class NativeHost {
-  private child: ChildProcess | undefined;
-  private starting: Promise<ChildProcess> | undefined;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
-  private closed = false;
-
-  constructor(private readonly programs: NativePrograms) {}
-
-  async synthesize(voice: EspeakVoice, text: string, signal?: AbortSignal): Promise<Buffer> {
-    const child = await this.host();
-    if (signal?.aborted) throw signal.reason;
-    const id = this.nextId++;
-    return new Promise<Buffer>((resolve, reject) => {
-      const cancel = () => {
-        this.settle(id);
-        this.send(child, { type: "cancel", id });
-        reject(signal!.reason);
-      };
-      signal?.addEventListener("abort", cancel, { once: true });
-      this.pending.set(id, {
-        resolve: (mp3) => {
-          signal?.removeEventListener("abort", cancel);
-          resolve(mp3);
-        },
-        reject: (err) => {
-          signal?.removeEventListener("abort", cancel);
-          reject(err);
-        },
-      });
-      this.hold(child, true);
-      this.send(child, { type: "synthesize", id, voice, text });
+export class NativeHost extends ChildHost<{ voice: EspeakVoice; text: string }> {
+  constructor(programs: NativePrograms) {
+    super({
+      name: "native speech host",
+      entry: () => childEntry(new URL("./native-host.ts", import.meta.url)),
+      args: [programs.espeak, programs.lame],
+      // Not the service's loader or flags: a small young generation, a collection after each render
+      // (native-host.ts), one malloc arena. Its RSS then stays near a bare Node's (bench/README.md).
+      execArgv: ["--max-semi-space-size=1", "--expose-gc"],
+      env: { ...process.env, MALLOC_ARENA_MAX: "1" },
     });
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const child = this.child ?? (await this.starting?.catch(() => undefined));
-    this.child = undefined;
-    this.starting = undefined;
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      // The host leaves when its channel closes, killing the programs of what it was doing.
-      if (child.connected) child.disconnect();
-      else child.kill("SIGKILL");
-      await exited;
-    }
-  }
-
-  private host(): Promise<ChildProcess> {
-    if (this.closed) return Promise.reject(new Error("The native speech host is closed"));
-    if (this.child) return Promise.resolve(this.child);
-    if (!this.starting) {
-      const starting = this.start();
-      this.starting = starting;
-      starting.then(
-        (child) => {
-          if (this.starting === starting) this.child = child;
-        },
-        () => {
-          // Not kept: the next render tries to start it again.
-          if (this.starting === starting) this.starting = undefined;
-        },
-      );
-    }
-    return this.starting;
-  }
-
-  private async start(): Promise<ChildProcess> {
-    const entry = await childEntry(new URL("./native-host.ts", import.meta.url));
-    try {
-      // Not the service's loader or flags: a small young generation, a collection after each render
-      // (native-host.ts), one malloc arena. Its RSS then stays near a bare Node's (bench/README.md).
-      const child = fork(entry.file, [this.programs.espeak, this.programs.lame], {
-        // A process group of its own: a Ctrl-C in the terminal reaches the service, whose graceful
-        // stop lets the renders in flight finish, and not the host and its programs, which would
-        // end them at once. The host still leaves with the service (its channel closes).
-        detached: true,
-        execArgv: ["--max-semi-space-size=1", "--expose-gc"],
-        env: { ...process.env, MALLOC_ARENA_MAX: "1" },
-        serialization: "advanced",
-        stdio: ["ignore", "ignore", "inherit", "ipc"],
-      });
-      await new Promise<void>((resolve, reject) => {
-        const failed = (err: Error) => reject(new Error(`The native speech host did not start: ${err.message}`));
-        child.once("error", failed);
-        child.once("exit", (code, sig) => failed(new Error(`it exited (${sig ?? `code ${code}`})`)));
-        child.once("message", (m: HostReply) => (m.type === "ready" ? resolve() : failed(new Error(`unexpected first message ${m.type}`))));
-      });
-      child.removeAllListeners("error").removeAllListeners("exit").removeAllListeners("message");
-      child.on("message", (m: HostReply) => this.received(m));
-      // A failed send or a broken channel also ends in "exit", which fails what was pending.
-      child.on("error", () => {});
-      child.on("exit", (code, sig) => this.lost(child, code, sig));
-      this.hold(child, false);
-      return child;
-    } finally {
-      entry.dispose();
-    }
-  }
-
-  private received(m: HostReply): void {
-    if (m.type === "done") {
-      const p = this.settle(m.id);
-      p?.resolve(Buffer.from(m.mp3.buffer, m.mp3.byteOffset, m.mp3.byteLength));
-    } else if (m.type === "failed") {
-      const err = Object.assign(new Error(m.message), m.code === undefined ? {} : { code: m.code });
-      this.settle(m.id)?.reject(err);
-    }
-  }
-
-  private lost(child: ChildProcess, code: number | null, sig: NodeJS.Signals | null): void {
-    if (this.child === child) {
-      this.child = undefined;
-      this.starting = undefined;
-    }
-    const err = new Error(`The native speech host exited (${sig ?? `code ${code}`}) during the render`);
-    for (const [id, p] of this.pending) {
-      this.pending.delete(id);
-      p.reject(err);
-    }
-  }
-
-  /** Removes a pending render; the host is let go once none is left. */
-  private settle(id: number): Pending | undefined {
-    const p = this.pending.get(id);
-    this.pending.delete(id);
-    if (this.pending.size === 0 && this.child) this.hold(this.child, false);
-    return p;
-  }
-
-  private send(child: ChildProcess, msg: HostRequest): void {
-    if (child.connected) child.send(msg, (err) => err && msg.type === "synthesize" && this.settle(msg.id)?.reject(err));
-  }
-
-  /** While renders are in flight the host keeps this process running. */
-  private hold(child: ChildProcess, yes: boolean): void {
-    const channel = child.channel as { ref?(): void; unref?(): void } | null | undefined;
-    if (yes) {
-      child.ref();
-      channel?.ref?.();
-    } else {
-      child.unref();
-      channel?.unref?.();
-    }
+  synthesize(voice: EspeakVoice, text: string, signal?: AbortSignal): Promise<Buffer> {
+    return this.run({ voice, text }, signal);
   }
 }

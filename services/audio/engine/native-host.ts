@@ -6,7 +6,7 @@
 // priority, so the programs it spawns inherit it, and it leaves when its parent does.
 import { setPriority } from "node:os";
 import { nativeSynthesize, SPEECH_NICENESS } from "./native.js";
-import type { HostReply, HostRequest } from "./native-host-protocol.js";
+import type { HostReply, NativeHostRequest } from "./native-host-protocol.js";
 
 try {
   setPriority(0, SPEECH_NICENESS);
@@ -23,7 +23,7 @@ const running = new Map<number, AbortController>();
 const collect = (globalThis as { gc?: () => void }).gc;
 const send = (reply: HostReply) => process.send?.(reply);
 
-process.on("message", (msg: HostRequest) => {
+process.on("message", (msg: NativeHostRequest) => {
   if (msg.type === "cancel") {
     running.get(msg.id)?.abort();
     return;

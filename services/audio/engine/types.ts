@@ -13,7 +13,7 @@ export interface Mp3Format {
 }
 
 export interface SpeechEngine {
-  readonly name: string; // "local-wasm" | "local-native"
+  readonly name: string; // "local-wasm" | "local-native" | "local-kokoro"
   readonly format: Mp3Format;
   /** Syntheses it runs at once (threads or processes); more requests queue. */
   readonly concurrency?: number;
@@ -42,3 +42,8 @@ export class EngineClosedError extends Error {
 // has to, the pipeline re-encodes the odd chunk.
 export const ESPEAK_RATE = 22050;
 export const LOCAL_FORMAT: Mp3Format = Object.freeze({ sampleRate: ESPEAK_RATE, channels: 1, bitrate: 48 });
+
+// Kokoro speaks at 24 kHz, which LAME keeps (MPEG-2 layer III, 576 samples = 24 ms a frame), at
+// the bitrate of the eSpeak engine. Each engine has its own format; an article is spoken by one.
+export const KOKORO_RATE = 24000;
+export const KOKORO_FORMAT: Mp3Format = Object.freeze({ sampleRate: KOKORO_RATE, channels: 1, bitrate: 48 });

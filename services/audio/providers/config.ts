@@ -7,6 +7,8 @@ import type { ProviderName } from "../../../lib/voices.js";
 import { openDiskCache } from "../cache/index.js";
 import { keepMetersIn } from "../loudness/index.js";
 import type { SpeechEngine } from "../engine/index.js";
+import { createKokoroEngine } from "../engine/kokoro/index.js";
+import { createPicoEngine } from "../engine/pico/index.js";
 import { createAzureProvider } from "./azure.js";
 import { localProvider } from "./local.js";
 import { createOpenAiProvider } from "./openai.js";
@@ -32,6 +34,9 @@ export const PROVIDER_VARS = {
   AUDIO_CACHE_MAX_BYTES: { type: "integer", minimum: 0, default: 536870912, description: "chunk cache size bound (0 disables the cache)" },
   AUDIO_CACHE_DIR: { type: "string", description: "chunk cache directory (default DATA_DIR/cache)" },
   DATA_DIR: { type: "string", default: "./.data", description: "embedded data directory" },
+  LOCAL_ENGINES: { type: "string", pattern: "^\\s*((kokoro|pico|espeak)\\s*(,\\s*(kokoro|pico|espeak)\\s*)*)?$", emptyIsValue: true, description: "offline engines to load beside eSpeak NG, which is always there (docs/voices.md). Default kokoro,pico,espeak; under NODE_ENV=test espeak, so tests render fast unless they ask" },
+  KOKORO_DIR: { type: "string", description: "directory of the Kokoro model, vocabulary and voices (default .voices/kokoro in the installation; scripts/install-voices.mjs fills it)" },
+  KOKORO_THREADS: { type: "integer", minimum: 1, maximum: 16, default: 1, description: "ONNX Runtime intra-op threads of the Kokoro engine (one session per process)" },
   AUDIO_LOUDNESS_LUFS: { type: "number", minimum: LOUDNESS_RANGE.lufs.min, maximum: LOUDNESS_RANGE.lufs.max, default: -19, description: "integrated loudness of every published file (mono), LUFS; a project's `loudness.lufs` setting overrides it" },
   AUDIO_TRUE_PEAK_DBTP: { type: "number", minimum: LOUDNESS_RANGE.truePeakDbtp.min, maximum: LOUDNESS_RANGE.truePeakDbtp.max, default: -1, description: "true-peak ceiling of every published file, dBTP; a project's `loudness.truePeakDbtp` setting overrides it" },
 } as const;
@@ -47,6 +52,33 @@ export interface SpeechSetup {
   log?: Logger;
   /** Chunks of one article at once on the local engine. */
   localConcurrency?: number;
+}
+
+export type LocalEngineChoice = "kokoro" | "pico" | "espeak";
+
+export function parseLocalEngines(value: string): LocalEngineChoice[] {
+  return parseFallback(value) as string[] as LocalEngineChoice[];
+}
+
+/** The local engines a process loads: LOCAL_ENGINES, else all of them (only eSpeak under NODE_ENV=test). */
+export function localEnginesOf(env: Record<string, string | undefined>, configured: string | undefined): LocalEngineChoice[] {
+  return parseLocalEngines(configured ?? (env.NODE_ENV === "test" ? "espeak" : "kokoro,pico,espeak"));
+}
+
+/**
+ * An optional engine, loaded now: its provider, or undefined with one log line saying why not and
+ * who reads its voices instead. A missing or broken model never stops the service.
+ */
+async function optionalEngine(name: string, create: () => Promise<SpeechEngine>, log: Logger | undefined): Promise<SpeechEngine | undefined> {
+  const started = performance.now();
+  try {
+    const engine = await create();
+    log?.info({ engine: engine.name, ms: Math.round(performance.now() - started) }, `${name} loaded: its voices are neural and local`);
+    return engine;
+  } catch (e) {
+    log?.warn({ engine: name }, `${name} not loaded (${(e as Error).message}); eSpeak NG reads its voices instead`);
+    return undefined;
+  }
 }
 
 export function parseFallback(value: string): ProviderName[] {
@@ -81,9 +113,22 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
     (n) => n > 0 && setup.log?.info({ meters: n, ms: Math.round(performance.now() - loading) }, "loudness meters of cached chunks loaded"),
     (e) => setup.log?.warn({ err: (e as Error).message }, "loudness meters of cached chunks not loaded"),
   );
-  setup.log?.info({ openai: !!openai, azure: !!azure, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
+  const engines = localEnginesOf(env, cfg.LOCAL_ENGINES);
+  // Loaded once per process and kept: every article of this worker shares the session.
+  const kokoro = engines.includes("kokoro")
+    ? await optionalEngine("Kokoro (English)", () => createKokoroEngine({ dir: cfg.KOKORO_DIR, threads: cfg.KOKORO_THREADS }), setup.log)
+    : undefined;
+  const pico = engines.includes("pico") ? await optionalEngine("Pico (German)", () => createPicoEngine(), setup.log) : undefined;
+  setup.log?.info({ openai: !!openai, azure: !!azure, kokoro: !!kokoro, pico: !!pico, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");
   return createSpeechRouter({
-    providers: { openai, azure, local: localProvider(setup.engine, LOCAL_CHUNK_CHARS) },
+    providers: {
+      openai,
+      azure,
+      local: localProvider(setup.engine, LOCAL_CHUNK_CHARS),
+      kokoro: kokoro && localProvider(kokoro, LOCAL_CHUNK_CHARS),
+      pico: pico && localProvider(pico, LOCAL_CHUNK_CHARS),
+    },
+    engines: [kokoro, pico].filter((e): e is SpeechEngine => e !== undefined),
     fallback: parseFallback(cfg.AUDIO_FALLBACK),
     attempts: cfg.AUDIO_PROVIDER_ATTEMPTS,
     backoff: { baseMs: cfg.AUDIO_RETRY_BASE_MS, maxMs: cfg.AUDIO_RETRY_MAX_MS, retryAfterCapMs: cfg.AUDIO_RETRY_AFTER_CAP_MS },

@@ -3,6 +3,8 @@
 import type { LoudnessTarget } from "../loudness/index.js";
 import type { Logger } from "../../../lib/log.js";
 import { voiceInfo, type Lang, type ProviderName } from "../../../lib/voices.js";
+import { localEngineFor } from "../engine/catalog.js";
+import type { SpeechEngine } from "../engine/types.js";
 import { chunkKey, noCache, type ChunkCache } from "../cache/index.js";
 import { retryDelay, sleep, type BackoffOptions } from "./backoff.js";
 import { ProviderError } from "./errors.js";
@@ -19,8 +21,14 @@ export interface ChainStep {
 export interface SpeechRouterOptions {
   /** Loudness every file is normalised to (default -19 LUFS, -1 dBTP). */
   loudness?: LoudnessTarget;
-  /** Cloud providers whose credentials are configured; the local engine is always there. */
-  providers: { openai?: SpeechProvider; azure?: SpeechProvider; local: SpeechProvider };
+  /**
+   * Cloud providers whose credentials are configured; the local engine (eSpeak) is always there,
+   * and the better local engines that loaded (named "local" as well: the local step of the chain
+   * tries the best one that speaks the voice, then eSpeak; see engine/catalog.ts).
+   */
+  providers: { openai?: SpeechProvider; azure?: SpeechProvider; local: SpeechProvider; kokoro?: SpeechProvider; pico?: SpeechProvider };
+  /** Engines the router owns beside the providers: closed by close(). */
+  engines?: SpeechEngine[];
   /** Order tried after the voice's own provider fails. Default openai, azure, local. */
   fallback?: ProviderName[];
   /** Requests per provider before moving on (first try included). Default 3. */
@@ -66,6 +74,8 @@ export interface SpeechRouter {
   /** Runs `render` with each provider of the chain until one succeeds. */
   run<T>(voice: string, lang: Lang, render: (step: ChainStep, signal: AbortSignal) => Promise<T>, hooks: ChainHooks): Promise<{ result: T; step: ChainStep }>;
   readonly stats: { hits: number; misses: number };
+  /** Closes the engines it owns (the Kokoro host...). */
+  close(): Promise<void>;
 }
 
 const positive = (name: string, v: number | undefined, dflt: number) => {
@@ -90,16 +100,26 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
   const stats = { hits: 0, misses: 0 };
 
   const configured = (name: ProviderName): SpeechProvider | undefined => opts.providers[name];
+  const loaded = { kokoro: !!opts.providers.kokoro, pico: !!opts.providers.pico, openai: !!opts.providers.openai, azure: !!opts.providers.azure };
+
+  /** The local providers for a voice, best first: the engine the catalog picks, then eSpeak. */
+  function local(voice: string, lang: Lang): SpeechProvider[] {
+    const best = localEngineFor(voice, lang, loaded);
+    const better = best === "espeak" ? undefined : opts.providers[best];
+    return better ? [better, opts.providers.local] : [opts.providers.local];
+  }
 
   function chain(voice: string, lang: Lang): ChainStep[] {
     const own = voiceInfo(voice)?.provider;
     const first: ProviderName = own && configured(own) ? own : "local";
     const steps: ChainStep[] = [];
     for (const name of [first, ...fallback]) {
-      const provider = configured(name);
-      if (!provider || steps.some((s) => s.provider.name === name)) continue;
-      const mapped = mapVoice(voice, lang, name);
-      if (mapped) steps.push({ provider, voice: mapped });
+      const providers = name === "local" ? local(voice, lang) : [configured(name)];
+      for (const provider of providers) {
+        if (!provider || steps.some((s) => s.provider === provider)) continue;
+        const mapped = mapVoice(voice, lang, name);
+        if (mapped) steps.push({ provider, voice: mapped });
+      }
     }
     return steps;
   }
@@ -111,6 +131,10 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
     chain,
     concurrency: (p) => (p.name === "local" ? localConcurrency : articleConcurrency),
     chunkChars: (p) => (p.name === "local" ? p.maxChars : Math.min(p.maxChars, opts.chunkChars ?? p.maxChars)),
+
+    async close() {
+      await Promise.all((opts.engines ?? []).map((e) => e.close()));
+    },
 
     async synthesize(step, partial, signal, onData) {
       const req: ProviderRequest = { ...partial, voice: step.voice };

@@ -1,0 +1,221 @@
+// The Kokoro speech host: a child process that holds the model (one ONNX Runtime session, loaded
+// once and kept) and renders texts one at a time for the service that started it
+// (kokoro/index.ts): sentences -> eSpeak's IPA -> Kokoro -> 24 kHz PCM -> leveled -> LAME. It
+// runs below the service's priority, so inference never takes the CPU from the requests the
+// service answers, and it leaves when its parent does.
+//   argv: KOKORO_DIR, espeak-ng's path, lame.wasm's path, onnxruntime-node's entry, intra-op threads
+import { readFileSync } from "node:fs";
+import { setPriority } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { ENCODER_PEAK_MARGIN_DB, Leveler } from "../../loudness/limiter.js";
+import { measure } from "../../loudness/meter.js";
+import { isKokoroVoice, kokoroAccent } from "../catalog.js";
+import { SPEECH_NICENESS } from "../native.js";
+import type { HostReply, KokoroHostRequest, KokoroJob } from "../native-host-protocol.js";
+import { EdgeShaper } from "../pcm.js";
+import { KOKORO_FORMAT, KOKORO_RATE } from "../types.js";
+import { loadLame } from "../wasm-lame.js";
+import { kokoroFiles } from "./files.js";
+import { clauses, espeakIpa, pack, sentences, tokenize, toKokoroIpa, vocabOf } from "./phonemes.js";
+
+try {
+  setPriority(0, SPEECH_NICENESS);
+} catch {
+  // Not permitted here: the host runs at its parent's priority.
+}
+
+const [dir, espeak, lameWasm, ortEntry, threadsArg] = process.argv.slice(2);
+const send = (reply: HostReply) => process.send?.(reply);
+
+// One row of a voice's style per input length (the model's own limit is 510 tokens).
+const STYLE_DIM = 256;
+// Pauses between the model's calls: after a sentence, as between sentences in speech; inside one
+// (a long sentence in pieces), shorter, as after a comma.
+const SENTENCE_GAP_S = 0.3;
+const PIECE_GAP_S = 0.15;
+// Below this (full scale 1) a sample counts as silence at a piece's edges; a little of it stays.
+const EDGE_FLOOR = 0.004;
+const EDGE_KEEP_S = 0.04;
+// Kokoro's raw speech is around -23 LUFS: the gain for text too short to be measured.
+const UNMEASURED_LUFS = -23;
+const LAME_QUALITY = 7;
+
+interface OrtTensor {
+  data: Float32Array;
+}
+interface OrtSession {
+  run(feeds: Record<string, unknown>): Promise<Record<string, OrtTensor>>;
+  inputNames: readonly string[];
+}
+interface Ort {
+  InferenceSession: { create(file: string, options: object): Promise<OrtSession> };
+  Tensor: new (type: string, data: unknown, dims: number[]) => unknown;
+}
+
+async function load() {
+  const files = kokoroFiles(dir);
+  const mod = (await import(pathToFileURL(ortEntry).href)) as Ort & { default?: Ort };
+  const ort = mod.default ?? mod;
+  const threads = Math.max(1, Number(threadsArg) || 1);
+  const session = await ort.InferenceSession.create(files.model, {
+    intraOpNumThreads: threads,
+    interOpNumThreads: 1,
+    executionMode: "sequential",
+    graphOptimizationLevel: "all",
+    // Spinning threads wait for work by burning CPU: on a shared 2-core machine that costs more than it saves.
+    extra: { session: { intra_op: { allow_spinning: "0" }, inter_op: { allow_spinning: "0" } } },
+  });
+  for (const name of ["tokens", "style", "speed"]) if (!session.inputNames.includes(name)) throw new Error(`Kokoro's model has no input '${name}'`);
+  const vocab = vocabOf(JSON.parse(readFileSync(files.config, "utf8")));
+  const space = vocab.get(" ");
+  if (space === undefined) throw new Error("Kokoro's vocab has no space");
+  const lame = loadLame(new WebAssembly.Module(readFileSync(lameWasm)));
+  return { ort, session, vocab, space, lame, files };
+}
+
+const engine = await load().catch((err: unknown) => {
+  send({ type: "init-failed", message: err instanceof Error ? err.message : String(err) });
+  process.exit(1);
+});
+const { ort, session, vocab, space, lame, files } = engine;
+
+const styles = new Map<string, Float32Array>();
+function styleOf(voice: string): Float32Array {
+  let style = styles.get(voice);
+  if (!style) {
+    const bytes = readFileSync(path.join(files.voices, `${voice}.bin`));
+    style = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+    styles.set(voice, style);
+  }
+  return style;
+}
+
+async function infer(tokens: number[], style: Float32Array): Promise<Float32Array> {
+  const n = Math.min(tokens.length, style.length / STYLE_DIM - 1);
+  const ids = BigInt64Array.from([0, ...tokens.slice(0, n), 0], (t) => BigInt(t));
+  const out = await session.run({
+    tokens: new ort.Tensor("int64", ids, [1, ids.length]),
+    style: new ort.Tensor("float32", style.slice(n * STYLE_DIM, (n + 1) * STYLE_DIM), [1, STYLE_DIM]),
+    speed: new ort.Tensor("float32", Float32Array.of(1), [1]),
+  });
+  const audio = Object.values(out)[0]?.data;
+  if (!(audio instanceof Float32Array)) throw new Error("Kokoro gave no audio");
+  return audio;
+}
+
+/** The piece without the silence at its edges, but for a little of it. */
+function trimEdges(audio: Float32Array): Float32Array {
+  let start = 0;
+  let end = audio.length;
+  while (start < end && Math.abs(audio[start]) < EDGE_FLOOR) start++;
+  while (end > start && Math.abs(audio[end - 1]) < EDGE_FLOOR) end--;
+  const keep = Math.round(EDGE_KEEP_S * KOKORO_RATE);
+  return audio.subarray(Math.max(0, start - keep), Math.min(audio.length, end + keep));
+}
+
+/** The job's speech as 24 kHz samples, or null once `aborted()` turns true. */
+async function speak(job: KokoroJob, aborted: () => boolean): Promise<Float32Array | null> {
+  if (!isKokoroVoice(job.voice)) throw new Error(`Kokoro has no voice '${job.voice}'`);
+  const style = styleOf(job.voice);
+  const espeakVoice = kokoroAccent(job.voice) === "en-GB" ? "en-gb" : "en-us";
+  const parts: Float32Array[] = [];
+  let total = 0;
+  const add = (a: Float32Array) => {
+    parts.push(a);
+    total += a.length;
+  };
+  for (const sentence of sentences(job.text)) {
+    const cls = clauses(sentence);
+    const ipa = await Promise.all(cls.map((c) => espeakIpa(espeak, espeakVoice, c.words)));
+    const tokens = ipa.map((p, i) => tokenize(toKokoroIpa(p) + cls[i].stop, vocab)).filter((t) => t.length > 0);
+    const pieces = pack(tokens, space);
+    for (const [i, piece] of pieces.entries()) {
+      if (aborted()) return null;
+      if (total > 0) add(new Float32Array(Math.round((i === 0 ? SENTENCE_GAP_S : PIECE_GAP_S) * KOKORO_RATE)));
+      add(trimEdges(await infer(piece, style)));
+    }
+  }
+  const pcm = new Float32Array(total);
+  let at = 0;
+  for (const p of parts) {
+    pcm.set(p, at);
+    at += p.length;
+  }
+  return pcm;
+}
+
+/** MP3 frames of the samples, leveled to the job's target (its integrated loudness measured first). */
+function encode(pcm: Float32Array, level: KokoroJob["level"]): Uint8Array<ArrayBuffer> {
+  const mp3 = lame.open(KOKORO_FORMAT.sampleRate, KOKORO_FORMAT.bitrate, LAME_QUALITY);
+  try {
+    const shaper = new EdgeShaper(KOKORO_RATE, (samples) => mp3.write(samples));
+    let leveler: Leveler | undefined;
+    if (level) {
+      const measured = measure(pcm, KOKORO_RATE).lufs;
+      const gain = Math.pow(10, (level.lufs - (Number.isFinite(measured) ? measured : UNMEASURED_LUFS)) / 20);
+      leveler = new Leveler(KOKORO_RATE, gain, Math.pow(10, (level.truePeak - ENCODER_PEAK_MARGIN_DB) / 20), (samples) => shaper.push(samples));
+    }
+    const BLOCK = 8192;
+    const block = new Int16Array(BLOCK);
+    for (let at = 0; at < pcm.length; at += BLOCK) {
+      const n = Math.min(BLOCK, pcm.length - at);
+      for (let i = 0; i < n; i++) block[i] = Math.max(-32768, Math.min(32767, Math.round(pcm[at + i] * 32767)));
+      const view = block.subarray(0, n);
+      if (leveler) leveler.push(view);
+      else shaper.push(view);
+    }
+    leveler?.finish();
+    shaper.finish();
+    return mp3.end();
+  } finally {
+    mp3.close();
+  }
+}
+
+// One render at a time: the session's threads are the engine's whole share of the CPU.
+const queue: Array<Extract<KokoroHostRequest, { type: "synthesize" }>> = [];
+const cancelled = new Set<number>();
+let busy = false;
+let running: number | undefined;
+
+async function drain(): Promise<void> {
+  if (busy) return;
+  busy = true;
+  try {
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      const id = job.id;
+      running = id;
+      try {
+        const pcm = await speak(job, () => cancelled.has(id));
+        if (pcm === null || cancelled.delete(id)) continue;
+        if (pcm.length === 0) throw new Error("Kokoro found nothing to say in the text");
+        const mp3 = encode(pcm, job.level);
+        send({ type: "done", id, mp3 });
+      } catch (err) {
+        if (!cancelled.delete(id)) send({ type: "failed", id, message: err instanceof Error ? err.message : String(err) });
+      } finally {
+        running = undefined;
+        cancelled.delete(id);
+      }
+    }
+  } finally {
+    busy = false;
+  }
+}
+
+process.on("message", (msg: KokoroHostRequest) => {
+  if (msg.type === "cancel") {
+    const i = queue.findIndex((j) => j.id === msg.id);
+    if (i >= 0) queue.splice(i, 1);
+    else if (msg.id === running) cancelled.add(msg.id);
+    return;
+  }
+  queue.push(msg);
+  void drain();
+});
+
+// The parent is gone (stopped, or killed): so is the work it asked for.
+process.on("disconnect", () => process.exit(0));
+
+send({ type: "ready" });

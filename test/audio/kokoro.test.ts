@@ -1,0 +1,163 @@
+// The Kokoro engine (neural English): loads, speaks English at 24 kHz on the loudness target, reads
+// an article with plausible sentence timing, and when its files are missing the platform says so
+// in one line and reads with eSpeak. Other tests keep eSpeak (LOCAL_ENGINES defaults to espeak
+// under NODE_ENV=test); these render short texts only. Without the files (`npm ci` installs them:
+// scripts/install-voices.mjs) they skip, except under CI=true, where they must run.
+import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
+import { engineFor, voiceCatalog } from "../../services/audio/engine/catalog.js";
+import { createKokoroEngine, defaultKokoroDir } from "../../services/audio/engine/kokoro/index.js";
+import { kokoroFiles } from "../../services/audio/engine/kokoro/files.js";
+import { clauses, pack, sentences } from "../../services/audio/engine/kokoro/phonemes.js";
+import { renderWithProviders } from "../../services/audio/pipeline.js";
+import { createSpeechRouter, localProvider, speechRouterFromEnv } from "../../services/audio/providers/index.js";
+import { localEnginesOf } from "../../services/audio/providers/config.js";
+import { decode, expectOnTarget, silences } from "./measure.js";
+
+function kokoroInstalled(): boolean {
+  try {
+    kokoroFiles(process.env.KOKORO_DIR ?? defaultKokoroDir());
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function requireKokoro(ctx: Mocha.Context): void {
+  if (kokoroInstalled()) return;
+  const msg = `Kokoro tests did not run: its files are not in ${process.env.KOKORO_DIR ?? defaultKokoroDir()} (node scripts/install-voices.mjs)`;
+  if (process.env.CI === "true") throw new Error(msg);
+  console.warn(`      ⚠ ${msg}`);
+  ctx.skip();
+}
+
+/** A logger whose lines the test reads. */
+function capturedLog() {
+  const lines: Array<{ level: number; msg: string }> = [];
+  const log = pino({ level: "info" }, new Writable({ write: (chunk, _e, done) => (lines.push(JSON.parse(String(chunk))), done()) }));
+  return { log, lines };
+}
+
+describe("Kokoro engine", function () {
+  describe("text to the model's input", () => {
+    it("splits sentences and their clauses, keeping the punctuation Kokoro reads as phrasing", () => {
+      expect(sentences("The council met. Did it vote? Yes!  It did…")).to.deep.equal(["The council met.", "Did it vote?", "Yes!", "It did…"]);
+      expect(clauses("Doctor Smith, the head librarian, said she was delighted — and relieved!")).to.deep.equal([
+        { words: "Doctor Smith", stop: "," },
+        { words: "the head librarian", stop: "," },
+        { words: "said she was delighted", stop: "," },
+        { words: "and relieved", stop: "!" },
+      ]);
+    });
+
+    it("packs clauses into pieces under the token limit, cutting an overlong clause between words", () => {
+      const space = 16;
+      const word = [1, 2, 3, 4];
+      const long = Array.from({ length: 200 }, () => [...word, space]).flat().slice(0, -1); // 999 tokens
+      const pieces = pack([[7, 7], long, [8, 8]], space, 400);
+      expect(pieces.every((p) => p.length <= 400 && p.length > 0)).to.equal(true);
+      // Nothing is lost but the spaces at the cuts.
+      const tokens = (ps: number[][]) => ps.flat().filter((t) => t !== space).length;
+      expect(tokens(pieces)).to.equal(2 + 800 + 2);
+      expect(pieces.slice(1, -1).every((p) => p[0] !== space && p[p.length - 1] !== space)).to.equal(true);
+    });
+  });
+
+  describe("which engine speaks", () => {
+    it("routes English to Kokoro when it is loaded, German never, and cloud voices to their provider when keyed", () => {
+      expect(engineFor("alloy", "en-US", { kokoro: true })).to.equal("kokoro");
+      expect(engineFor("alloy", "de-DE", { kokoro: true })).to.equal("espeak");
+      expect(engineFor("de-DE-KatjaNeural", "de-DE", { kokoro: true, pico: true })).to.equal("pico");
+      expect(engineFor("alloy", "en-US", { kokoro: true, openai: true })).to.equal("openai");
+      expect(engineFor("bm_george", "en-US", {})).to.equal("espeak");
+      const george = voiceCatalog({ kokoro: true }).find((v) => v.name === "bm_george")!;
+      expect(george).to.include({ engine: "kokoro", neural: true, available: true, accent: "en-GB" });
+      expect(voiceCatalog({}).find((v) => v.name === "shimmer")!.speaks).to.deep.equal({ "de-DE": "espeak", "en-US": "espeak" });
+    });
+
+    it("loads only eSpeak under NODE_ENV=test unless LOCAL_ENGINES asks", () => {
+      expect(localEnginesOf({ NODE_ENV: "test" }, undefined)).to.deep.equal(["espeak"]);
+      expect(localEnginesOf({ NODE_ENV: "production" }, undefined)).to.deep.equal(["kokoro", "pico", "espeak"]);
+      expect(localEnginesOf({ NODE_ENV: "test" }, "kokoro, espeak")).to.deep.equal(["kokoro", "espeak"]);
+    });
+
+    it("says in one log line that Kokoro is missing and reads English with eSpeak", async () => {
+      const empty = await mkdtemp(path.join(os.tmpdir(), "kokoro-missing-"));
+      const espeak = await createLocalEngine({ threads: 1, native: "never" });
+      const { log, lines } = capturedLog();
+      try {
+        const router = await speechRouterFromEnv({ LOCAL_ENGINES: "kokoro,espeak", KOKORO_DIR: empty, AUDIO_CACHE_MAX_BYTES: "0" }, { engine: espeak, log });
+        const about = lines.filter((l) => /kokoro/i.test(l.msg));
+        expect(about, JSON.stringify(lines)).to.have.length(1);
+        expect(about[0].level).to.equal(40); // warn
+        expect(about[0].msg).to.match(/Kokoro.*not loaded.*missing.*eSpeak NG reads its voices instead/);
+        expect(router.chain("alloy", "en-US").map((s) => s.provider.label)).to.deep.equal(["local-wasm"]);
+        const r = await renderWithProviders({ title: "Missing model", text: "English still speaks.", lang: "en-US", voice: "af_heart" }, router);
+        expect(r.provider).to.equal("local-wasm");
+        await router.close();
+      } finally {
+        await espeak.close();
+        await rm(empty, { recursive: true, force: true });
+      }
+    });
+  });
+
+  describe("speaking", function () {
+    // Inference on a loaded 2-core machine, at the host's lower priority.
+    this.timeout(300_000);
+    let kokoro: SpeechEngine;
+    let espeak: SpeechEngine;
+    before(async function () {
+      requireKokoro(this);
+      kokoro = await createKokoroEngine();
+      espeak = await createLocalEngine({ threads: 1, native: "never" });
+    });
+    after(async () => {
+      await kokoro?.close();
+      await espeak?.close();
+    });
+
+    it("renders English in a Kokoro voice as 24 kHz MP3 on the loudness target", async () => {
+      const mp3 = await kokoro.synthesize({ text: "The library opens at nine in the morning. Everyone is welcome.", voice: "nova", lang: "en-US" });
+      const { sampleRate, samples } = await decode(mp3);
+      expect(sampleRate).to.equal(24000);
+      // About 4 s of speech: nothing skipped, nothing looped.
+      expect(samples.length / sampleRate).to.be.within(2, 9);
+      expectOnTarget("Kokoro chunk", mp3);
+    });
+
+    it("refuses German and unknown voices as bad input", async () => {
+      for (const req of [{ voice: "alloy", lang: "de-DE" as const }, { voice: "de-DE-KatjaNeural", lang: "de-DE" as const }]) {
+        const err = await kokoro.synthesize({ text: "Hallo.", ...req }).catch((e: Error) => e);
+        expect(err).to.have.property("name", "SpeechInputError");
+      }
+    });
+
+    it("reads an article sentence by sentence at a plausible pace, with no long silence inside a sentence", async () => {
+      const router = createSpeechRouter({ providers: { local: localProvider(espeak, 1000), kokoro: localProvider(kokoro, 1000) } });
+      const long =
+        "When the council finally met on the third of March, after two postponements, a petition signed by 4,200 residents and a report from Dr. Ana Ruiz on the state of the roof, it voted to keep the library on Elm Street open on weekends, to hire two more librarians by the autumn, and to spend 1.5 million dollars on repairs that the building, which opened in 1931, has needed for more than a decade.";
+      expect(long.length).to.be.within(380, 420);
+      const text = `The vote was close. ${long} Not everyone agreed. Mr. Lee, who chairs the finance committee, called it a gamble.`;
+      const r = await renderWithProviders({ title: "Library stays open", text, lang: "en-US", voice: "af_heart" }, router);
+      expect(r.provider).to.equal("local-kokoro");
+      expectOnTarget("Kokoro article", r.full);
+      const spoken = r.segments.flatMap((s) => s.sentences);
+      expect(spoken).to.have.length(5); // the title and four sentences
+      const rates = spoken.map((s) => s.text.length / (s.end - s.start));
+      const median = [...rates].sort((a, b) => a - b)[Math.floor(rates.length / 2)];
+      for (const [i, s] of spoken.entries()) expect(rates[i] / median, `"${s.text}" at ${rates[i].toFixed(1)} chars/s against ${median.toFixed(1)}`).to.be.within(0.3, 3);
+      const { gaps } = await silences(r.full, 1.5);
+      for (const g of gaps) {
+        const inside = spoken.find((s) => g.start > s.start + 0.25 && g.end < s.end - 0.25);
+        expect(inside, `${(g.end - g.start).toFixed(2)} s of silence at ${g.start} s inside "${inside?.text}"`).to.equal(undefined);
+      }
+      await router.close();
+    });
+  });
+});
