@@ -21,6 +21,7 @@ import { requestContext } from "./request-context.js";
 import { publisherCallers, writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { importRoutes } from "./routes/import.js";
+import type { ImportLimits } from "./import-limits.js";
 import { audioRoutes } from "./routes/audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
@@ -74,6 +75,8 @@ export interface GatewayOptions {
   metricsOnPublicPort?: boolean;
   /** Per-project rate limits (ratelimit-setup.ts); absent = none. */
   rateLimit?: RateLimitMiddlewareOptions;
+  /** Caps on open imports and the slowest import upload (import-limits.ts); absent = the documented defaults. */
+  imports?: ImportLimits;
 }
 
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
@@ -102,6 +105,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     maxBodyBytes,
     checkWriter: callers && writerCheck(callers),
     pacer: opts.rateLimit ? importPacer(opts.rateLimit) : undefined,
+    limits: opts.imports,
+    callers,
   });
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),

@@ -21,6 +21,17 @@ export const IMPORT_BATCH = 64;
 export const DEFAULT_OUTSTANDING = 4;
 /** A batch also closes at this many lines, so a run of bad lines does not pile up behind no create. */
 const MAX_BATCH_LINES = 1024;
+/**
+ * The line loop runs at most this long before it lets the event loop serve
+ * everyone else (other requests, probes, timers), whatever the lines are: a
+ * megabyte of `x` lines is cheap per line but not in one go.
+ */
+export const IMPORT_SLICE_MS = 4;
+/** Lines handled between two looks at the clock. */
+const CLOCK_EVERY = 32;
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+/** Lines up to this long are compared with the last failed line, whose answer they then share. */
+const REPEAT_CHECK_BYTES = 256;
 
 export type ImportArticle = Omit<CreateArticleRequest, "$typeName">;
 
@@ -40,14 +51,24 @@ export interface ImportOptions {
   send(items: ImportArticle[], lines: number[]): Promise<CreateOutcome[]>;
   /** Status and message for a call that failed as a whole. */
   failureOf(err: unknown): { status: number; message: string };
-  /** Waits until the project's import bucket allows this many more creates. */
+  /**
+   * Waits until the project's import bucket allows this many more lines. Every
+   * line counts, blank and invalid ones too: a flood of bad lines is held to the
+   * same pace as good ones.
+   */
   pace?(count: number): Promise<void>;
+  /** Runs one CreateArticles call when the import's fair turn comes (import-lanes.ts); default: at once. */
+  schedule?<T>(call: () => Promise<T>): Promise<T>;
   /** The gateway's body limit, per line. */
   maxLineBytes: number;
   audio?: AudioTiming;
   /** Stop reading and sending (the client went away). */
   signal?: AbortSignal;
+  /** True when the input ended before the upload did (too slow): an unfinished last line is then dropped, not answered. */
+  cutShort?(): boolean;
   maxOutstanding?: number;
+  /** Creates per CreateArticles call; default IMPORT_BATCH. */
+  batch?: number;
   /** After each batch is written: lines seen so far, imported, failed (progress for the CLI). */
   onProgress?(s: ImportSummary & { lines: number }): void;
 }
@@ -55,6 +76,8 @@ export interface ImportOptions {
 export interface ImportSummary {
   imported: number;
   failed: number;
+  /** Set when the import ended before the end of the upload, saying why. */
+  stopped?: string;
 }
 
 /** The create request of a validated ArticleCreateRequest, as POST /api/articles sends it. */
@@ -116,7 +139,8 @@ export function audioTimingOf(value: unknown): AudioTiming {
   return AUDIO_PARAM[value as string];
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+// ignoreBOM: a BOM is taken only at the very start of the body (runImport strips it there); on any other line it is an error.
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 const failLine = (line: number, status: number, message: string, existingId?: string) =>
   `{"line":${line},"result":"fail","status":${status},"message":${JSON.stringify(message)}${existingId ? `,"id":${JSON.stringify(existingId)}` : ""}}\n`;
@@ -130,6 +154,7 @@ function articleOf(raw: Buffer, audio: AudioTiming): ImportArticle {
   } catch {
     throw new HttpError(400, "line is not valid UTF-8");
   }
+  if (text.charCodeAt(0) === 0xfeff) throw new HttpError(400, "line starts with a byte order mark (U+FEFF): only the start of the body may have one");
   if (jsonDepthExceeds(raw, MAX_JSON_DEPTH)) throw new HttpError(400, `line is nested more than ${MAX_JSON_DEPTH} levels deep`);
   let body: unknown;
   try {
@@ -164,11 +189,19 @@ interface Batch {
 
 const newBatch = (): Batch => ({ items: [], lines: [], order: [] });
 
+const startsWithBom = (b: Buffer) => b.length >= 3 && b[0] === UTF8_BOM[0] && b[1] === UTF8_BOM[1] && b[2] === UTF8_BOM[2];
+
+/** Lets the event loop run everything that is waiting (I/O included) before the import goes on. */
+const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
   const audio = opts.audio ?? AudioTiming.UNSPECIFIED;
   const maxOutstanding = opts.maxOutstanding ?? DEFAULT_OUTSTANDING;
+  const batchSize = Math.min(opts.batch ?? IMPORT_BATCH, IMPORT_BATCH);
   const summary: ImportSummary = { imported: 0, failed: 0 };
   let lineNo = 0;
+  /** Lines read but not yet counted against the import bucket. */
+  let unpaced = 0;
   let current = newBatch();
   const outstanding: Batch[] = [];
   /** Set once a whole call failed: later lines are not sent (a service that failed would most likely fail them too). */
@@ -209,7 +242,8 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     const b = current;
     current = newBatch();
     if (b.items.length > 0) {
-      b.results = opts.send(b.items, b.lines).catch((err: unknown) => {
+      const call = () => opts.send(b.items, b.lines);
+      b.results = (opts.schedule ? opts.schedule(call) : call()).catch((err: unknown) => {
         broken ??= opts.failureOf(err);
         return b.items.map(() => broken!);
       });
@@ -219,34 +253,47 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     writing = writing.then(() => writeBatch(b));
   }
 
-  /** Sends the batch being filled; first waits while too many are outstanding and for the import bucket. */
+  /** Sends the batch being filled; first waits for the import bucket (every line read) and while too many are outstanding. */
   async function flush(): Promise<void> {
-    if (current.order.length === 0) return;
+    if (unpaced > 0 && opts.pace) {
+      const n = unpaced;
+      unpaced = 0;
+      await opts.pace(n);
+    }
+    unpaced = 0;
+    if (current.order.length === 0 || aborted()) return;
     while (outstanding.length >= maxOutstanding && !aborted()) {
       await new Promise<void>((resolve) => (wakeReader = resolve));
       wakeReader = undefined;
     }
-    if (current.items.length > 0) {
-      if (broken) {
-        // Not sent: the items become fail lines of their own.
-        const { status, message } = broken;
-        current.order = current.order.map((e) => (typeof e === "number" ? failLine(current.lines[e], status, `not imported: ${message}`) : e));
-        current.items = [];
-      } else if (opts.pace) {
-        await opts.pace(current.items.length);
-      }
+    if (current.items.length > 0 && broken) {
+      // Not sent: the items become fail lines of their own.
+      const { status, message } = broken;
+      current.order = current.order.map((e) => (typeof e === "number" ? failLine(current.lines[e], status, `not imported: ${message}`) : e));
+      current.items = [];
     }
     if (aborted()) return;
     dispatch();
   }
 
+  let lastFail: { raw: Buffer; status: number; message: string } | undefined;
   function onLine(raw: Buffer | null): void {
     const line = ++lineNo;
+    unpaced++;
+    if (line === 1 && raw !== null && startsWithBom(raw)) raw = raw.subarray(3);
     if (raw === null) {
       current.order.push(failLine(line, 413, `line is longer than ${opts.maxLineBytes} bytes (the body limit applies to each line)`));
       return;
     }
     if (isBlank(raw)) return;
+    // A line that repeats the one before it (a flood of `x` or `{}`) gets the same answer without being checked again.
+    if (lastFail && raw.length <= REPEAT_CHECK_BYTES && raw.equals(lastFail.raw)) {
+      current.order.push(failLine(line, lastFail.status, lastFail.message));
+      return;
+    }
+    // A bad line is an answer, not a bug: its errors need no stack trace, which would cost more than the check.
+    const stackLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
       const article = articleOf(raw, audio);
       current.order.push(current.items.length);
@@ -255,6 +302,9 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     } catch (e) {
       if (!(e instanceof HttpError)) throw e;
       current.order.push(failLine(line, e.status, e.message));
+      lastFail = raw.length <= REPEAT_CHECK_BYTES ? { raw: Buffer.from(raw), status: e.status, message: e.message } : undefined;
+    } finally {
+      Error.stackTraceLimit = stackLimit;
     }
   }
 
@@ -271,6 +321,8 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     overlong = false;
   };
 
+  let sliceStart = performance.now();
+  let sinceClock = 0;
   for await (const chunk of opts.input) {
     if (aborted()) break;
     const buf = typeof chunk === "string" ? Buffer.from(chunk) : chunk;
@@ -278,8 +330,17 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     for (let nl = buf.indexOf(0x0a, start); nl !== -1; nl = buf.indexOf(0x0a, start)) {
       endLine(buf.subarray(start, nl));
       start = nl + 1;
-      if (current.items.length >= IMPORT_BATCH || current.order.length >= MAX_BATCH_LINES) await flush();
+      if (current.items.length >= batchSize || unpaced >= MAX_BATCH_LINES) await flush();
+      if (aborted()) break;
+      if (++sinceClock >= CLOCK_EVERY) {
+        sinceClock = 0;
+        if (performance.now() - sliceStart >= IMPORT_SLICE_MS) {
+          await yieldToOthers();
+          sliceStart = performance.now();
+        }
+      }
     }
+    if (aborted()) break;
     if (start < buf.length && !overlong) {
       const rest = buf.subarray(start);
       if (partBytes + rest.length > opts.maxLineBytes) {
@@ -292,14 +353,19 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
         partBytes += rest.length;
       }
     }
-    // What is there goes now when the service has room, so results follow a slow upload closely.
-    if (outstanding.length < maxOutstanding) await flush();
+    // What is there goes before more is read (once the service has room), so results follow a slow upload closely.
+    await flush();
+    // A chunk may have been a few lines of heavy work (each up to the body limit): the others get a turn too.
+    if (performance.now() - sliceStart >= IMPORT_SLICE_MS) {
+      await yieldToOthers();
+      sliceStart = performance.now();
+    }
   }
-  if (!aborted() && (partBytes > 0 || overlong)) endLine(Buffer.alloc(0));
+  if (!aborted() && !opts.cutShort?.() && (partBytes > 0 || overlong)) endLine(Buffer.alloc(0));
   if (!aborted()) await flush();
   await writing;
   return summary;
 }
 
 /** The summary line that ends the answer. */
-export const summaryLine = (s: ImportSummary) => `{"result":"ok","imported":${s.imported},"failed":${s.failed}}\n`;
+export const summaryLine = (s: ImportSummary) => `{"result":"ok","imported":${s.imported},"failed":${s.failed}${s.stopped ? `,"stopped":${JSON.stringify(s.stopped)}` : ""}}\n`;

@@ -12,6 +12,7 @@ import { onShutdown, runMain, SHUTDOWN_VARS } from "../lib/service.js";
 import { startGateway } from "./app.js";
 import { TRUST_PROXY_VARS } from "./public-links.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "./ratelimit-setup.js";
+import { IMPORT_VARS, importLimitsOf } from "./import-limits.js";
 import type { HealthTarget } from "./routes/health.js";
 
 const log = logger("gateway");
@@ -26,6 +27,7 @@ const schema = {
   ...TRUST_PROXY_VARS,
   NATS_URL: { type: "string", format: "uri", description: "NATS JetStream: rate-limit buckets shared by every gateway replica (KV); unset = per-process buckets" },
   ...RATE_LIMIT_VARS,
+  ...IMPORT_VARS,
   ...PLAYER_VARS,
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health, and the pronunciation preview's synthesis)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
   const rateLimit = await gatewayRateLimit(config, { url: config.AUTH_URL, internalToken: config.INTERNAL_TOKEN }, log);
   const gateway = await startGateway({
     rateLimit: rateLimit?.options,
+    imports: importLimitsOf(config),
     playerEventRate: playerEventLimits(config),
     articlesUrl: config.ARTICLES_URL,
     audioUrl: config.AUDIO_URL,

@@ -6,17 +6,25 @@ import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
+import { bearerTokenOf, type CallerResolver } from "../../lib/rpc/caller.js";
 import { longUploads, sendContinue } from "../body.js";
 import { HttpError } from "../errors.js";
+import { DEFAULT_IMPORT_LIMITS, meteredUpload, openImports, type ImportLimits } from "../import-limits.js";
+import { importLanes, type ImportLanes } from "../import-lanes.js";
 import { articlesSender, audioTimingOf, runImport, summaryLine, type ImportSink } from "../import-stream.js";
 import type { ImportPace } from "../ratelimit.js";
 import type { WriterCheck } from "../writer-check.js";
 
 export const IMPORT_PATH = "/api/articles/import";
 export const NDJSON = "application/x-ndjson";
-/** A connection on which neither the upload nor the answer moved for this long is closed. */
+/** A connection on which neither the upload nor the answer moved for this long is closed (a client that stops reading the answer). */
 export const IMPORT_IDLE_MS = 60_000;
+/**
+ * Creates per CreateArticles call of a REST import. Smaller than the service
+ * takes: on the embedded default a call's store work runs on the event loop
+ * everyone shares, and a short call lets their requests in between two.
+ */
+export const IMPORT_ROUTE_BATCH = 16;
 
 export interface ImportRoutesOptions {
   client: Client<typeof ArticlesService>;
@@ -26,6 +34,18 @@ export interface ImportRoutesOptions {
   /** The project's import bucket (ratelimit.ts importPacer); absent = no limit. */
   pacer?: (authorization: string, signal?: AbortSignal) => Promise<ImportPace | undefined>;
   idleMs?: number;
+  /** Caps on open imports and the slowest upload accepted (import-limits.ts); default: the documented defaults. */
+  limits?: ImportLimits;
+  /** Whose project a token is, for the per-project cap and the fair lanes; absent: the token itself stands for it. */
+  callers?: CallerResolver;
+  /** The fair turns of the imports' store work; default: a set of lanes of this route's own. */
+  lanes?: ImportLanes;
+}
+
+/** The project a token writes to, or the token itself when no auth service is there to say. */
+async function projectKey(authorization: string, callers: CallerResolver | undefined): Promise<string> {
+  const caller = callers ? await callers(new Headers({ authorization })) : undefined;
+  return caller?.kind === "publisher" ? `project:${caller.projectId}` : `token:${bearerTokenOf(authorization)}`;
 }
 
 /** A sink over the answer stream that waits for the client to read, or to leave. */
@@ -47,6 +67,9 @@ function responseSink(ctx: Context): ImportSink {
 }
 
 export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
+  const limits = opts.limits ?? DEFAULT_IMPORT_LIMITS;
+  const open = openImports(limits);
+  const lanes = opts.lanes ?? importLanes();
   router.post(IMPORT_PATH, async (ctx) => {
     const authorization = ctx.get("Authorization");
     bearerTokenOf(authorization);
@@ -57,7 +80,18 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
       throw new HttpError(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the lines uncompressed`, { "Accept-Encoding": "identity" });
     }
     const audio = audioTimingOf(ctx.query.audio);
+    const project = await projectKey(authorization, opts.callers);
+    // Refused before any of the body is read: the place is taken only once the import really starts.
+    const leave = open.enter(project);
+    try {
+      await runImportRequest(ctx, { authorization, audio, project });
+    } finally {
+      leave();
+    }
+  });
 
+  async function runImportRequest(ctx: Context, call: { authorization: string; audio: ReturnType<typeof audioTimingOf>; project: string }): Promise<void> {
+    const { authorization, audio } = call;
     const abort = new AbortController();
     const pace = await opts.pacer?.(authorization, abort.signal);
     const requestId: string = ctx.state.requestId;
@@ -76,23 +110,29 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
       if (!res.writableFinished) abort.abort();
     });
     longUploads.add(req.socket);
-    // Slow-loris bound for an upload the server's requestTimeout no longer covers (app.ts).
+    // For a client that stops reading the answer (the upload's own pace is judged by meteredUpload).
     req.setTimeout(opts.idleMs ?? IMPORT_IDLE_MS, () => req.destroy());
+    // The server's requestTimeout no longer covers this upload (app.ts): its rate does.
+    const upload = meteredUpload(req, limits);
 
     const log = ctx.state.log;
     try {
       const summary = await runImport({
-        input: req,
+        input: upload.input,
         out: responseSink(ctx),
         ...articlesSender(opts.client, { authorization, requestId }),
         pace: pace ? (n) => pace.pace(n) : undefined,
+        schedule: lanes.lane(call.project),
+        batch: IMPORT_ROUTE_BATCH,
         maxLineBytes: opts.maxBodyBytes,
         audio,
         signal: abort.signal,
+        cutShort: () => upload.stopped !== undefined,
       });
       if (!abort.signal.aborted) {
+        if (upload.stopped) summary.stopped = upload.stopped;
         res.end(summaryLine(summary));
-        log.info({ imported: summary.imported, failed: summary.failed }, "import done");
+        log.info({ imported: summary.imported, failed: summary.failed, ...(upload.stopped ? { stopped: "upload too slow" } : {}) }, "import done");
       }
     } catch (err) {
       // The client went away mid-upload (the body stream fails), or a bug: the status line is long gone.
@@ -105,7 +145,11 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
     } finally {
       longUploads.delete(req.socket);
       abort.abort();
-      if (!req.complete) req.destroy();
+      // Not read to its end (cut short, or a failure): the connection cannot carry another request.
+      if (!req.complete) {
+        if (res.writableFinished || res.destroyed) req.destroy();
+        else res.once("finish", () => req.destroy());
+      }
     }
-  });
+  }
 }

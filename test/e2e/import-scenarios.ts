@@ -5,6 +5,7 @@ import { expect } from "chai";
 import { compileSchema, ImportLineResult, ImportSummary } from "../../gateway/schemas.js";
 import { api } from "../support/http.js";
 import { ndjson, openImport, postImport } from "../support/import.js";
+import { bystanderDuring, descriptorsOf, maxOf, trickleImports } from "./import-load.js";
 
 export interface ImportTarget {
   url: string;
@@ -13,6 +14,29 @@ export interface ImportTarget {
   /** MAX_BODY_BYTES the gateway runs with. */
   maxBodyBytes: number;
 }
+
+/** What the isolation scenarios need besides: another project, and the gateway's process. */
+export interface IsolationTarget extends ImportTarget {
+  /** A full token of another project (the bystander). */
+  other: string;
+  /** The process whose descriptors are counted (the gateway's). */
+  serverPid: number | undefined;
+  /** The gateway runs with IMPORT_MIN_UPLOAD_BYTES_PER_SECOND and IMPORT_UPLOAD_WINDOW_SECONDS at these. */
+  minBytesPerSecond: number;
+  windowSeconds: number;
+}
+
+/**
+ * The gateway environment these scenarios expect: an import bucket that does
+ * not hold a flood back for minutes (the pacing is tested in import.test.ts),
+ * and a test-sized minimum upload rate.
+ */
+export const ISOLATION_ENV = {
+  RATE_LIMIT_IMPORTS_PER_SECOND: "100000",
+  RATE_LIMIT_IMPORTS_BURST: "400000",
+  IMPORT_MIN_UPLOAD_BYTES_PER_SECOND: "64",
+  IMPORT_UPLOAD_WINDOW_SECONDS: "1",
+} as const;
 
 const tag = () => randomBytes(4).toString("hex");
 
@@ -136,5 +160,160 @@ export function importScenarios(target: () => ImportTarget): void {
       expect(r.status, r.text).to.equal(200);
       expect(r.lines.at(-1)).to.deep.equal({ result: "ok", imported: 1, failed: 0 });
     }
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function importIsolationScenarios(target: () => IsolationTarget): void {
+  /** The bystander's own article, read at ~20/s while an import runs. */
+  async function bystanderArticle(): Promise<string> {
+    const { url, other } = target();
+    const r = await api(url, other)("POST", "/api/articles", { title: `Bystander ${tag()}`, text: "Read while another project imports." });
+    expect(r.status, r.text).to.equal(200);
+    return `/api/articles/${r.body.id}`;
+  }
+
+  it("a UTF-8 BOM is taken at the very start of the body only: on a later line it makes that line fail", async () => {
+    const { url, full } = target();
+    const t = tag();
+    const bom = "\uFEFF";
+    const r = await postImport(url, full, `${bom}${JSON.stringify({ title: "First", text: "x", externalId: `bom1-${t}` })}\n${bom}${JSON.stringify({ title: "Second", text: "y", externalId: `bom2-${t}` })}\n`);
+    expect(r.status, r.text).to.equal(200);
+    expect(r.lines[0]).to.include({ line: 1, result: "ok" });
+    expect(r.lines[1]).to.include({ line: 2, result: "fail", status: 400 });
+    expect(r.lines[1].message).to.match(/byte order mark/);
+    expect(r.lines[2]).to.deep.equal({ result: "ok", imported: 1, failed: 1 });
+    expect((await api(url, full)("GET", `/api/articles_external_id/bom2-${t}`)).status).to.equal(404);
+  });
+
+  it("1,000,000 invalid lines in one import: another project's reads and /livez stay within a generous bound of their reference", async function () {
+    this.timeout(600_000);
+    const { url, full, other } = target();
+    const readPath = await bystanderArticle();
+    const ref = await bystanderDuring(url, readPath, other, () => sleep(2_000));
+    // Each kind of line the issue named, 250,000 of each.
+    const body = ["x\n", "{}\n", "[]\n", '"a"\n'].map((l) => l.repeat(250_000)).join("");
+    let summary: unknown;
+    const during = await bystanderDuring(url, readPath, other, async () => {
+      const r = await postImport(url, full, body);
+      expect(r.status).to.equal(200);
+      summary = r.lines.at(-1);
+    });
+    expect(summary).to.deep.equal({ result: "ok", imported: 0, failed: 1_000_000 });
+    const slowest = [...during.reads].sort((a, b) => b - a).slice(0, 5).map(Math.round);
+    const report = JSON.stringify({ ref: { read: maxOf(ref.reads), livez: maxOf(ref.probes), lag: ref.lag }, during: { slowest, livez: maxOf(during.probes), lag: during.lag, reads: during.reads.length } });
+    expect(during.failedReads, report).to.equal(0);
+    // Generous: a loaded machine may be slow, but not by many seconds (before: reads waited up to 30 s, /livez up to 40 s).
+    expect(maxOf(during.reads), report).to.be.below(Math.max(3_000, 10 * maxOf(ref.reads)));
+    expect(maxOf(during.probes), report).to.be.below(1_000 + 4 * maxOf(ref.probes));
+    expect(during.lag, report).to.be.below(1_000 + 4 * ref.lag);
+  });
+
+  it("a project may have two imports open: a third gets 429 with Retry-After before its body is read, another project is not affected", async () => {
+    const { url, full, other } = target();
+    const open = [openImport(url, full), openImport(url, full)];
+    // Kept alive well above the minimum upload rate.
+    const feed = setInterval(() => {
+      for (const o of open) void o.write(`${" ".repeat(200)}\n`).catch(() => {});
+    }, 100);
+    try {
+      for (const o of open) await o.write(`${" ".repeat(200)}\n`);
+      await sleep(200);
+      expect(open.map((o) => o.status())).to.deep.equal([200, 200]);
+      const third = await postImport(url, full, ndjson([{ title: "Third", text: "x" }]));
+      expect(third.status, third.text).to.equal(429);
+      expect(third.lines).to.have.length(1);
+      expect(third.lines[0].result).to.equal("fail");
+      expect(third.lines[0].message).to.match(/imports open/);
+      expect(Number(third.headers.get("retry-after"))).to.be.greaterThan(0);
+      // Another project's import goes through meanwhile.
+      const elsewhere = await postImport(url, other, ndjson([{ title: "Elsewhere", text: "x" }]));
+      expect(elsewhere.lines.at(-1)).to.deep.equal({ result: "ok", imported: 1, failed: 0 });
+    } finally {
+      clearInterval(feed);
+      for (const o of open) o.end();
+    }
+    await Promise.all(open.map((o) => o.ended));
+    // Places are given back: the next import is accepted.
+    const next = await postImport(url, full, ndjson([{ title: "After", text: "x" }]));
+    expect(next.lines.at(-1)).to.deep.equal({ result: "ok", imported: 1, failed: 0 });
+  });
+
+  it("50 trickling uploads: refused past the cap or ended with a summary saying why, other projects answered normally, descriptors back to their baseline", async function () {
+    this.timeout(120_000);
+    const { url, full, other, serverPid, minBytesPerSecond, windowSeconds } = target();
+    const readPath = await bystanderArticle();
+    const baseline = serverPid === undefined ? undefined : descriptorsOf(serverPid);
+    // One byte every 300 ms is ~3 bytes/s: far below the minimum rate, yet it would reset any idle timer.
+    const trickle = trickleImports(url, full, 50, 300);
+    let closedAll = false;
+    const during = await bystanderDuring(url, readPath, other, async () => {
+      const until = Date.now() + 60_000;
+      while (trickle.closed < 50 && Date.now() < until) await sleep(100);
+      closedAll = trickle.closed === 50;
+    });
+    trickle.stop();
+    expect(closedAll, `closed ${trickle.closed} of 50; statuses ${trickle.statuses.join(",")}`).to.equal(true);
+    expect(during.failedReads).to.equal(0);
+    const ok = trickle.statuses.filter((s) => s === 200).length;
+    expect(ok).to.be.at.least(1);
+    expect(trickle.statuses.filter((s) => s !== 200 && s !== 429)).to.deep.equal([]);
+    // Each admitted one ended with its summary, saying why.
+    const summaries = trickle.bodies.filter((b) => b.includes('"imported"')).map((b) => JSON.parse(b.trim().split("\n").at(-1)!));
+    expect(summaries).to.have.length(ok);
+    for (const s of summaries) {
+      expect(s).to.include({ result: "ok", imported: 0, failed: 0 });
+      expect(s.stopped).to.contain(`slower than ${minBytesPerSecond} bytes per second over ${windowSeconds} s`);
+    }
+    if (baseline !== undefined) {
+      let now = descriptorsOf(serverPid!)!;
+      const until = Date.now() + 30_000;
+      while (now > baseline + 3 && Date.now() < until) {
+        await sleep(200);
+        now = descriptorsOf(serverPid!)!;
+      }
+      expect(now, `descriptors: ${baseline} before, ${now} after`).to.be.at.most(baseline + 3);
+    }
+  });
+
+  it("a client that disconnects: the import stops within a few calls' worth of lines, stored lines are found by externalId, and sending the file again resumes it", async function () {
+    this.timeout(180_000);
+    const { url, full } = target();
+    const A = api(url, full);
+    const t = tag();
+    const N = 3_000;
+    const rows = Array.from({ length: N }, (_, i) => ({ title: `Resume ${i}`, text: "Part of an archive.", externalId: `rs-${t}-${i}` }));
+    // On demand: no renders competing with the import for the machine.
+    const imp = openImport(url, full, "?audio=onDemand");
+    void imp.write(ndjson(rows)).catch(() => {});
+    await imp.waitForLines(50, 120_000);
+    const seen = imp.received.length;
+    imp.req.destroy();
+    await sleep(1_500);
+    // How far the import got: externalIds are stored in input order, batch by batch.
+    const exists = async (i: number) => (await A("GET", `/api/articles_external_id/rs-${t}-${i}`)).status === 200;
+    let lo = 0;
+    let hi = N;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (await exists(mid)) lo = mid + 1;
+      else hi = mid;
+    }
+    const stored = lo;
+    expect(stored).to.be.at.least(seen);
+    // A few calls in flight at most (four of up to 64 lines), and what was read.
+    expect(stored - seen, `stored ${stored}, answers read ${seen}`).to.be.at.most(4 * 64 + 64);
+    expect(stored).to.be.below(N);
+    // The way to resume: the whole file again. Stored lines come back as taken, naming their article; the rest are created.
+    const again = await postImport(url, full, ndjson(rows), { query: "audio=onDemand" });
+    const results = again.lines.slice(0, -1);
+    expect(results.filter((l) => l.result === "fail")).to.have.length(stored);
+    for (const l of results.slice(0, stored)) {
+      expect(l).to.include({ result: "fail", status: 400 });
+      expect(l.message).to.match(/already used/);
+      expect(l.id).to.be.a("string");
+    }
+    expect(again.lines.at(-1)).to.deep.equal({ result: "ok", imported: N - stored, failed: stored });
   });
 }

@@ -9,7 +9,7 @@ import { runCli } from "../../services/auth/cli.js";
 import { api } from "../support/http.js";
 import { ndjson } from "../support/import.js";
 import { requireMongo, requireNats } from "../support/servers.js";
-import { importScenarios } from "./import-scenarios.js";
+import { importIsolationScenarios, importScenarios, ISOLATION_ENV } from "./import-scenarios.js";
 import { ADMIN_TOKEN, startTestStack, TOKENS, type TestStack } from "./stack-harness.js";
 
 const INTERNAL = "internal-token-for-import-stack-0123456789";
@@ -22,7 +22,7 @@ describe("bulk import (full stack: MongoDB, NATS, one process per service)", fun
   before(async function () {
     const mongoUrl = await requireMongo(this);
     const natsUrl = await requireNats(this);
-    t = await startTestStack({ mongoUrl, natsUrl, env: { INTERNAL_TOKEN: INTERNAL, MAX_BODY_BYTES: String(MAX_BODY) } });
+    t = await startTestStack({ mongoUrl, natsUrl, env: { INTERNAL_TOKEN: INTERNAL, MAX_BODY_BYTES: String(MAX_BODY), ...ISOLATION_ENV } });
   });
   afterEach(function () {
     if (this.currentTest?.state === "failed" && t) console.log(`--- last stack output ---\n${t.logs.tail()}`);
@@ -31,7 +31,23 @@ describe("bulk import (full stack: MongoDB, NATS, one process per service)", fun
     await t?.cleanup();
   });
 
-  importScenarios(() => ({ url: t.stack.url, full: TOKENS.aFull, read: TOKENS.aRead, maxBodyBytes: MAX_BODY }));
+  // Before the shared scenarios (Mocha runs sibling suites in order), while no renders of theirs compete with the bystander's reads.
+  describe("cannot stall or hold up other projects", () => {
+    importIsolationScenarios(() => ({
+      url: t.stack.url,
+      full: TOKENS.aFull,
+      read: TOKENS.aRead,
+      other: TOKENS.bFull,
+      maxBodyBytes: MAX_BODY,
+      serverPid: t.stack.process("gateway").pid,
+      minBytesPerSecond: Number(ISOLATION_ENV.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND),
+      windowSeconds: Number(ISOLATION_ENV.IMPORT_UPLOAD_WINDOW_SECONDS),
+    }));
+  });
+
+  describe("the scenarios both modes share", () => {
+    importScenarios(() => ({ url: t.stack.url, full: TOKENS.aFull, read: TOKENS.aRead, maxBodyBytes: MAX_BODY }));
+  });
 
   it("the admin CLI imports a file into a project of the stack", async () => {
     const dir = await mkdtemp(path.join(tmpdir(), "import-stack-cli-"));

@@ -9,13 +9,14 @@ import { runCli } from "../../services/auth/cli.js";
 import { api } from "../support/http.js";
 import { ndjson, postImport } from "../support/import.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
-import { importScenarios } from "./import-scenarios.js";
+import { importIsolationScenarios, importScenarios, ISOLATION_ENV } from "./import-scenarios.js";
 import { sink } from "../support/sink.js";
 
-const TOKENS = { full: "imp-full-0123456789", read: "imp-read-0123456789" };
+const TOKENS = { full: "imp-full-0123456789", read: "imp-read-0123456789", other: "imp-other-0123456789" };
 const SEED = JSON.stringify([
   { token: TOKENS.full, project: "alpha", scope: "full" },
   { token: TOKENS.read, project: "alpha", scope: "read" },
+  { token: TOKENS.other, project: "beta", scope: "full" },
 ]);
 const MAX_BODY = 16 * 1024;
 
@@ -34,6 +35,36 @@ describe("bulk import (embedded default)", function () {
   });
 
   importScenarios(() => ({ url: sys.url, full: TOKENS.full, read: TOKENS.read, maxBodyBytes: MAX_BODY }));
+});
+
+describe("bulk import cannot stall or hold up other projects (embedded default)", function () {
+  this.timeout(120_000);
+  let dir: string;
+  let sys: Embedded;
+
+  before(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), "import-isolation-"));
+    sys = await startEmbedded(
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dir, SEED_TOKENS: SEED, MAX_BODY_BYTES: String(MAX_BODY), AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...ROOMY_RATE_LIMITS, ...ISOLATION_ENV },
+      sink(),
+    );
+  });
+  after(async () => {
+    await sys?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  importIsolationScenarios(() => ({
+    url: sys.url,
+    full: TOKENS.full,
+    read: TOKENS.read,
+    other: TOKENS.other,
+    maxBodyBytes: MAX_BODY,
+    // The embedded default serves from this very process.
+    serverPid: process.pid,
+    minBytesPerSecond: Number(ISOLATION_ENV.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND),
+    windowSeconds: Number(ISOLATION_ENV.IMPORT_UPLOAD_WINDOW_SECONDS),
+  }));
 });
 
 describe("bulk import: its own bucket, and the admin CLI (embedded default)", function () {

@@ -140,4 +140,56 @@ describe("gateway: import engine", () => {
     expect(sent).to.be.below(64 * 3);
     expect(state.pulled).to.be.below(text.length / 4);
   });
+
+  it("a BOM is taken at the start of the body only, even split across chunks; on a later line that line fails", async () => {
+    const bom = "\uFEFF";
+    const out = collector();
+    const { input } = chunked(`${bom}${row(1)}\n${bom}${row(2)}\n${row(3)}\n`, 2);
+    const s = await runImport({ input, out, send: okSend, failureOf, maxLineBytes: 1024 });
+    const [l1, l2, l3] = out.lines();
+    expect(l1).to.deep.equal({ line: 1, result: "ok", id: "id-1" });
+    expect(l2).to.include({ line: 2, result: "fail", status: 400 });
+    expect(l2.message).to.match(/byte order mark/);
+    expect(l3).to.deep.equal({ line: 3, result: "ok", id: "id-3" });
+    expect(s).to.deep.equal({ imported: 2, failed: 1 });
+  });
+
+  it("every line is paced, blank and invalid ones too, and a repeated bad line gets the same answer", async () => {
+    const paced: number[] = [];
+    const out = collector();
+    const lines = [row(1), "", "x", "x", "{}", "[]", '"a"', "   ", row(2)];
+    const { input } = chunked(lines.join("\n") + "\n", 7);
+    const s = await runImport({ input, out, send: okSend, failureOf, maxLineBytes: 1024, pace: async (n) => void paced.push(n) });
+    expect(paced.reduce((a, b) => a + b, 0)).to.equal(lines.length);
+    expect(s).to.deep.equal({ imported: 2, failed: 5 });
+    const fails = out.lines().filter((l) => l.result === "fail");
+    expect(fails.map((l) => l.line)).to.deep.equal([3, 4, 5, 6, 7]);
+    expect(fails[1].message).to.equal(fails[0].message);
+  });
+
+  it("a flood of invalid lines in one chunk lets the event loop run in between (a timer set at the start fires long before the end)", async () => {
+    // 100,000 distinct invalid lines in a single chunk: nothing in the input itself gives the loop a turn.
+    const body = Buffer.from(Array.from({ length: 100_000 }, (_, i) => `x${i}`).join("\n") + "\n");
+    async function* input() {
+      yield body;
+    }
+    let timerFiredAt = -1;
+    let linesAtTimer = -1;
+    let written = 0;
+    const out: ImportSink = {
+      write: (t) => {
+        written += t.split("\n").length - 1;
+        return true;
+      },
+      drain: async () => {},
+    };
+    setTimeout(() => {
+      timerFiredAt = performance.now();
+      linesAtTimer = written;
+    }, 0);
+    const s = await runImport({ input: input(), out, send: okSend, failureOf, maxLineBytes: 1024 });
+    expect(s.failed).to.equal(100_000);
+    expect(timerFiredAt).to.be.greaterThan(0);
+    expect(linesAtTimer).to.be.below(50_000);
+  });
 });
