@@ -56,6 +56,14 @@ export interface ProjectSettings {
   loudness?: LoudnessSettings;
   /** When audio is made: at once ("immediate", the default) or when a listener or the publisher asks for it ("onDemand"). */
   audio?: AudioTiming;
+  /** Renders public player lookups may start (audio on demand); absent fields take the deployment's defaults (docs/player.md). */
+  onDemandBudget?: OnDemandBudgetSettings;
+}
+
+/** A token bucket of renders: `burst` at once, refilled at `perHour`. */
+export interface OnDemandBudgetSettings {
+  perHour?: number;
+  burst?: number;
 }
 
 export const AUDIO_TIMINGS = ["immediate", "onDemand"] as const;

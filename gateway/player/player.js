@@ -22,6 +22,7 @@
   const FOLLOW_PREVIEW_MS = 250;
   const FOLLOW_MS = 1000;
   const FOLLOW_FOR_MS = 180000;
+  const NOT_YET_TRIES = 10;
   // Texts per language (gateway/player/messages/*.json, inlined when served).
   const MESSAGES = {/*messages*/};
   const HL = "article-audio-player";
@@ -221,6 +222,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       try {
         const res = await fetch(url, { credentials: "omit", mode: "cors" });
         if (seq !== this._loadSeq) return;
+        if (res.status === 429) return this._notYet(seq, Number(res.headers.get("Retry-After")));
         if (!res.ok) return this._nothing(res.status === 404 ? `no ready audio for ${field} ${value}` : `lookup failed (${res.status})`);
         article = (await res.json()).article;
       } catch (e) {
@@ -264,6 +266,23 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       this._src = audio.src = next;
       if (at > 0) audio.addEventListener("loadedmetadata", () => { audio.currentTime = at; }, { once: true });
       if (resume) audio.play().catch(() => {});
+    }
+
+    // Audio on demand that cannot be started now (the project's budget for listeners is used up, or
+    // too many lookups from this address): say so, and look again later, a bounded number of times.
+    _notYet(seq, retryAfter) {
+      this._stopReading();
+      this.hidden = false;
+      const m = MESSAGES[language(this, {})] || {};
+      this._root.innerHTML = `${styled(this._root, STYLE)}<div class="box" part="container" role="status"></div>`;
+      this._root.querySelector(".box").textContent = m.notYet || "Audio not available yet";
+      this._notYetTries = (this._notYetTries || 0) + 1;
+      if (this._notYetTries > NOT_YET_TRIES) return;
+      const wait = Math.min(300, Math.max(10, isFinite(retryAfter) ? retryAfter : 60)) * 1000;
+      clearTimeout(this._follow);
+      this._follow = setTimeout(() => {
+        if (seq === this._loadSeq && this.isConnected) this._load();
+      }, wait);
     }
 
     _nothing(why) {

@@ -12,6 +12,7 @@ import { DEFAULT_LANG } from "../../lib/voices.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 import { bearerTokenOf } from "../../lib/rpc/caller.js";
+import { CLIENT_NETWORK_HEADER } from "../../lib/rpc/client-network.js";
 import { readJsonBody } from "../body.js";
 import { clientNetwork } from "../client-network.js";
 import { createCoalescer, nextTurn } from "../coalesce.js";
@@ -39,9 +40,16 @@ export interface PlayerEventLimits {
   perSecond: number;
   burst: number;
   perAddress?: { perSecond: number; burst: number };
+  /** Article lookups (and embed pages) per client address: a lookup can start a render (audio on demand). */
+  lookupsPerAddress?: { perSecond: number; burst: number };
 }
 
 const EVENTS_MAX_BYTES = 16 * 1024;
+/**
+ * A player polls its lookup while audio on demand is made (4/s until the preview, then 1/s):
+ * one listener stays well inside this; one address looking up every article of a project does not.
+ */
+const DEFAULT_LOOKUPS = { perSecond: 5, burst: 60 };
 
 /** Listening-event limits per player key and per client address, in each gateway replica (docs/player.md). */
 export const PLAYER_VARS = {
@@ -49,13 +57,23 @@ export const PLAYER_VARS = {
   PLAYER_EVENTS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 100, description: "listening-event burst per player key" },
   PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: { type: "number", minimum: 0.1, maximum: 100_000, default: 5, description: "listening-event batches per second per client address (an IPv6 client: its /64), whatever the key (each gateway replica; kept in memory only)" },
   PLAYER_EVENTS_PER_ADDRESS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 50, description: "listening-event burst per client address" },
+  PLAYER_LOOKUPS_PER_ADDRESS_PER_SECOND: { type: "number", minimum: 0.1, maximum: 100_000, default: DEFAULT_LOOKUPS.perSecond, description: "player article lookups and embed pages per second per client address (an IPv6 client: its /64), whatever the key (each gateway replica; kept in memory only)" },
+  PLAYER_LOOKUPS_PER_ADDRESS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LOOKUPS.burst, description: "player article lookup burst per client address" },
 } as const;
 
-export function playerEventLimits(cfg: { PLAYER_EVENTS_PER_SECOND: number; PLAYER_EVENTS_BURST: number; PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: number; PLAYER_EVENTS_PER_ADDRESS_BURST: number }): PlayerEventLimits {
+export function playerEventLimits(cfg: {
+  PLAYER_EVENTS_PER_SECOND: number;
+  PLAYER_EVENTS_BURST: number;
+  PLAYER_EVENTS_PER_ADDRESS_PER_SECOND: number;
+  PLAYER_EVENTS_PER_ADDRESS_BURST: number;
+  PLAYER_LOOKUPS_PER_ADDRESS_PER_SECOND: number;
+  PLAYER_LOOKUPS_PER_ADDRESS_BURST: number;
+}): PlayerEventLimits {
   return {
     perSecond: cfg.PLAYER_EVENTS_PER_SECOND,
     burst: cfg.PLAYER_EVENTS_BURST,
     perAddress: { perSecond: cfg.PLAYER_EVENTS_PER_ADDRESS_PER_SECOND, burst: cfg.PLAYER_EVENTS_PER_ADDRESS_BURST },
+    lookupsPerAddress: { perSecond: cfg.PLAYER_LOOKUPS_PER_ADDRESS_PER_SECOND, burst: cfg.PLAYER_LOOKUPS_PER_ADDRESS_BURST },
   };
 }
 
@@ -77,7 +95,7 @@ function bearer(ctx: Context): { headers: { authorization: string; "x-request-id
   return { headers: { authorization, "x-request-id": ctx.state.requestId } };
 }
 
-export function keyCall(ctx: Context, key: unknown): { headers: { authorization: string; "x-request-id": string } } {
+export function keyCall(ctx: Context, key: unknown): { headers: { authorization: string; "x-request-id": string; [name: string]: string } } {
   if (typeof key !== "string" || !KEY.test(key)) throw new HttpError(400, "key: must be a public player key (pk_…)");
   return { headers: { authorization: `Bearer ${key}`, "x-request-id": ctx.state.requestId } };
 }
@@ -175,6 +193,13 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   const addressBuckets = createMemoryBucketStore();
   const addressPolicy = opts.eventRate?.perAddress ?? { perSecond: 5, burst: 50 };
   const lookups = createCoalescer<{ etag: string; json: string }>();
+  // Lookups can start renders (audio on demand): per client address, in memory only, never stored or logged.
+  const lookupBuckets = createMemoryBucketStore();
+  const lookupPolicy = opts.eventRate?.lookupsPerAddress ?? DEFAULT_LOOKUPS;
+  const lookupAllowed = async (ctx: Context) => {
+    const taken = await lookupBuckets.take(clientNetwork(ctx.ip), 1, lookupPolicy);
+    if (taken.granted === 0) throw new HttpError(429, "Too many player lookups from this address; slow down", { "Retry-After": String(Math.ceil(taken.retryAfterMs / 1000)) });
+  };
 
   // The links' base is taken first: a Host it refuses (400) must leave the settings and the key as they were.
   router.get("/api/player", async (ctx) => {
@@ -228,6 +253,9 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const [id, externalId, url] = [pick("id"), pick("externalId"), pick("url")];
     const lookup = id ? { case: "id" as const, value: id } : externalId ? { case: "externalId" as const, value: externalId } : url ? { case: "url" as const, value: url } : undefined;
     if (!lookup) throw new HttpError(400, "query: one of id, externalId or url is required");
+    await lookupAllowed(ctx);
+    // The articles service bounds the renders one client's lookups start (audio on demand); in its memory only.
+    call.headers[CLIENT_NETWORK_HEADER] = clientNetwork(ctx.ip);
     const base = baseOf(ctx, opts.publicBaseUrl);
     // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query, the links' base too.
     const found = await lookups.run(`${base} ${ctx.path}?${ctx.querystring}`, async () => {
@@ -266,6 +294,8 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
 
   router.get("/player/v1/embed/:key/:articleId", async (ctx) => {
     const call = keyCall(ctx, ctx.params.key);
+    await lookupAllowed(ctx);
+    call.headers[CLIENT_NETWORK_HEADER] = clientNetwork(ctx.ip);
     const res = await listener.getListenerArticle({ lookup: { case: "id", value: ctx.params.articleId } }, call);
     ctx.type = "html";
     ctx.set("Cache-Control", "public, max-age=60");

@@ -8,6 +8,7 @@ import {
   HandBackError,
   PermanentJobError,
   jobMessageId,
+  laneRank,
   type AudioJob,
   type ConsumeOptions,
   type JobBus,
@@ -92,11 +93,13 @@ export function createMemoryBus(options: MemoryBusOptions = {}): MemoryBus {
     const lane = msg.job.projectId;
     let q = lanes.get(lane);
     if (!q) lanes.set(lane, (q = []));
-    if (msg.job.priority) {
-      // Ahead of the lane's ordinary jobs, behind its earlier priority ones.
-      const at = q.findIndex((m) => !m.job.priority);
+    // Behind the jobs of its own rank or a better one, ahead of the rest (port.ts laneRank).
+    const rank = laneRank(msg.job);
+    if (rank === 2) q.push(msg);
+    else {
+      const at = q.findIndex((m) => laneRank(m.job) > rank);
       q.splice(at < 0 ? q.length : at, 0, msg);
-    } else q.push(msg);
+    }
     readyCount += 1;
     turns.activate(lane);
   }

@@ -31,6 +31,7 @@ import {
   HandBackError,
   PermanentJobError,
   jobMessageId,
+  laneRank,
   type AudioJob,
   type ConsumeOptions,
   type JobBus,
@@ -68,8 +69,12 @@ const SAFE_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;
  * turn: ahead of the project's backlog, never ahead of another project's turn.
  */
 const FIRST = ".first";
+/** Full renders of priority jobs (`stage: "full"`): after the project's previews, before its backlog. */
+const NEXT = ".next";
 /** The lane (project subject) a job subject belongs to. */
-const laneOf = (subj: string) => (subj.endsWith(FIRST) ? subj.slice(0, -FIRST.length) : subj);
+const laneOf = (subj: string) => (subj.endsWith(FIRST) ? subj.slice(0, -FIRST.length) : subj.endsWith(NEXT) ? subj.slice(0, -NEXT.length) : subj);
+/** The subject a job goes to in its lane (port.ts laneRank). */
+const subjectIn = (lane: string, job: AudioJob) => [`${lane}${FIRST}`, `${lane}${NEXT}`, lane][laneRank(job)];
 
 /** A project's subject token and consumer-name suffix; ids outside the auth service's pattern are hashed. */
 export function laneToken(projectId: string): string {
@@ -152,7 +157,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
     if (!laneSubject.startsWith(`${subject}.`)) return undefined;
     const lane = laneOf(laneSubject);
     const token = lane.slice(subject.length + 1);
-    const suffix = lane === laneSubject ? "" : "_first";
+    const suffix = lane === laneSubject ? "" : laneSubject.endsWith(NEXT) ? "_next" : "_first";
     return SAFE_TOKEN.test(token) || /^h_[0-9a-f]{32}$/.test(token) ? `${durable}_${token}${suffix}` : undefined;
   };
   // Jobs published in one turn of the event loop leave at its end, in one socket write
@@ -206,7 +211,7 @@ export async function createNatsBus(o: NatsBusOptions): Promise<JobBus> {
       });
       try {
         const lane = `${subject}.${laneToken(job.projectId)}`;
-        const ack = await publisher.publish(job.priority ? `${lane}${FIRST}` : lane, codec.encode(job), msgID, publishTimeoutMs);
+        const ack = await publisher.publish(subjectIn(lane, job), codec.encode(job), msgID, publishTimeoutMs);
         if (ack.duplicate) log.debug({ msgID }, "duplicate job dropped by the stream");
       } catch (err) {
         throw new Error(`NATS publish of ${msgID} failed: ${(err as Error).message}`);
@@ -264,7 +269,7 @@ async function ensureStream(jsm: JetStreamManager, name: string, subject: string
   const config = {
     name,
     // The bare subject stays so jobs queued by an older version still drain.
-    subjects: [subject, `${subject}.*`, `${subject}.*${FIRST}`],
+    subjects: [subject, `${subject}.*`, `${subject}.*${FIRST}`, `${subject}.*${NEXT}`],
     retention: RetentionPolicy.Workqueue,
     storage: StorageType.File,
     duplicate_window: nanos(dupMs),
@@ -319,6 +324,8 @@ class NatsSubscription {
   private turns = new FairRing();
   /** Lanes whose priority subject may hold jobs: asked first on their turn until found empty. */
   private urgent = new Set<string>();
+  /** Lanes whose full-render subject may hold jobs: asked next, likewise. */
+  private following = new Set<string>();
   private doorbell: Subscription | undefined;
   private lastRefresh = 0;
   private stopping = false;
@@ -345,7 +352,8 @@ class NatsSubscription {
   /** A job subject may have work: its lane joins the rotation (and is marked urgent for a priority subject). */
   private ring(subj: string): void {
     const lane = laneOf(subj);
-    if (lane !== subj) this.urgent.add(lane);
+    if (subj.endsWith(NEXT)) this.following.add(lane);
+    else if (lane !== subj) this.urgent.add(lane);
     this.turns.activate(lane);
   }
 
@@ -405,6 +413,10 @@ class NatsSubscription {
       if (this.urgent.has(lane)) {
         m = await this.pull(`${lane}${FIRST}`);
         if (!m) this.urgent.delete(lane);
+      }
+      if (!m && this.following.has(lane)) {
+        m = await this.pull(`${lane}${NEXT}`);
+        if (!m) this.following.delete(lane);
       }
       m ??= await this.pull(lane);
       if (!m) {
@@ -574,6 +586,7 @@ function parseJob(v: unknown): AudioJob {
     revision: o.revision as number,
     ...(typeof o.requestId === "string" ? { requestId: o.requestId } : {}),
     ...(o.priority === true ? { priority: true } : {}),
+    ...(o.stage === "full" ? { stage: "full" as const } : {}),
   };
 }
 

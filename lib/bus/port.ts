@@ -10,10 +10,19 @@ export interface AudioJob {
   requestId?: string;
   /** Someone waits for this job (audio on demand): it goes before its project's other jobs, never before another project's turn. */
   priority?: boolean;
+  /**
+   * A priority job is made in two stages: first its preview alone, then (`stage: "full"`, published
+   * by the worker once the preview is stored) the full file. Within a project every waiting
+   * preview goes before every full render (the preview lane), and those before ordinary jobs.
+   */
+  stage?: "full";
 }
 
-/** Dedup key: a job for the same article revision is only delivered once. */
-export const jobMessageId = (j: AudioJob) => `${j.articleId}:${j.revision}`;
+/** Dedup key: a job for the same article revision (and stage) is only delivered once. */
+export const jobMessageId = (j: AudioJob) => `${j.articleId}:${j.revision}${j.stage === "full" ? ":full" : ""}`;
+
+/** A job's place in its project's lane: 0 previews (priority jobs), 1 full renders of priority jobs, 2 ordinary jobs. */
+export const laneRank = (j: AudioJob): 0 | 1 | 2 => (!j.priority ? 2 : j.stage === "full" ? 1 : 0);
 
 export interface Delivery {
   job: AudioJob;

@@ -29,6 +29,8 @@ import { directListeningChannel, type ListeningChannel } from "../../lib/bus/lis
 import type { ListeningBatch } from "./handlers/listener.js";
 import type { ArticleStore } from "./store/port.js";
 import { publicError } from "./errors.js";
+import { createOnDemandBudget, type OnDemandBudgetDefaults } from "./on-demand-budget.js";
+import type { BucketStore } from "../../lib/ratelimit/port.js";
 
 export interface ArticlesServiceOptions {
   store: ArticleStore;
@@ -49,6 +51,8 @@ export interface ArticlesServiceOptions {
   port?: number;
   /** Callers in this process skip the socket (the embedded default; see lib/rpc/in-process.ts). */
   inProcess?: boolean;
+  /** Renders public player lookups may start per project (on-demand-budget.ts): the defaults and where the buckets live (default: memory). */
+  onDemandBudget?: { defaults?: OnDemandBudgetDefaults; store?: BucketStore };
   /** false turns the reconciler off (tests that count publishes). */
   reconcile?: { intervalMs?: number; staleMs?: number } | false;
   /** How long a resolved publisher token is reused; default 5 s. */
@@ -98,8 +102,17 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   const listening = opts.listening ?? directListeningChannel<ListeningBatch>();
   await listening.consume(async (b) => void (await aggregator.accept(b.projectId, b.events, new Date(b.at))));
   let requestAudio: RequestAudio | undefined;
-  const listener = listenerHandlers({ store: opts.store, stats, listening, resolveCaller, audioBaseUrl: opts.audioBaseUrl, requestAudio: (a, requestId) => (requestAudio ? requestAudio(a, requestId) : Promise.resolve(a)) });
   const settings = opts.settingsFrom ? authSettingsSource(opts.settingsFrom) : unboundedSettings();
+  const onDemandBudget = createOnDemandBudget({ settingsOf: async (p) => (await settings.get(p)).onDemandBudget, ...opts.onDemandBudget });
+  const listener = listenerHandlers({
+    store: opts.store,
+    stats,
+    listening,
+    resolveCaller,
+    audioBaseUrl: opts.audioBaseUrl,
+    requestAudio: (a, requestId, by) => (requestAudio ? requestAudio(a, requestId, by) : Promise.resolve(a)),
+    onDemandBudget,
+  });
   const webhooks = opts.settingsFrom
     ? createWebhookDispatcher({ log: opts.log, fetchOptions: opts.fetchOptions, retries: opts.webhook?.retries, backoffMs: opts.webhook?.backoffMs })
     : undefined;

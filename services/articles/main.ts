@@ -14,6 +14,7 @@ import { AUDIO_FILES_VARS } from "./audio-files.js";
 import { openStatsStore } from "./stats/open.js";
 import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "./store/open.js";
+import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "./on-demand-budget.js";
 import { upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
 
 const schema = {
@@ -30,6 +31,8 @@ const schema = {
   FETCH_ALLOW_PRIVATE: { type: "string", description: "comma-separated host[:port] or address[:port] entries that recrawls and webhooks may reach although private; with a port, only that port" },
   RECONCILE_INTERVAL_MS: { type: "integer", minimum: 1000, default: 30_000, description: "reconciler period" },
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
+  ...ON_DEMAND_BUDGET_VARS,
+  ON_DEMAND_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ondemand", description: "NATS KV bucket the articles replicas share the on-demand budgets in" },
 } as const;
 
 const log = logger("articles");
@@ -48,6 +51,10 @@ async function main(): Promise<void> {
   const bus = await openJobBus(config, log);
   // The same storage the audio workers write and the gateway reads: takedowns and clean-up happen here.
   const blobs = await openBlobStore(config);
+  // With NATS every articles replica takes from the same budgets; idle ones expire after a day (a refilled bucket reads as full).
+  const budgetStore = config.NATS_URL
+    ? await (await import("../../lib/ratelimit/nats-kv.js")).createNatsKvBucketStore({ url: config.NATS_URL, bucket: config.ON_DEMAND_KV_BUCKET, idleTtlMs: 86_400_000 })
+    : undefined;
 
   const svc = await startArticlesService({
     store,
@@ -66,6 +73,7 @@ async function main(): Promise<void> {
     reconcile: { intervalMs: config.RECONCILE_INTERVAL_MS, staleMs: config.RECONCILE_STALE_MS },
     blobs,
     supersededGraceMs: config.SUPERSEDED_AUDIO_GRACE_MS,
+    onDemandBudget: { defaults: onDemandBudgetDefaults(config), store: budgetStore },
   });
   const metrics = await maybeStartMetricsServer(config, log);
   const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);
@@ -76,6 +84,7 @@ async function main(): Promise<void> {
     await svc.close();
     await bus.close();
     await blobs.close();
+    await budgetStore?.close();
     await store.close();
     closeRpcClients();
     await closeMongo();

@@ -86,6 +86,9 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     jlog.info({ chars: a.text.length, voice: a.voice, lang: a.lang }, "audio job claimed");
 
     const lease = setInterval(() => d.working(), keepAliveMs);
+    // Aborts the render once its preview is stored and its full stage queued (see onPreview).
+    const handOn = new AbortController();
+    let handedOn = false;
     lease.unref();
     const report = async (status: ArticleStatus, error: string) => {
       try {
@@ -105,9 +108,14 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       const text = opts.text && { work: opts.text, project: a.projectId };
       const keys = audioKeys(articleId, revision);
       // Someone waits for this one (audio on demand): the preview is stored and reported as soon
-      // as its chunks are rendered, so a player can start it while the rest is made.
+      // as its chunks are rendered, so a player can start it. The rest is not made now but handed
+      // to the lane as the job's full stage, behind every preview waiting there (the preview lane):
+      // five listeners pressing play at once each wait for four previews, not four whole articles.
+      // Its opening chunks come from the chunk cache then.
       let previewStored: { key: string; duration: number } | undefined;
-      const onPreview = d.job.priority
+      // The full stage's preview is the one stored by the first stage (the same cut of the same chunks).
+      if (d.job.stage === "full") previewStored = a.audioPreview?.key ? { key: a.audioPreview.key, duration: a.audioPreview.duration } : undefined;
+      const onPreview = d.job.priority && d.job.stage !== "full"
         ? async (p: { mp3: Buffer; duration: number }) => {
             try {
               await blobs.put(keys.preview, p.mp3, "audio/mpeg");
@@ -116,12 +124,20 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
               jlog.info({ previewDuration: p.duration, ms: Date.now() - started }, "audio preview ready");
             } catch (e) {
               jlog.warn({ err: errorMessage(e) }, "early preview not stored; it comes with the full audio");
+              return;
+            }
+            try {
+              await opts.bus.publish({ ...d.job, stage: "full" });
+              handedOn = true;
+              handOn.abort(new Error("preview stored; the full render follows in the lane"));
+            } catch (e) {
+              jlog.warn({ err: errorMessage(e) }, "full stage not queued; rendered now");
             }
           }
         : undefined;
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
-            signal: shutdown.signal,
+            signal: AbortSignal.any([shutdown.signal, handOn.signal]),
             tags,
             loudness,
             text,
@@ -154,6 +170,10 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       if (done.applied) jlog.info({ duration: r.fullDuration, ms }, "audio job completed");
       else jlog.info({ ms }, "audio result discarded: revision superseded or article deleted");
     } catch (e) {
+      if (handedOn) {
+        jlog.info({ ms: Date.now() - started }, "preview made; full render queued behind the waiting previews");
+        return;
+      }
       if (shutdown.signal.aborted) {
         // Not a failure of the job: the bus hands it to another worker without counting this attempt.
         jlog.warn({ ms: Date.now() - started }, "render aborted by shutdown; job handed back");

@@ -237,6 +237,7 @@ export function createAuthServiceImpl(opts: AuthServiceOptions): ServiceImpl<typ
         req.projectId,
         req.day,
         req.chars.map((c) => charsOf(c, 0)),
+        !req.outsideDailyLimit,
       );
       return { results: outcomes.map((r) => reservationAnswer(req.projectId, r)) };
     },

@@ -77,6 +77,14 @@ const schema = {
       },
     },
     audio: { enum: AUDIO_TIMINGS },
+    onDemandBudget: {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        perHour: { type: "number", exclusiveMinimum: 0, maximum: 1_000_000 },
+        burst: { type: "integer", minimum: 1, maximum: 1_000_000 },
+      },
+    },
     recrawl: {
       type: "object",
       additionalProperties: false,

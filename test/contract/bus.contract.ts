@@ -306,6 +306,39 @@ export function busContract(name: string, factory: BusFactory): void {
       expect(seen.find((d) => d.job.articleId === urgent[0].articleId)!.job).to.deep.equal(urgent[0]);
     });
 
+    it("the preview lane: a project's waiting previews go before its priority jobs' full stages, and those before its backlog", async () => {
+      const order: string[] = [];
+      let release!: () => void;
+      const gate = new Promise<void>((r) => (release = r));
+      await consume(
+        async (d) => {
+          order.push(`${d.job.stage ?? (d.job.priority ? "preview" : "plain")}/${d.job.articleId}`);
+          if (order.length === 1) await gate;
+        },
+        { concurrency: 1 },
+      );
+      const backlog = Array.from({ length: 3 }, () => job({ projectId: "lane" }));
+      await bus.publish(backlog[0]);
+      await waitFor(() => order.length === 1, "the first job in hand");
+      for (const j of backlog.slice(1)) await bus.publish(j);
+      // Full stages queued first (their previews were made), then new previews arrive.
+      const fulls = [job({ projectId: "lane", priority: true, stage: "full" }), job({ projectId: "lane", priority: true, stage: "full" })];
+      for (const j of fulls) await bus.publish(j);
+      const previews = [job({ projectId: "lane", priority: true }), job({ projectId: "lane", priority: true })];
+      for (const j of previews) await bus.publish(j);
+      // The preview and the full stage of one revision are two jobs, not a duplicate.
+      await bus.publish({ ...previews[0], stage: "full" });
+      await sleep(300);
+      release();
+      await waitFor(() => order.length === 8, "every job", 15_000);
+      expect(order.slice(1)).to.deep.equal([
+        ...previews.map((j) => `preview/${j.articleId}`),
+        ...fulls.map((j) => `full/${j.articleId}`),
+        `full/${previews[0].articleId}`,
+        ...backlog.slice(1).map((j) => `plain/${j.articleId}`),
+      ]);
+    });
+
     it("drain() waits for the job in hand and takes no new ones", async () => {
       const started: string[] = [];
       let finished = 0;

@@ -3,6 +3,7 @@
 // CLI, articles through the REST API (and the RPC for the per-request choice),
 // listeners through the public player endpoint.
 import { expect } from "chai";
+import { request } from "node:http";
 import { AudioTiming, ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { rpcClient } from "../../lib/rpc/client.js";
 import { api, waitFor } from "../support/http.js";
@@ -17,6 +18,20 @@ export interface OnDemandTarget extends StatusTarget {
 }
 
 type Api = ReturnType<typeof api>;
+
+/** A GET sent from another loopback address (all of 127/8 is this machine), as a second client would. */
+export function getFrom(localAddress: string, url: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { localAddress, agent: false }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
 
 export function onDemandScenarios(target: () => OnDemandTarget): void {
   const { cliJson } = operator(target);
@@ -127,6 +142,68 @@ export function onDemandScenarios(target: () => OnDemandTarget): void {
     target().figures.msToFull = Math.round(performance.now() - t0);
     // The feed is re-rendered at most every few seconds.
     await waitFor("the article in the feed", async () => ((await inFeed()) ? true : undefined), 30_000, 500);
+  });
+
+  it("150 anonymous lookups of distinct waiting articles start at most the on-demand budget, never the daily limit; a real listener's preview goes before their full renders", async () => {
+    // Budget 15 for the project; one address may start 10 (the default); the daily limit is 10.
+    const { id, A } = await project("od-flood", "audio=onDemand", "creditChars=1000000", "dailyLimit=10", "onDemandBudget.burst=15", "onDemandBudget.perHour=1");
+    const key = (await A("GET", "/api/player")).body.publicKey as string;
+    const title = (i: number) => `Flooded ${String(i).padStart(3, "0")}`;
+    const text = prose(1_500);
+    const chars = title(0).length + text.length;
+    const ids: string[] = [];
+    for (let i = 0; i < 160; i += 10) {
+      const made = await Promise.all(Array.from({ length: 10 }, (_, j) => A("POST", "/api/articles", { title: title(i + j), text })));
+      ids.push(...made.map((r) => r.body.id as string));
+    }
+    const [real, publishers, ...flooded] = ids;
+    const lookup = (from: string, a: string) => getFrom(from, `${target().url}/player/v1/article?key=${key}&id=${a}`);
+
+    // One client looks up 150 waiting articles at once.
+    const flood = await Promise.all(flooded.slice(0, 150).map((a) => lookup("127.0.0.2", a)));
+    const started = flood.filter((r) => r.status === 200);
+    expect(started.every((r) => r.body.article.pending === true)).to.equal(true);
+    const refused = flood.filter((r) => r.status === 429);
+    expect(started.length + refused.length).to.equal(150);
+    expect(started.length, "renders one address started").to.be.within(1, 10);
+    expect(refused[0].body.message).to.match(/not available yet/);
+    // Characters are charged for what was started, and nothing counts against the publisher's daily limit.
+    expect(await usage(id)).to.deep.equal({ credit: 1_000_000 - started.length * chars, count: 0 });
+
+    // A real listener elsewhere: its preview is made before the flood's full renders.
+    const t0 = performance.now();
+    const first = await lookup("127.0.0.1", real);
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    const preview = await waitFor("the real listener's preview", async () => {
+      const r = await lookup("127.0.0.1", real);
+      return r.body?.article?.audio_preview ? r.body.article : undefined;
+    }, 60_000, 100);
+    const toPreview = performance.now() - t0;
+    target().figures.msToPreviewAfterFlood = Math.round(toPreview);
+    const startedIds = flooded.slice(0, 150).filter((_, i) => flood[i].status === 200);
+    const readyMeanwhile = (await Promise.all(startedIds.map((a) => article(A, a)))).filter((x) => x.status === "ready").length;
+    // In arrival order every one of them would be whole before this preview; in the preview lane none need be.
+    expect(readyMeanwhile, `of ${startedIds.length} started earlier`).to.be.at.most(2);
+    expect(preview.audio_preview).to.be.a("string");
+    expect(toPreview, "lookup → preview ready, ms").to.be.below(10_000);
+
+    // More clients: together they get no more than the project's budget; beyond it the article keeps waiting.
+    const more = await Promise.all(flooded.slice(0, 150).filter((_, i) => flood[i].status !== 200).slice(0, 40).map((a, i) => lookup(`127.0.0.${3 + (i % 4)}`, a).then((r) => ({ a, r }))));
+    const moreStarted = more.filter((x) => x.r.status === 200).length;
+    expect(started.length + 1 + moreStarted, "renders all listeners started").to.equal(15);
+    const waiting = more.find((x) => x.r.status === 429)!;
+    expect(waiting.r.body.message).to.match(/not available yet/);
+    expect((await article(A, waiting.a)).status).to.equal("waiting");
+    // Looked up again (here by the real listener's address, which has some budget left): still not queued twice.
+    const again = await Promise.all(startedIds.slice(0, 5).map((a) => lookup("127.0.0.1", a)));
+    expect(again.map((r) => r.status)).to.deep.equal([200, 200, 200, 200, 200]);
+    expect(await usage(id)).to.deep.equal({ credit: 1_000_000 - 15 * chars, count: 0 });
+
+    // The publisher's own next article is admitted: the daily limit is untouched.
+    expect((await A("POST", `/api/articles/${publishers}/audio`)).status).to.equal(200);
+    const mine = await article(A, publishers);
+    expect(mine.status).to.not.equal("limit_reached");
+    expect(await usage(id)).to.deep.include({ count: 1 });
   });
 
   it("an embed of the article asks for its audio too", async () => {

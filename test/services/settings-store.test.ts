@@ -88,6 +88,23 @@ function settingsContract(open: () => Promise<{ store: AuthStore; dispose(): Pro
     expect(await store.getProjectState(P)).to.include({ creditChars: 100, usedToday: 4 });
   });
 
+  it("reservations outside the daily limit (renders listeners started) debit credit but neither count nor are refused by the limit", async () => {
+    await store.saveSettings(P, settings(2), 1000);
+    await store.reserve(P, DAY, 100);
+    await store.reserve(P, DAY, 100);
+    expect(await store.reserve(P, DAY, 100)).to.include({ ok: false, reason: "limit_reached" });
+    expect(await store.reserveMany(P, DAY, [100], false)).to.deep.equal([{ ok: true, creditChars: 700, usedToday: 2 }]);
+    expect(await store.reserveMany(P, DAY, [200, 300, 400], false)).to.deep.equal([
+      { ok: true, creditChars: 500, usedToday: 2 },
+      { ok: true, creditChars: 200, usedToday: 2 },
+      { ok: false, reason: "no_money", creditChars: 200, usedToday: 2 },
+    ]);
+    expect(await store.getProjectState(P)).to.include({ creditChars: 200, usedToday: 2 });
+    // A new day: the limit's count starts over, and uncounted reservations leave it at 0.
+    expect(await store.reserveMany(P, NEXT_DAY, [50], false)).to.deep.equal([{ ok: true, creditChars: 150, usedToday: 0 }]);
+    expect(await store.reserve(P, NEXT_DAY, 50)).to.include({ ok: true, usedToday: 1 });
+  });
+
   it("20 concurrent batches of 5 against a daily limit of 32: exactly 32 reserved, the balance debited by exactly theirs", async () => {
     await store.saveSettings(P, settings(32), 100_000);
     const batch = [10, 20, 30, 40, 50];

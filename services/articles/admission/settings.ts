@@ -17,6 +17,8 @@ export interface ProjectSettingsSource {
   get(projectId: string): Promise<SettingsView>;
   /** Counts one article today (UTC) and debits `chars`, atomically. */
   reserve(projectId: string, chars: number, now?: Date): Promise<Reservation>;
+  /** reserve() without counting the article against the daily limit: renders a listener started (their own budget, docs/player.md). Absent: reserve(). */
+  reserveOutsideDailyLimit?(projectId: string, chars: number, now?: Date): Promise<Reservation>;
   refund(projectId: string, chars: number): Promise<void>;
   /** Every project's id (the periodic recrawl asks each for its settings); absent: no project can enable recrawl. */
   projects?(): Promise<string[]>;
@@ -42,11 +44,11 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
   const cache = new Map<string, { value: Promise<SettingsView>; expires: number }>();
   // Creates of one project that arrive while its reservation is on the way go
   // to auth as one call, in arrival order (auth takes them in one write when
-  // all fit). Keyed by "<project> <day>": one batch, one day (project ids hold no spaces).
+  // all fit). Keyed by "<project> <day>[ outside]": one batch, one day, one kind (project ids hold no spaces).
   // The creates of one CreateArticles call reach here in one turn: they share the first call.
   const batches = groupCommit(async (key: string, chars: number[]): Promise<Reservation[]> => {
-    const [projectId, day] = key.split(" ");
-    const r = await auth.reserveAudifications({ projectId, day, chars: chars.map(BigInt) });
+    const [projectId, day, outside] = key.split(" ");
+    const r = await auth.reserveAudifications({ projectId, day, chars: chars.map(BigInt), outsideDailyLimit: outside === "outside" });
     return r.results.map(reservationOf);
   }, { maxBatch: 256, gatherTurn: true });
   return {
@@ -63,6 +65,9 @@ export function authSettingsSource(auth: Client<typeof AuthService>, ttlMs = 2_0
     },
     reserve(projectId, chars, now = new Date()) {
       return batches(`${projectId} ${now.toISOString().slice(0, 10)}`, chars);
+    },
+    reserveOutsideDailyLimit(projectId, chars, now = new Date()) {
+      return batches(`${projectId} ${now.toISOString().slice(0, 10)} outside`, chars);
     },
     async refund(projectId, chars) {
       if (chars > 0) await auth.refundAudification({ projectId, chars: BigInt(chars) });

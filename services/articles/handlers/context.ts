@@ -40,8 +40,11 @@ export interface ArticlesServiceDeps {
   onRequestAudio?: (requestAudio: RequestAudio) => void;
 }
 
-/** Asks for a parked article's audio; answers the article as it is afterwards (anything not parked, unchanged). */
-export type RequestAudio = (a: StoredArticle, requestId?: string) => Promise<StoredArticle>;
+/**
+ * Asks for a parked article's audio; answers the article as it is afterwards (anything not parked, unchanged).
+ * `by` "listener": a public player lookup asked; its render is not counted against the daily limit (it has its own budget, on-demand-budget.ts).
+ */
+export type RequestAudio = (a: StoredArticle, requestId?: string, by?: "listener" | "publisher") => Promise<StoredArticle>;
 
 /** Statuses in which a reservation was made but no synthesis has started; superseding them gives the characters back. */
 const UNSTARTED = new Set(["waiting", "parsed"]);
@@ -96,6 +99,11 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
 
   const admission = createAdmission({ store, settings, publish: publishJob, emit, log });
   deps.onAdmission?.(admission, publishJob);
+  // Renders a listener started: admitted alike, but their characters are debited without
+  // counting against the publisher's daily limit (a public key must not use it up).
+  const outside = settings.reserveOutsideDailyLimit?.bind(settings);
+  const listenerSettings: ProjectSettingsSource = outside ? { ...settings, reserve: outside } : settings;
+  const listenerAdmission = createAdmission({ store, settings: listenerSettings, publish: publishJob, emit, log, content: admission.content });
 
   /** Admission failures (auth unreachable, …) leave the article pending; the reconciler admits it later. */
   async function admitNow(a: StoredArticle, requestId: string | undefined, held = false): Promise<void> {
@@ -113,13 +121,14 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
    * then it is admitted as a create would be (limits and credit charged now) and its job
    * published first in line. Concurrent askers: one unparks, the others read the result.
    */
-  const requestAudio: RequestAudio = async (a, requestId) => {
+  const requestAudio: RequestAudio = async (a, requestId, by = "publisher") => {
     if (!isParked(a)) return a;
-    const unparked = await store.unpark(a.projectId, a.id, admission.leaseUntil());
+    const admitting = by === "listener" ? listenerAdmission : admission;
+    const unparked = await store.unpark(a.projectId, a.id, admitting.leaseUntil());
     if (!unparked) return (await store.get(a.projectId, a.id)) ?? a;
-    log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, ...requestIdFields(requestId) }, "audio requested on demand");
+    log.info({ articleId: a.id, projectId: a.projectId, revision: a.revision, by, ...requestIdFields(requestId) }, "audio requested on demand");
     try {
-      return (await admission.admitHeld(unparked, requestId)) ?? (await store.get(a.projectId, a.id)) ?? unparked;
+      return (await admitting.admitHeld(unparked, requestId)) ?? (await store.get(a.projectId, a.id)) ?? unparked;
     } catch (err) {
       // No longer parked: the reconciler admits it once the lease has lapsed.
       log.warn({ err, articleId: a.id, ...requestIdFields(requestId) }, "admission postponed to the reconciler");

@@ -13,6 +13,8 @@ import type { ListeningEventIn } from "../stats/aggregator.js";
 import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
 import { isParked, PENDING_STATUSES, type ArticleStore, type StoredArticle } from "../store/port.js";
 import type { RequestAudio } from "./context.js";
+import type { OnDemandBudget } from "../on-demand-budget.js";
+import { CLIENT_NETWORK_HEADER } from "../../../lib/rpc/client-network.js";
 import * as v from "../validate.js";
 import { requestIdOf } from "../../../lib/rpc/request-id.js";
 
@@ -24,6 +26,8 @@ export interface ListenerHandlerDeps {
   audioBaseUrl: string;
   /** Audio on demand: a lookup of a parked article asks for its audio; without it, parked articles are simply not ready. */
   requestAudio?: RequestAudio;
+  /** Renders lookups may start per project (on-demand-budget.ts); absent: unbounded. */
+  onDemandBudget?: OnDemandBudget;
 }
 
 /** What travels from the ingest call to the aggregator. */
@@ -48,6 +52,8 @@ const EVENT_KINDS: Partial<Record<ListeningEventType, ListeningEventIn["type"]>>
 };
 
 const notFound = () => new ConnectError("No ready audio for this article", Code.NotFound);
+/** The player shows "audio not available yet"; the article keeps waiting for a later lookup or the publisher. */
+const notYet = () => new ConnectError("Audio not available yet: this project's on-demand budget is used up for now; try again later", Code.ResourceExhausted);
 
 function dayRange(from: string, to: string, now = new Date()): { from: string; to: string } {
   // Each checked before it is used: an impossible `to` must not reach Date arithmetic (RangeError, a 500).
@@ -105,6 +111,26 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
     summary: withSummary ? openingOf(spokenTextOf(a), a.title) : "",
   });
 
+  /**
+   * A lookup of a parked article asks for its audio, within the project's on-demand budget.
+   * Lookups of one article in flight together share one ask (and one unit of the budget).
+   */
+  const asking = new Map<string, Promise<StoredArticle>>();
+  const askFor = (a: StoredArticle, ctx: HandlerContext, requestAudio: RequestAudio): Promise<StoredArticle> => {
+    const key = `${a.projectId} ${a.id}`;
+    let asked = asking.get(key);
+    if (!asked) {
+      const requestId = requestIdOf(ctx);
+      const network = ctx.requestHeader.get(CLIENT_NETWORK_HEADER) ?? undefined;
+      asked = (async () => {
+        if (deps.onDemandBudget && !(await deps.onDemandBudget.take(a.projectId, network))) return a;
+        return requestAudio(a, requestId, "listener");
+      })().finally(() => asking.delete(key));
+      asking.set(key, asked);
+    }
+    return asked;
+  };
+
   /** Asked for on demand and still being made: the listener may wait for it (and play its preview meanwhile). */
   const madeOnDemand = (a: StoredArticle) => a.demandedAt !== undefined && PENDING_STATUSES.includes(a.status);
 
@@ -117,7 +143,10 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       else if (l.case === "externalId") a = await store.getByExternalId(projectId, v.requiredId("externalId", l.value));
       else if (l.case === "url") a = await store.getByUrl(projectId, v.requiredId("url", l.value));
       else throw v.invalid("one of id, externalId or url is required");
-      if (a && isParked(a) && deps.requestAudio) a = await deps.requestAudio(a, requestIdOf(ctx));
+      if (a && isParked(a) && deps.requestAudio) {
+        a = await askFor(a, ctx, deps.requestAudio);
+        if (isParked(a)) throw notYet();
+      }
       if (a && madeOnDemand(a)) return { article: { ...publicView(a), audio: undefined, transcript: undefined, pending: true } };
       if (!a || a.status !== "ready" || !a.audio) throw notFound();
       return { article: publicView(a) };

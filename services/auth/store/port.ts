@@ -92,8 +92,11 @@ export interface AuthStore {
    * changes nothing and names the bound that refused (the limit first).
    */
   reserve(id: string, day: string, chars: number): Promise<ReserveOutcome>;
-  /** reserve() for several articles, in order, each reserved or refused on its own; one write when all fit. */
-  reserveMany(id: string, day: string, chars: number[]): Promise<ReserveOutcome[]>;
+  /**
+   * reserve() for several articles, in order, each reserved or refused on its own; one write when all fit.
+   * `counted` false: the characters only, the daily limit neither counts nor refuses them (on-demand renders a listener started).
+   */
+  reserveMany(id: string, day: string, chars: number[], counted?: boolean): Promise<ReserveOutcome[]>;
   /** Gives characters back to a bounded balance; returns the new balance (null = unlimited or no project). */
   refund(id: string, chars: number): Promise<number | null>;
 

@@ -26,9 +26,9 @@ export type ReserveHint = Pick<ProjectState, "dailyLimit" | "creditChars" | "usa
  * straight away (one write instead of a read and a write); its filter still
  * checks everything, so a stale hint only falls back to reading.
  */
-export async function reserveWith(ops: ReserveOps, id: string, requestedDay: string, chars: number, hint?: ReserveHint): Promise<ReserveOutcome> {
+export async function reserveWith(ops: ReserveOps, id: string, requestedDay: string, chars: number, hint?: ReserveHint, unit: 0 | 1 = 1): Promise<ReserveOutcome> {
   if (hint && hint.usageDay === requestedDay) {
-    const after = await ops.take(id, requestedDay, chars, { settings: undefined, usedToday: 0, ...hint });
+    const after = await ops.take(id, requestedDay, chars, { settings: undefined, usedToday: 0, ...hint }, unit);
     if (after) return { ok: true, creditChars: after.creditChars, usedToday: after.usedToday };
   }
   let s: ProjectState | null = null;
@@ -42,9 +42,9 @@ export async function reserveWith(ops: ReserveOps, id: string, requestedDay: str
       await ops.resetDay(id, day);
       continue;
     }
-    if (s.dailyLimit !== null && s.usedToday >= s.dailyLimit) return { ok: false, reason: "limit_reached", creditChars: s.creditChars, usedToday: s.usedToday };
+    if (unit > 0 && s.dailyLimit !== null && s.usedToday >= s.dailyLimit) return { ok: false, reason: "limit_reached", creditChars: s.creditChars, usedToday: s.usedToday };
     if (s.creditChars !== null && s.creditChars < chars) return { ok: false, reason: "no_money", creditChars: s.creditChars, usedToday: s.usedToday };
-    const after = await ops.take(id, day, chars, s);
+    const after = await ops.take(id, day, chars, s, unit);
     if (after) return { ok: true, creditChars: after.creditChars, usedToday: after.usedToday };
   }
   // Only reachable when the settings keep changing under us; refusing is the safe side.
@@ -54,11 +54,11 @@ export async function reserveWith(ops: ReserveOps, id: string, requestedDay: str
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
 
 /** Each item's outcome when a whole batch was taken in one write: the figures as if taken one by one, in order. */
-function spread(after: ProjectState, chars: number[]): ReserveOutcome[] {
+function spread(after: ProjectState, chars: number[], unit: number): ReserveOutcome[] {
   let later = sum(chars);
   return chars.map((c, i) => {
     later -= c;
-    return { ok: true, creditChars: after.creditChars === null ? null : after.creditChars + later, usedToday: after.usedToday - (chars.length - 1 - i) };
+    return { ok: true, creditChars: after.creditChars === null ? null : after.creditChars + later, usedToday: after.usedToday - (chars.length - 1 - i) * unit };
   });
 }
 
@@ -66,25 +66,27 @@ function spread(after: ProjectState, chars: number[]): ReserveOutcome[] {
  * Several reservations of one project, in order, each as reserveWith would
  * decide it. When the whole batch fits it is taken in one conditional write
  * (tried with the hint first, like a single one); at a bound the items go one
- * by one, so the first ones still get what is left.
+ * by one, so the first ones still get what is left. `unit` 0: the articles
+ * are not counted against the daily limit (their characters still are debited).
  */
-export async function reserveManyWith(ops: ReserveOps, id: string, day: string, chars: number[], hint?: ReserveHint): Promise<ReserveOutcome[]> {
-  if (chars.length === 1) return [await reserveWith(ops, id, day, chars[0], hint)];
+export async function reserveManyWith(ops: ReserveOps, id: string, day: string, chars: number[], hint?: ReserveHint, unit: 0 | 1 = 1): Promise<ReserveOutcome[]> {
+  if (chars.length === 1) return [await reserveWith(ops, id, day, chars[0], hint, unit)];
   const total = sum(chars);
+  const count = chars.length * unit;
   const fits = (s: ReserveHint & { usedToday: number }) =>
-    (s.dailyLimit === null || s.usedToday + chars.length <= s.dailyLimit) && (s.creditChars === null || s.creditChars >= total);
+    (s.dailyLimit === null || s.usedToday + count <= s.dailyLimit) && (s.creditChars === null || s.creditChars >= total);
   if (hint && hint.usageDay === day) {
-    const after = await ops.take(id, day, total, { settings: undefined, usedToday: 0, ...hint }, chars.length);
-    if (after) return spread(after, chars);
+    const after = await ops.take(id, day, total, { settings: undefined, usedToday: 0, ...hint }, count);
+    if (after) return spread(after, chars, unit);
   }
   const s = await ops.read(id);
   if (!s) return chars.map(() => ({ ok: false, reason: "not_found", creditChars: null, usedToday: 0 }));
   if (s.usageDay === day && fits(s)) {
-    const after = await ops.take(id, day, total, s, chars.length);
-    if (after) return spread(after, chars);
+    const after = await ops.take(id, day, total, s, count);
+    if (after) return spread(after, chars, unit);
   }
   const out: ReserveOutcome[] = [];
-  for (const c of chars) out.push(await reserveWith(ops, id, day, c));
+  for (const c of chars) out.push(await reserveWith(ops, id, day, c, undefined, unit));
   return out;
 }
 

@@ -175,8 +175,8 @@ export async function openAuthStoreOn({ projects, tokens, oembedClaims }: AuthCo
     reserve(id, day, chars) {
       return reserveWith(reserveOps, id, day, chars, hints.get(id));
     },
-    reserveMany(id, day, chars) {
-      return reserveManyWith(reserveOps, id, day, chars, hints.get(id));
+    reserveMany(id, day, chars, counted = true) {
+      return reserveManyWith(reserveOps, id, day, chars, hints.get(id), counted ? 1 : 0);
     },
     async refund(id, chars) {
       const d = await credit(id, chars);
