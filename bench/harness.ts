@@ -2,7 +2,7 @@
 // the load generator in another (bench/load.mjs), the bench's token and its API calls.
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { appendFileSync } from "node:fs";
+import { appendFileSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -54,9 +54,17 @@ export interface Sut {
   profileStop(file: string): Promise<void>;
 }
 
-export async function startSut(mode: string, extraEnv: Record<string, string> = {}): Promise<Sut | string> {
+/** The Node flags `npm start` runs the embedded default with (package.json), the loader left out. */
+export function npmStartNodeFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.start;
+  const words = start.split(/\s+/);
+  return words.filter((w, i) => w.startsWith("--") && w !== "--import" && words[i - 1] !== "--import");
+}
+
+/** `extraNodeArgs`: Node flags for this system under test besides BENCH_SUT_NODE_ARGS. */
+export async function startSut(mode: string, extraEnv: Record<string, string> = {}, extraNodeArgs: string[] = []): Promise<Sut | string> {
   // BENCH_SUT_NODE_ARGS: extra Node flags for the systems under test only (e.g. GC tuning experiments).
-  const nodeArgs = ["--import", "tsx", ...(mode === "reference" ? [] : (process.env.BENCH_SUT_NODE_ARGS ?? "").split(" ").filter(Boolean))];
+  const nodeArgs = ["--import", "tsx", ...extraNodeArgs, ...(mode === "reference" ? [] : (process.env.BENCH_SUT_NODE_ARGS ?? "").split(" ").filter(Boolean))];
   const child = spawn(process.execPath, [...nodeArgs, join(HERE, "sut.ts"), mode], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", BENCH_SEED_TOKENS: SEED_TOKENS, ...extraEnv },

@@ -1,6 +1,6 @@
 // The read path without a cache (issue 33, point 10): GET /api/articles/:id
 // over 10,000 and 1,000 distinct ids, and a 95/5 read/write mix, on the
-// embedded default as `npm start` runs it (rate limits on, access log at info)
+// embedded default as `npm start` runs it (its Node flags, rate limits on, access log at info)
 // and with the access log off (LOG_LEVEL=warn). The reference is a bare Koa
 // route answering the very same bodies from memory, by id, with the same ids:
 // each measured run follows a reference run, and a ratio is the median of the
@@ -16,7 +16,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { api, load, median, startSut, type Sut } from "./harness.js";
+import { api, load, median, npmStartNodeFlags, startSut, type Sut } from "./harness.js";
 
 const num = (name: string, dflt: number) => {
   const v = Number(process.env[name] ?? dflt);
@@ -77,6 +77,15 @@ async function run(sut: Sut, job: Record<string, unknown>): Promise<{ reqPerSec:
   return { reqPerSec: r.reqPerSec, cpuUs: r.total > 0 ? (1000 * cpu) / r.total : NaN, p99: r.p99, non2xx: r.non2xx + r.errors + r.timeouts };
 }
 
+/** Waits (up to 30 s) until the system uses under a tenth of a core: a write run's work after it must not slow the reference run next. */
+async function idle(sut: Sut): Promise<void> {
+  for (let i = 0; i < 60; i++) {
+    const cpu0 = await sut.cpuMs();
+    await new Promise((r) => setTimeout(r, 500));
+    if ((await sut.cpuMs()) - cpu0 < 50) return;
+  }
+}
+
 async function measure(label: string, sut: Sut, ref: Sut, kind: string, idsFile: string): Promise<Pair> {
   await load({ url: sut.url, kind, idsFile, duration: cfg.warmup });
   await load({ url: ref.url, kind: "reference", idsFile, duration: cfg.warmup });
@@ -87,6 +96,7 @@ async function measure(label: string, sut: Sut, ref: Sut, kind: string, idsFile:
     sut.profileStart();
   }
   for (let i = 0; i < cfg.runs; i++) {
+    await idle(sut);
     const r = await run(ref, { kind: "reference", idsFile });
     const s = await run(sut, { kind, idsFile });
     pairs.push({ ratio: s.reqPerSec / r.reqPerSec, cpuRatio: r.cpuUs / s.cpuUs, reqPerSec: s.reqPerSec, refReqPerSec: r.reqPerSec, cpuUsPerReq: s.cpuUs, refCpuUsPerReq: r.cpuUs, p99: s.p99, non2xx: s.non2xx });
@@ -122,7 +132,7 @@ export async function benchReadPath(): Promise<Record<string, Record<string, Pai
     console.log(`read path: ${cfg.ids} articles of ~${cfg.textChars} characters, ${cfg.runs} paired runs × ${cfg.duration} s, Node ${process.version}, ${os.cpus().length} CPUs`);
     for (const level of cfg.levels) {
       const name = level === "info" ? "access log on (LOG_LEVEL=info)" : `access log off (LOG_LEVEL=${level})`;
-      const sut = await startSut("embedded", { LOG_LEVEL: level, BENCH_AUDIO: "onDemand" });
+      const sut = await startSut("embedded", { LOG_LEVEL: level, BENCH_AUDIO: "onDemand" }, npmStartNodeFlags());
       if (typeof sut === "string") throw new Error(`embedded system did not start: ${sut}`);
       try {
         const ids = await seed(sut.url, cfg.ids);

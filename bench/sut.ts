@@ -186,12 +186,50 @@ function subtreeCpuMs(stats: Map<number, { ppid: number; ticks: number }>, root:
   return ticks * TICK_MS;
 }
 
+/** One process's CPU ticks (its own plus its finished children's), from /proc/<pid>/stat. */
+function ticksOf(pid: number): number {
+  const raw = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const f = raw.slice(raw.lastIndexOf(")") + 2).split(" ");
+  return Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+}
+
+/**
+ * CPU ms of `root` and the processes below it, found through /proc/<pid>/task/<tid>/children
+ * rather than by reading every process of the machine: on a shared machine with hundreds of
+ * processes that scan cost the measured process ~90 ms per measurement. Undefined where the
+ * kernel has no children lists.
+ */
+function subtreeCpuMsByChildren(root: number): number | undefined {
+  let ticks = 0;
+  const todo = [root];
+  try {
+    while (todo.length) {
+      const pid = todo.pop()!;
+      try {
+        ticks += ticksOf(pid);
+        for (const tid of readdirSync(`/proc/${pid}/task`)) {
+          const kids = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+          if (kids) todo.push(...kids.split(" ").map(Number));
+        }
+      } catch (e) {
+        // A process (or thread) that ended meanwhile counts through its parent; a missing root or list does not.
+        if (pid === root) throw e;
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  return ticks * TICK_MS;
+}
+
 /**
  * CPU time of this process and every process below it (the stack's service
  * processes, the synthesizer's espeak-ng/lame runs). Without /proc, this
  * process alone.
  */
 function treeCpuMs(): number {
+  const own = subtreeCpuMsByChildren(process.pid);
+  if (own !== undefined) return own;
   const stats = processTable();
   if (!stats) {
     const { user, system } = process.cpuUsage();

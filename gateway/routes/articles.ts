@@ -76,11 +76,16 @@ interface Reads {
  */
 async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, read: string, produce: () => Promise<unknown>): Promise<void> {
   const key = `${authorization} ${base} ${ctx.method} ${read}`;
-  const made = async () => JSON.stringify(await produce());
-  const json = reads.kept?.get(key) ?? (await reads.shared.run(key, reads.kept ? () => reads.kept!.keep(key, made) : made));
+  const kept = reads.kept;
+  // Closures passed inline: one assigned to a name gets tsx's __name() call on every request.
+  const json = kept?.get(key) ?? (await reads.shared.run(key, kept ? () => kept.keep(key, () => jsonOf(produce)) : () => jsonOf(produce)));
   // What `ctx.type = "json"` sets, without Koa's MIME lookup on every read.
   ctx.set("Content-Type", JSON_TYPE);
   ctx.body = json;
+}
+
+async function jsonOf(produce: () => Promise<unknown>): Promise<string> {
+  return JSON.stringify(await produce());
 }
 
 const noSegments = () =>

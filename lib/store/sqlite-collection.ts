@@ -31,6 +31,7 @@ import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./erro
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { SizedFifo } from "../sized-fifo.js";
 
 export interface SqliteDatabaseOptions {
   /** Database file; its directory is created. Omit for a database in memory. */
@@ -114,28 +115,18 @@ const RECENT_PACKED_CHARS = 4 * 1024 * 1024;
  * the oldest entries go first.
  */
 class RecentlyInflated {
-  private readonly byId = new Map<string, { z: Buffer; packed: string }>();
-  private chars = 0;
+  // Oldest first out without a walk from the map's start (lib/sized-fifo.ts): with more rows read
+  // than fit, every read evicted one.
+  private readonly byId = new SizedFifo<{ z: Buffer; packed: string }>(RECENT_PACKED_CHARS);
 
   packedOf(id: string, z: Buffer | null | undefined): string | null {
     if (!z) return null;
     const hit = this.byId.get(id);
     if (hit && hit.z.equals(z)) return hit.packed;
     const packed = inflated(z)!;
-    if (hit) this.forget(id, hit.packed);
-    if (packed.length > RECENT_PACKED_CHARS / 16) return packed;
-    while (this.chars + packed.length > RECENT_PACKED_CHARS) {
-      const [oldest, entry] = this.byId.entries().next().value!;
-      this.forget(oldest, entry.packed);
-    }
-    this.byId.set(id, { z, packed });
-    this.chars += packed.length;
+    if (packed.length > RECENT_PACKED_CHARS / 16) this.byId.delete(id);
+    else this.byId.set(id, { z, packed }, packed.length);
     return packed;
-  }
-
-  private forget(id: string, packed: string): void {
-    this.byId.delete(id);
-    this.chars -= packed.length;
   }
 }
 
