@@ -84,6 +84,8 @@ describe("Kokoro engine", function () {
       expect(localEnginesOf({ NODE_ENV: "test" }, undefined)).to.deep.equal(["espeak"]);
       expect(localEnginesOf({ NODE_ENV: "production" }, undefined)).to.deep.equal(["kokoro", "pico", "espeak"]);
       expect(localEnginesOf({ NODE_ENV: "test" }, "kokoro, espeak")).to.deep.equal(["kokoro", "espeak"]);
+      // A test that hands the launcher an env of its own still runs under NODE_ENV=test.
+      expect(localEnginesOf({}, undefined)).to.deep.equal(["espeak"]);
     });
 
     it("says in one log line that Kokoro is missing and reads English with eSpeak", async () => {

@@ -60,9 +60,13 @@ export function parseLocalEngines(value: string): LocalEngineChoice[] {
   return parseFallback(value) as string[] as LocalEngineChoice[];
 }
 
-/** The local engines a process loads: LOCAL_ENGINES, else all of them (only eSpeak under NODE_ENV=test). */
+/**
+ * The local engines a process loads: LOCAL_ENGINES, else all of them; only eSpeak under
+ * NODE_ENV=test, from `env` or, for a test that hands the launcher an env of its own, the process's.
+ */
 export function localEnginesOf(env: Record<string, string | undefined>, configured: string | undefined): LocalEngineChoice[] {
-  return parseLocalEngines(configured ?? (env.NODE_ENV === "test" ? "espeak" : "kokoro,pico,espeak"));
+  const test = (env.NODE_ENV ?? process.env.NODE_ENV) === "test";
+  return parseLocalEngines(configured ?? (test ? "espeak" : "kokoro,pico,espeak"));
 }
 
 /**
