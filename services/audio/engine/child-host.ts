@@ -69,6 +69,9 @@ export class ChildHost<Job extends object> {
     this.starting = undefined;
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((resolve) => child.once("exit", resolve));
+      // Awaited: an idle host is unreferenced, and a script whose last work this is would end
+      // before the exit arrived, with the close still pending.
+      child.ref();
       // The host leaves when its channel closes, killing the programs of what it was doing.
       if (child.connected) child.disconnect();
       else child.kill("SIGKILL");

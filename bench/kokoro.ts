@@ -1,0 +1,202 @@
+// Kokoro-82M against eSpeak NG in the same run (issue 34, point 5): audio-seconds per CPU-second
+// with 1 and 2 intra-op threads and with 1 and 2 speech hosts (worker processes), the time to a
+// 30 s preview of an article, and the hosts' memory (RSS and PSS, idle and rendering). CPU is
+// counted for this process and every process under it (the hosts run in their own), from /proc.
+//   npm run bench (audio suite), or: tsx bench/kokoro.ts
+import { readdirSync, readFileSync } from "node:fs";
+import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
+import { createKokoroEngine } from "../services/audio/engine/kokoro/index.js";
+import { renderWithProviders } from "../services/audio/pipeline.js";
+import { createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
+import { mp3Duration } from "../services/audio/mp3/index.js";
+
+const SENTENCES = [
+  "The city council approved the budget for the public libraries on Tuesday evening, after a debate that lasted almost three hours.",
+  "Under the plan, the main branch on Elm Street will stay open on Sundays, and two neighbourhood branches will add evening hours.",
+  "Supporters said the money would pay for itself, because more residents would use the reading rooms, the computers and the children's programmes.",
+  "Critics on the finance committee warned that the cost of heating the old building had doubled in four years.",
+  "The mayor said she would ask the state for help with the roof, which has leaked since the winter storms.",
+  "A final vote on the repairs is expected next month.",
+];
+const TEXT = SENTENCES.join(" ");
+// About 75 s of speech: long enough that its preview (25-40 s) is not the whole article.
+const ARTICLE = [...SENTENCES, ...SENTENCES.slice(0, 4).map((s) => s.replace("The ", "Again, the "))].join(" ");
+
+interface Proc {
+  pid: number;
+  ppid: number;
+  cpuS: number;
+}
+
+const TICK = 100; // USER_HZ on Linux
+
+function procs(): Proc[] {
+  const out: Proc[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.push({ pid: Number(name), ppid: Number(f[1]), cpuS: (Number(f[11]) + Number(f[12])) / TICK });
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+function descendants(root = process.pid): Proc[] {
+  const all = procs();
+  const found: Proc[] = [];
+  const want = new Set([root]);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const p of all) if (want.has(p.ppid) && !want.has(p.pid)) (want.add(p.pid), found.push(p), (grew = true));
+  }
+  return found;
+}
+
+/** CPU seconds of this process (all its threads) and of everything under it that is still running. */
+function cpuNow(): number {
+  const own = process.cpuUsage();
+  return (own.user + own.system) / 1e6 + descendants().reduce((s, p) => s + p.cpuS, 0);
+}
+
+function memoryOf(pid: number): { rss: number; pss: number } {
+  try {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, "utf8");
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, "m").exec(text)?.[1] ?? 0);
+    return { rss: kb("Rss") / 1024, pss: kb("Pss") / 1024 };
+  } catch {
+    return { rss: 0, pss: 0 };
+  }
+}
+
+/** Sum over this process and its children. */
+function memoryAll(): { rss: number; pss: number } {
+  return [process.pid, ...descendants().map((p) => p.pid)].map(memoryOf).reduce((a, b) => ({ rss: a.rss + b.rss, pss: a.pss + b.pss }), { rss: 0, pss: 0 });
+}
+
+/** Peak of memoryAll() while `work` runs. */
+async function peakWhile<T>(work: Promise<T>): Promise<{ value: T; rss: number; pss: number }> {
+  let rss = 0;
+  let pss = 0;
+  const sample = () => {
+    const m = memoryAll();
+    rss = Math.max(rss, m.rss);
+    pss = Math.max(pss, m.pss);
+  };
+  const timer = setInterval(sample, 250);
+  try {
+    const value = await work;
+    sample();
+    return { value, rss, pss };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export interface Throughput {
+  label: string;
+  audioS: number;
+  cpuS: number;
+  wallS: number;
+  /** Audio-seconds per CPU-second. */
+  perCpu: number;
+  peakRssMb: number;
+  peakPssMb: number;
+}
+
+async function throughput(label: string, engines: SpeechEngine[], voice: string): Promise<Throughput> {
+  // The sentences dealt out to the engines, each rendering its share in order.
+  const shares = engines.map((_, i) => SENTENCES.filter((__, j) => j % engines.length === i).join(" "));
+  const cpu0 = cpuNow();
+  const t0 = performance.now();
+  const { value: mp3s, rss, pss } = await peakWhile(Promise.all(engines.map((e, i) => e.synthesize({ text: shares[i], voice, lang: "en-US" }))));
+  const wallS = (performance.now() - t0) / 1000;
+  const cpuS = cpuNow() - cpu0;
+  const audioS = mp3s.reduce((s, m) => s + mp3Duration(m), 0);
+  return { label, audioS, cpuS, wallS, perCpu: audioS / cpuS, peakRssMb: rss, peakPssMb: pss };
+}
+
+export interface KokoroBench {
+  espeak: Throughput;
+  kokoro: Throughput[];
+  loadS: number;
+  idle: { rssMb: number; pssMb: number };
+  preview: { previewS: number; previewAudioS: number; fullS: number; fullAudioS: number; peakRssMb: number; peakPssMb: number };
+}
+
+export async function benchKokoro(): Promise<KokoroBench> {
+  const espeakEngine = await createLocalEngine({ threads: 1, native: "never" });
+  // Warm: the first render compiles and grows WASM memory.
+  await espeakEngine.synthesize({ text: SENTENCES[0], voice: "alloy", lang: "en-US" });
+  const espeak = await throughput("eSpeak NG (WASM, 1 thread)", [espeakEngine], "alloy");
+  const kokoro: Throughput[] = [];
+  const base = memoryAll();
+  let loadS = 0;
+  let idle = { rssMb: 0, pssMb: 0 };
+  for (const [hosts, threads] of [[1, 1], [1, 2], [2, 1]] as const) {
+    const t0 = performance.now();
+    const engines = await Promise.all(Array.from({ length: hosts }, () => createKokoroEngine({ threads })));
+    try {
+      if (hosts === 1 && threads === 1) {
+        loadS = (performance.now() - t0) / 1000;
+        const m = memoryAll();
+        idle = { rssMb: m.rss - base.rss, pssMb: m.pss - base.pss };
+      }
+      // The first call of a session pays for its allocations: not what an article sees after it.
+      await Promise.all(engines.map((e) => e.synthesize({ text: "Good morning.", voice: "af_heart", lang: "en-US" })));
+      const r = await throughput(`Kokoro, ${hosts} host${hosts > 1 ? "s" : ""} x ${threads} thread${threads > 1 ? "s" : ""}`, engines, "af_heart");
+      kokoro.push({ ...r, peakRssMb: r.peakRssMb - base.rss, peakPssMb: r.peakPssMb - base.pss });
+    } finally {
+      await Promise.all(engines.map((e) => e.close()));
+    }
+  }
+
+  // A fresh host, as a worker that just started: the time to the preview counts the first call too.
+  const engine = await createKokoroEngine({ threads: 1 });
+  try {
+    const router = createSpeechRouter({ providers: { local: localProvider(espeakEngine, 1000), kokoro: localProvider(engine, 1000) } });
+    const t0 = performance.now();
+    let previewS = NaN;
+    let previewAudioS = NaN;
+    const { value: r, rss, pss } = await peakWhile(
+      renderWithProviders({ title: "Library budget approved", text: ARTICLE, lang: "en-US", voice: "af_heart" }, router, {
+        onPreview: async (p) => {
+          previewS = (performance.now() - t0) / 1000;
+          previewAudioS = p.duration;
+        },
+        onRetry: () => undefined,
+      }),
+    );
+    return {
+      espeak,
+      kokoro,
+      loadS,
+      idle,
+      preview: { previewS, previewAudioS, fullS: (performance.now() - t0) / 1000, fullAudioS: r.fullDuration, peakRssMb: rss - base.rss, peakPssMb: pss - base.pss },
+    };
+  } finally {
+    await engine.close();
+    await espeakEngine.close();
+  }
+}
+
+export function formatKokoro(b: KokoroBench): string {
+  const row = (t: Throughput) =>
+    `${t.label.padEnd(30)} ${t.perCpu.toFixed(2).padStart(7)} audio-s/CPU-s  ${(t.audioS / t.wallS).toFixed(2).padStart(5)} audio-s/wall-s  peak +${t.peakRssMb.toFixed(0)} MB RSS / +${t.peakPssMb.toFixed(0)} MB PSS`;
+  const lines = [
+    "Kokoro-82M int8 against eSpeak NG (same text, same run):",
+    `    ${row(b.espeak)}`,
+    ...b.kokoro.map((k) => `    ${row(k)}   (${(k.perCpu / b.espeak.perCpu).toFixed(4)} x eSpeak's)`),
+    `    model load ${b.loadS.toFixed(1)} s; one idle host +${b.idle.rssMb.toFixed(0)} MB RSS / +${b.idle.pssMb.toFixed(0)} MB PSS`,
+    `    article of ${b.preview.fullAudioS.toFixed(0)} s (fresh host, 1 thread): preview of ${b.preview.previewAudioS.toFixed(1)} s ready after ${b.preview.previewS.toFixed(1)} s, whole article after ${b.preview.fullS.toFixed(1)} s; peak +${b.preview.peakRssMb.toFixed(0)} MB RSS / +${b.preview.peakPssMb.toFixed(0)} MB PSS`,
+  ];
+  return lines.join("\n  ");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.env.LOG_LEVEL ??= "warn";
+  console.log(`  ${formatKokoro(await benchKokoro())}`);
+}
