@@ -34,8 +34,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
   sutStdout: process.env.BENCH_SUT_STDOUT,
-  /** api: gateway throughput (issue 5); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24). */
-  suites: (process.env.BENCH_SUITES ?? "api,audio,fsync,listener,scale,memory,console").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24). */
+  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -353,7 +353,12 @@ async function audioSuite(): Promise<Record<string, unknown>> {
   const { benchLoudness, formatLoudness } = await import("./loudness.js");
   const loudness = await benchLoudness();
   console.log(`  ${formatLoudness(loudness)}`);
-  return { localEngine: local, providerPath, segments, loudness, memory };
+  // Kokoro against eSpeak in the same run (issue 34); a line instead when its files are not installed.
+  const { benchKokoro, formatKokoro, kokoroMissing } = await import("./kokoro.js");
+  const missing = kokoroMissing();
+  const kokoro = missing ? undefined : await benchKokoro();
+  console.log(`  ${kokoro ? formatKokoro(kokoro) : `Kokoro: not measured (${missing})`}`);
+  return { localEngine: local, providerPath, segments, loudness, memory, kokoro };
 }
 
 /** Issue 12: what fsync before acknowledging costs, POST /api/articles and the store alone, each against a no-fsync reference in this run. */
@@ -393,6 +398,12 @@ function listenerSuite(): Promise<Record<string, unknown>> {
   return suiteInChild("listener", { ...process.env, LOG_LEVEL: "warn" });
 }
 
+/** GET by id over 10,000 and 1,000 ids and the 95/5 mix, access log on and off (bench/read-path.ts). */
+function readPathSuite(): Promise<Record<string, unknown>> {
+  console.log("");
+  return suiteInChild("read-path");
+}
+
 /** The archive at scale (bench/scale.ts: BENCH_SCALE_N and friends). */
 const scaleSuite = () => suiteInChild("scale");
 
@@ -415,6 +426,7 @@ async function main(): Promise<void> {
   const dir = join(HERE, "results");
   const report: Record<string, unknown> = { started: started.toISOString(), node: process.version, cpus: os.cpus().length, config: { ...cfg } };
   if (cfg.suites.includes("api")) Object.assign(report, await apiSuite());
+  if (cfg.suites.includes("readPath")) report.readPath = await readPathSuite();
   if (cfg.suites.includes("audio")) report.audio = await audioSuite();
   if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
   if (cfg.suites.includes("listener")) report.listener = await listenerSuite();

@@ -47,7 +47,7 @@ export function articleJson(a: Article, base: string): Record<string, unknown> {
     isRaw: a.isRaw,
     voice: a.voice,
     lang: a.lang,
-    labels: [...a.labels],
+    labels: a.labels,
   };
   if (a.types.length > 0) out.type = a.types.map((t) => ({ Name: t.name, Score: t.score }));
   Object.assign(out, audioFields(a, base));
@@ -71,7 +71,7 @@ export function listItemJson(a: Article, base: string): Record<string, unknown> 
     isRaw: a.isRaw,
     voice: a.voice,
     lang: a.lang,
-    labels: [...a.labels],
+    labels: a.labels,
     ...audioFields(a, base),
   };
 }
