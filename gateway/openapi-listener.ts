@@ -114,7 +114,7 @@ export function listenerPaths(): Json {
         { name: "externalId", in: "query", required: false, description: "One of id, externalId or url finds the article.", schema: { type: "string" }, example: "cms-4711" },
         { name: "url", in: "query", required: false, description: "One of id, externalId or url finds the article. The URL may be written as an IRI or percent-encoded, with any case of scheme and host: it is matched in its normalised form.", schema: { type: "string" }, example: "https://news.example.com/2026/11/library-budget" },
       ],
-      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", description: "An article of a project that makes audio on demand is not ready until someone asks: this lookup asks for it, and answers `pending: true` (with `audio_preview` once the preview exists) until the audio is ready.", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+      get: { operationId: "getListenerArticle", tags, security: [], summary: "What a listener may see of one ready article: title, language, audio (CORS: any origin)", description: "An article of a project that makes audio on demand is not ready until someone asks: this lookup asks for it, and answers `pending: true` (with `audio_preview` once the preview exists) until the audio is ready. 429 (with Retry-After): too many lookups from this client address (5/s, burst 60, per gateway replica), or the render cannot be started now (the project's on-demand budget or this address's share of it is used up: \"Audio not available yet\"; the article keeps waiting; docs/player.md).", responses: { ...ok("The article.", "ListenerArticleResult"), "304": { description: "Not modified (If-None-Match matched)." }, ...std("BadRequest", "Unauthorized", "NotFound", "TooManyRequests", ...UPSTREAM) } },
     },
     "/player/v1/events": {
       post: {
@@ -138,7 +138,7 @@ export function listenerPaths(): Json {
     },
     "/player/v1/embed/{key}/{articleId}": {
       parameters: [keyParam("path"), articleIdParam],
-      get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("BadRequest", "Unauthorized", "NotFound", ...UPSTREAM) } },
+      get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", description: "Counted against the client address's lookups, and may ask for audio on demand as a lookup does (429 likewise).", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("BadRequest", "Unauthorized", "NotFound", "TooManyRequests", ...UPSTREAM) } },
     },
     "/feeds/{publicKey}.xml": {
       parameters: [

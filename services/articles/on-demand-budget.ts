@@ -53,6 +53,9 @@ export interface OnDemandBudgetOptions {
   store?: BucketStore;
 }
 
+/** A NATS KV key holds only [-/_=.A-Za-z0-9]: other project ids go hex-encoded. */
+const bucketKey = (projectId: string) => `on-demand.${/^[-_A-Za-z0-9]+$/.test(projectId) ? projectId : `x${Buffer.from(projectId).toString("hex")}`}`;
+
 export function createOnDemandBudget(opts: OnDemandBudgetOptions): OnDemandBudget {
   const defaults = opts.defaults ?? DEFAULT_ON_DEMAND_BUDGET;
   const store = opts.store ?? createMemoryBucketStore();
@@ -66,7 +69,7 @@ export function createOnDemandBudget(opts: OnDemandBudgetOptions): OnDemandBudge
       const own = await opts.settingsOf(projectId);
       const perHour = own?.perHour ?? defaults.perHour;
       const burst = own?.burst ?? defaults.burst;
-      const r = await store.take(`on-demand ${projectId}`, 1, { perSecond: perHour / 3600, burst });
+      const r = await store.take(bucketKey(projectId), 1, { perSecond: perHour / 3600, burst });
       return r.granted === 1;
     },
   };

@@ -17,6 +17,29 @@ export function beacon(base: string, body: unknown, from = "127.0.0.1"): Promise
   });
 }
 
+/** A GET from `from` (a player's lookup, an embed page): the status, `Retry-After` and the JSON body, if any. */
+export function getFrom(from: string, url: string): Promise<{ status: number; retryAfter: number | undefined; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { agent, localAddress: from }, (res) => {
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (text += c));
+      res.on("end", () => {
+        let body: unknown;
+        try {
+          body = text ? JSON.parse(text) : undefined;
+        } catch {
+          body = text;
+        }
+        const retry = res.headers["retry-after"];
+        resolve({ status: res.statusCode ?? 0, retryAfter: retry === undefined ? undefined : Number(retry), body });
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 export interface Sent {
   statuses: Map<number, number>;
   /** Beacons answered 204. */

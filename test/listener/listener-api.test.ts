@@ -11,7 +11,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
 import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
 import { strictXmlProblems } from "../support/strict-xml.js";
-import { beacon } from "./beacons.js";
+import { beacon, getFrom } from "./beacons.js";
 import { sink } from "../support/sink.js";
 
 const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
@@ -240,6 +240,22 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect(statuses.filter((s) => s === 204).length).to.be.within(50, 55); // burst 50, refilled at 5/s meanwhile
     expect(statuses.at(-1)).to.equal(429);
     expect(await beacon(sys.url, body, "127.0.1.51")).to.equal(204);
+  });
+
+  it("answers 429 with Retry-After to one address that looks up more articles than its bucket holds (embed pages too), while other addresses go on", async () => {
+    const url = `${sys.url}/player/v1/article?key=${keyB}&id=${ids.beta}`;
+    const t0 = performance.now();
+    const answers = await Promise.all(Array.from({ length: 90 }, () => getFrom("127.0.2.1", url)));
+    const seconds = (performance.now() - t0) / 1000;
+    const ok = answers.filter((a) => a.status === 200).length;
+    // Burst 60, refilled at 5/s while they were answered.
+    expect(ok, answers.map((a) => a.status).join(",")).to.be.within(60, 60 + Math.ceil(5 * seconds));
+    const refused = answers.find((a) => a.status !== 200)!;
+    expect(refused.status).to.equal(429);
+    expect(refused.retryAfter).to.be.at.least(1);
+    expect(refused.body.message).to.match(/lookups from this address/);
+    expect((await getFrom("127.0.2.1", `${sys.url}/player/v1/embed/${keyB}/${ids.beta}`)).status).to.equal(429);
+    expect((await getFrom("127.0.2.2", url)).status).to.equal(200);
   });
 
   it("refuses beacons of an unknown key with 401, and a key that is no more once it is found out", async () => {

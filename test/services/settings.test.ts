@@ -103,6 +103,22 @@ describe("project settings (auth service)", () => {
     expect((await read()).rateLimit).to.equal(undefined);
   });
 
+  it("keeps a per-project on-demand budget, refuses what is not one naming the field, and null returns it to the defaults", async () => {
+    await admin.updateProjectSettings({ projectId: "news", patchJson: patchFromArgs(["onDemandBudget.burst=50", "onDemandBudget.perHour=120"]) });
+    expect((await read()).onDemandBudget).to.deep.equal({ burst: 50, perHour: 120 });
+    for (const [bad, field] of [
+      [{ onDemandBudget: { burst: 0 } }, /^onDemandBudget\.burst: /],
+      [{ onDemandBudget: { burst: 2.5 } }, /^onDemandBudget\.burst: /],
+      [{ onDemandBudget: { perHour: 0 } }, /^onDemandBudget\.perHour: /],
+      [{ onDemandBudget: { perDay: 3 } }, /^onDemandBudget\.perDay: unknown setting/],
+    ] as const) {
+      expect((await code(patch(JSON.stringify(bad)))).message, JSON.stringify(bad)).to.match(field);
+    }
+    expect((await read()).onDemandBudget).to.deep.equal({ burst: 50, perHour: 120 });
+    await patch(JSON.stringify({ onDemandBudget: null }));
+    expect((await read()).onDemandBudget).to.equal(undefined);
+  });
+
   it("keeps a per-project loudness target, field by field, and null returns it to the deployment's", async () => {
     await admin.updateProjectSettings({ projectId: "news", patchJson: patchFromArgs(["loudness.lufs=-16", "loudness.truePeakDbtp=-1.5"]) });
     expect((await read()).loudness).to.deep.equal({ lufs: -16, truePeakDbtp: -1.5 });
