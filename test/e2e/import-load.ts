@@ -51,6 +51,25 @@ export async function bystanderDuring(base: string, readPath: string, token: str
   return { reads: rs.map((x) => x.ms), probes: ps.map((x) => x.ms), lag, failedReads: rs.filter((x) => x.status !== 200).length + ps.filter((x) => x.status !== 200).length };
 }
 
+/**
+ * One import of `body`, keeping only the answer's last line (a million result
+ * lines are not worth parsing here; fetch's whole-text answer also held this
+ * process's other requests up for seconds).
+ */
+export function importKeepingLast(base: string, token: string, body: string): Promise<{ status: number; last: any }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(`${base}/api/articles/import`);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" } }, (res) => {
+      let tail = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => (tail = (tail + c).slice(-1000)));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, last: JSON.parse(tail.trim().split("\n").at(-1)!) }));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 export const maxOf = (xs: number[]) => xs.reduce((a, b) => Math.max(a, b), 0);
 
 /** Open descriptors of a process (Linux); undefined where /proc is not there. */
