@@ -4,7 +4,8 @@ import { ApiError, call } from "../api.js";
 import { clear, field, fmtDuration, h } from "../dom.js";
 import { fmtDate, t } from "../i18n.js";
 import { go, generation, stillCurrent, type Route } from "../nav.js";
-import { badge, canWrite, confirmDialog, errorText, heading, loading, notice, readOnlyNote, SETTLED, STATUSES, VOICE_PAIRS } from "../ui.js";
+import { badge, canWrite, confirmDialog, errorText, heading, loading, notice, readOnlyNote, SETTLED, STATUSES } from "../ui.js";
+import { voicePicker } from "../voices.js";
 
 interface ListItem {
   id: string;
@@ -182,22 +183,14 @@ interface Article {
   errors?: Array<{ error: string; date: string }>;
 }
 
-function voiceSelect(voice?: string, lang?: string, withDefault = true): HTMLSelectElement {
-  return h(
-    "select",
-    { id: "voice", name: "voice" },
-    withDefault ? h("option", { value: "" }, t("article.voiceDefault")) : null,
-    ...VOICE_PAIRS.map(([v, l]) => h("option", { value: `${v}|${l}`, selected: v === voice && l === lang }, `${v} (${l})`)),
-  );
-}
-
 /** The article form (create and edit); submit gets the request body. */
 function articleForm(a: Partial<Article> | undefined, submitLabel: string, onSubmit: (body: Record<string, unknown>, out: HTMLElement) => Promise<void>): HTMLFormElement {
   const title = h("input", { id: "a-title", name: "title", type: "text", value: a?.title ?? "", required: true });
   const text = h("textarea", { id: "a-text", name: "text", rows: "8", required: true });
   text.value = a?.text ?? "";
   const url = h("input", { id: "a-url", name: "url", type: "url", value: a?.url ?? "" });
-  const voice = voiceSelect(a?.voice, a?.lang, true);
+  const picker = voicePicker("voice", a?.voice, a?.lang, true);
+  const voice = picker.select;
   const prompt = h("textarea", { id: "a-prompt", name: "prompt", rows: "2" });
   prompt.value = a?.prompt ?? "";
   const labels = h("input", { id: "a-labels", name: "labels", type: "text", value: (a?.labels ?? []).join(", ") });
@@ -230,7 +223,7 @@ function articleForm(a: Partial<Article> | undefined, submitLabel: string, onSub
     field(t("article.fieldTitle"), title),
     field(t("article.fieldText"), text),
     field(t("article.fieldUrl"), url),
-    field(t("article.fieldVoice"), voice),
+    picker.element,
     field(t("article.fieldPrompt"), prompt, t("article.promptHint")),
     field(t("article.fieldLabels"), labels, t("article.labelsHint")),
     h("button", { type: "submit", class: "primary" }, submitLabel),
