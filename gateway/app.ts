@@ -32,6 +32,7 @@ import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
 import { pronunciationPreviewRoutes } from "./routes/pronunciation-preview.js";
+import { voicesRoutes } from "./routes/voices.js";
 import { tokenRoutes } from "./routes/token.js";
 import { AudioService } from "../gen/audio/v1/audio_pb.js";
 import { consoleMiddleware } from "../console/serve.js";
@@ -43,7 +44,7 @@ export interface GatewayOptions {
    * them (the embedded default on SQLite). Read answers are then reused until it grows.
    */
   storeChanges?: () => number;
-  /** The audio service: POST /api/pronunciations/preview synthesizes through it. Absent: that endpoint is off. */
+  /** The audio service: POST /api/pronunciations/preview synthesizes through it, GET /api/voices asks it. Absent: those endpoints are off. */
   audioUrl?: string;
   /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
   publicBaseUrl?: string;
@@ -115,6 +116,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   if (opts.audioUrl) {
     const audio = rpcClient(AudioService, opts.audioUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 });
     pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: callers && writerCheck(callers) });
+    voicesRoutes(router, { audio, publicBaseUrl: opts.publicBaseUrl });
   }
   audioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;

@@ -1,24 +1,14 @@
 // GET /api/voices and its samples: every voice with the engine that speaks it, availability as
 // this deployment is configured (a cloud key set or not), and a sample URL that answers an MP3.
-// The audio service is the embedded default's own (its ListVoices and VoiceSample over RPC);
-// the routes are mounted as the gateway mounts them (gateway/routes/voices.ts).
-import http from "node:http";
-import type net from "node:net";
+// On the embedded default: the gateway asks its audio service (ListVoices, VoiceSample over RPC).
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import Koa from "koa";
-import { Router } from "@koa/router";
-import { AudioService } from "../../gen/audio/v1/audio_pb.js";
-import { errorMiddleware } from "../../gateway/errors.js";
-import { requestContext } from "../../gateway/request-context.js";
-import { VoiceList, voicesRoutes } from "../../gateway/routes/voices.js";
+import { VoiceList } from "../../gateway/routes/voices.js";
 import { compileSchema } from "../../gateway/schemas.js";
 import { buildOpenApi } from "../../gateway/openapi.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
-import { logger } from "../../lib/log.js";
-import { rpcClient } from "../../lib/rpc/client.js";
 import { VOICE_NAMES } from "../../lib/voices.js";
 import { mp3Duration } from "../../services/audio/mp3/index.js";
 import { sink } from "../support/sink.js";
@@ -41,7 +31,6 @@ describe("GET /api/voices", function () {
   this.timeout(120_000);
   let dataDir: string;
   let sys: Embedded;
-  let server: http.Server;
   let url: string;
   const get = (p: string, token: string | null = READ) => fetch(p.startsWith("http") ? p : `${url}${p}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
   const list = async (): Promise<Listed[]> => {
@@ -70,19 +59,9 @@ describe("GET /api/voices", function () {
       },
       sink(),
     );
-    const app = new Koa();
-    app.silent = true;
-    const router = new Router();
-    voicesRoutes(router, { audio: rpcClient(AudioService, sys.services.find((s) => s.name === "audio")!.url) });
-    app.use(requestContext(logger("gateway")));
-    app.use(errorMiddleware());
-    app.use(router.routes());
-    server = http.createServer(app.callback());
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    url = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    url = sys.url;
   });
   after(async () => {
-    await new Promise((resolve) => server?.close(resolve));
     await sys?.close();
     if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
