@@ -5,7 +5,8 @@
 //   npm run bench (audio suite), or: tsx bench/kokoro.ts
 import { readdirSync, readFileSync } from "node:fs";
 import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
-import { createKokoroEngine } from "../services/audio/engine/kokoro/index.js";
+import { createKokoroEngine, defaultKokoroDir } from "../services/audio/engine/kokoro/index.js";
+import { kokoroFiles } from "../services/audio/engine/kokoro/files.js";
 import { renderWithProviders } from "../services/audio/pipeline.js";
 import { createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
 import { mp3Duration } from "../services/audio/mp3/index.js";
@@ -180,6 +181,16 @@ export async function benchKokoro(): Promise<KokoroBench> {
   } finally {
     await engine.close();
     await espeakEngine.close();
+  }
+}
+
+/** Why Kokoro cannot be measured here, or undefined when it can. */
+export function kokoroMissing(): string | undefined {
+  try {
+    kokoroFiles(process.env.KOKORO_DIR ?? defaultKokoroDir());
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
   }
 }
 

@@ -189,8 +189,8 @@ async function drain(): Promise<void> {
       try {
         const pcm = await speak(job, () => cancelled.has(id));
         if (pcm === null || cancelled.delete(id)) continue;
-        if (pcm.length === 0) throw new Error("Kokoro found nothing to say in the text");
-        const mp3 = encode(pcm, job.level);
+        // Text with nothing to pronounce (a row of dashes) is a short pause, as eSpeak makes of it.
+        const mp3 = encode(pcm.length > 0 ? pcm : new Float32Array(Math.round(SENTENCE_GAP_S * KOKORO_RATE)), job.level);
         send({ type: "done", id, mp3 });
       } catch (err) {
         if (!cancelled.delete(id)) send({ type: "failed", id, message: err instanceof Error ? err.message : String(err) });
