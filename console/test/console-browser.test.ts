@@ -10,9 +10,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import type { Browser, Page } from "playwright-core";
-import { AudioService } from "../../gen/audio/v1/audio_pb.js";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
-import { rpcClient } from "../../lib/rpc/client.js";
 import { api, waitFor } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { consoleFiles } from "../serve.js";
@@ -214,39 +212,25 @@ describe("publisher console in a real browser (Chromium)", function () {
   });
 
   it("the voice picker names the engine that reads each voice and plays the voice's sample", async () => {
-    // GET /api/voices and the sample as the gateway answers them, from the audio service itself
-    // (ListVoices, VoiceSample): the console is under test here, the route has its own tests.
-    const audio = rpcClient(AudioService, sys.services.find((s) => s.name === "audio")!.url);
-    const as = { headers: { authorization: `Bearer ${FULL}` } };
-    const listed = (await audio.listVoices({}, as)).voices;
+    const listed = (await A("GET", "/api/voices")).body.voices as Array<{ name: string; langs: string[]; speaks: Record<string, string> }>;
     const { ctx, page } = await newPage({ token: FULL });
-    await page.route(/\/api\/voices$/, (route) =>
-      route.fulfill({
-        contentType: "application/json",
-        body: JSON.stringify({ result: "ok", voices: listed.map((v) => ({ name: v.name, langs: v.langs, engine: v.engine, neural: v.neural, available: v.available, speaks: v.speaks, samples: {} })) }),
-      }),
-    );
-    const asked: string[] = [];
-    await page.route(/\/api\/voices\/[^/]+\/sample/, async (route) => {
-      const u = new URL(route.request().url());
-      asked.push(`${decodeURIComponent(u.pathname.split("/")[3])}|${u.searchParams.get("lang")}`);
-      const r = await audio.voiceSample({ voice: decodeURIComponent(u.pathname.split("/")[3]), lang: u.searchParams.get("lang") ?? "" }, as);
-      await route.fulfill({ contentType: "audio/mpeg", body: Buffer.from(r.mp3) });
-    });
     await page.goto(`${sys.url}/console/#/new`);
     const select = page.locator("select#voice");
     await select.waitFor();
-    const katja = listed.find((v) => v.name === "de-DE-KatjaNeural")!;
-    const engine = katja.speaks["de-DE"];
+    const engine = listed.find((v) => v.name === "de-DE-KatjaNeural")!.speaks["de-DE"];
+    const shown = engine === "pico" ? "SVOX Pico" : "eSpeak NG";
     // Every listed voice is offered, each option naming the engine that reads it now.
     await waitFor("options from /api/voices", async () => ((await select.locator("option").count()) === 1 + listed.reduce((n, v) => n + v.langs.length, 0) ? true : undefined), 20_000, 100);
-    expect(await select.locator('option[value="de-DE-KatjaNeural|de-DE"]').textContent()).to.match(engine === "pico" ? /SVOX Pico$/ : /eSpeak NG$/);
+    expect(await select.locator('option[value="de-DE-KatjaNeural|de-DE"]').textContent()).to.equal(`de-DE-KatjaNeural (de-DE) · ${shown}`);
     await select.selectOption("de-DE-KatjaNeural|de-DE");
-    expect(await page.locator("#voice-engine").textContent()).to.match(engine === "pico" ? /SVOX Pico \(local, offline\)/ : /eSpeak NG \(local, offline\)/);
+    expect(await page.locator("#voice-engine").textContent()).to.equal(`Read by ${shown} (local, offline).`);
+    const answer = page.waitForResponse((r) => r.url().includes("/api/voices/de-DE-KatjaNeural/sample?lang=de-DE"));
     await page.locator(".voice-sample button").click();
+    const res = await answer;
+    expect(res.status()).to.equal(200);
+    expect(res.headers()["content-type"]).to.equal("audio/mpeg");
     const sample = page.locator("#voice-sample");
     await waitFor("sample playing", async () => ((await sample.evaluate((a: HTMLAudioElement) => a.currentTime)) > 0.2 ? true : undefined), 20_000, 100);
-    expect(asked).to.deep.equal(["de-DE-KatjaNeural|de-DE"]);
     await ctx.close();
   });
 
