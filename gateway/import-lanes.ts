@@ -16,12 +16,10 @@ export interface ImportLanes {
   readonly pending: number;
 }
 
-/** CreateArticles calls of imports in flight at once, over the whole gateway. */
-export const DEFAULT_IMPORT_CALLS = 1;
-
 type Waiting = () => void;
 
-export function importLanes(concurrency = DEFAULT_IMPORT_CALLS): ImportLanes {
+/** `concurrency`: CreateArticles calls of imports in flight at once, over the whole gateway (IMPORT_CALLS_IN_FLIGHT). */
+export function importLanes(concurrency: number): ImportLanes {
   const ring = new FairRing();
   const queues = new Map<string, Waiting[]>();
   let running = 0;

@@ -17,6 +17,13 @@ export const IMPORT_VARS = {
     description: "an import upload arriving slower than this (measured while the gateway waits for it) is ended with its summary line",
   },
   IMPORT_UPLOAD_WINDOW_SECONDS: { type: "integer", minimum: 1, maximum: 3_600, default: 30, description: "the waiting time over which IMPORT_MIN_UPLOAD_BYTES_PER_SECOND is judged" },
+  IMPORT_CALLS_IN_FLIGHT: {
+    type: "integer",
+    minimum: 1,
+    maximum: 64,
+    default: 1,
+    description: "CreateArticles calls of all imports together in flight at once from one gateway; more where the articles service runs in processes of its own and has room",
+  },
 } as const satisfies ConfigSchema;
 
 export interface ImportLimits {
@@ -24,6 +31,7 @@ export interface ImportLimits {
   maxOpen: number;
   minBytesPerSecond: number;
   windowMs: number;
+  callsInFlight: number;
 }
 
 export const DEFAULT_IMPORT_LIMITS: ImportLimits = {
@@ -31,14 +39,22 @@ export const DEFAULT_IMPORT_LIMITS: ImportLimits = {
   maxOpen: IMPORT_VARS.IMPORT_MAX_OPEN.default,
   minBytesPerSecond: IMPORT_VARS.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND.default,
   windowMs: IMPORT_VARS.IMPORT_UPLOAD_WINDOW_SECONDS.default * 1000,
+  callsInFlight: IMPORT_VARS.IMPORT_CALLS_IN_FLIGHT.default,
 };
 
-export function importLimitsOf(cfg: { IMPORT_MAX_PER_PROJECT: number; IMPORT_MAX_OPEN: number; IMPORT_MIN_UPLOAD_BYTES_PER_SECOND: number; IMPORT_UPLOAD_WINDOW_SECONDS: number }): ImportLimits {
+export function importLimitsOf(cfg: {
+  IMPORT_MAX_PER_PROJECT: number;
+  IMPORT_MAX_OPEN: number;
+  IMPORT_MIN_UPLOAD_BYTES_PER_SECOND: number;
+  IMPORT_UPLOAD_WINDOW_SECONDS: number;
+  IMPORT_CALLS_IN_FLIGHT: number;
+}): ImportLimits {
   return {
     maxPerProject: cfg.IMPORT_MAX_PER_PROJECT,
     maxOpen: cfg.IMPORT_MAX_OPEN,
     minBytesPerSecond: cfg.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND,
     windowMs: cfg.IMPORT_UPLOAD_WINDOW_SECONDS * 1000,
+    callsInFlight: cfg.IMPORT_CALLS_IN_FLIGHT,
   };
 }
 

@@ -69,7 +69,7 @@ function responseSink(ctx: Context): ImportSink {
 export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
   const limits = opts.limits ?? DEFAULT_IMPORT_LIMITS;
   const open = openImports(limits);
-  const lanes = opts.lanes ?? importLanes();
+  const lanes = opts.lanes ?? importLanes(limits.callsInFlight);
   router.post(IMPORT_PATH, async (ctx) => {
     const authorization = ctx.get("Authorization");
     bearerTokenOf(authorization);
