@@ -4,6 +4,7 @@
 // under NODE_ENV=test); these render short texts only. Without the files (`npm ci` installs them:
 // scripts/install-voices.mjs) they skip, except under CI=true, where they must run.
 import { expect } from "chai";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -17,6 +18,8 @@ import { clauses, pack, sentences } from "../../services/audio/engine/kokoro/pho
 import { renderWithProviders } from "../../services/audio/pipeline.js";
 import { createSpeechRouter, localProvider, speechRouterFromEnv } from "../../services/audio/providers/index.js";
 import { localEnginesOf } from "../../services/audio/providers/config.js";
+import { SPEECH_NICENESS } from "../../services/audio/engine/native.js";
+import { expectNoStall, readEvery } from "../support/bystander.js";
 import { decode, expectOnTarget, silences } from "./measure.js";
 
 function kokoroInstalled(): boolean {
@@ -34,6 +37,31 @@ function requireKokoro(ctx: Mocha.Context): void {
   if (process.env.CI === "true") throw new Error(msg);
   console.warn(`      ⚠ ${msg}`);
   ctx.skip();
+}
+
+/** Processes under this one whose command line names the Kokoro host. */
+function kokoroHosts(): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const under = (pid: number): boolean => {
+    for (let p = parent.get(pid); p; p = parent.get(p)) if (p === process.pid) return true;
+    return false;
+  };
+  return [...parent.keys()].filter((pid) => {
+    try {
+      return under(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("kokoro/host");
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** A logger whose lines the test reads. */
@@ -131,6 +159,18 @@ describe("Kokoro engine", function () {
       // About 4 s of speech: nothing skipped, nothing looped.
       expect(samples.length / sampleRate).to.be.within(2, 9);
       expectOnTarget("Kokoro chunk", mp3);
+    });
+
+    it("renders in a host below the service's priority, while this process's event loop keeps turning", async () => {
+      const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+      const alone = await readEvery(turn, 20).stop(1_000);
+      const bystander = readEvery(turn, 20);
+      await kokoro.synthesize({ text: "The museum reopens next week. Entry stays free for children.", voice: "am_michael", lang: "en-US" });
+      const busy = await bystander.stop();
+      expectNoStall("event loop while Kokoro renders", busy.max, alone.max);
+      const hosts = kokoroHosts();
+      expect(hosts).to.have.length.at.least(1);
+      for (const pid of hosts) expect(os.getPriority(pid), `niceness of Kokoro host ${pid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
     });
 
     it("refuses German and unknown voices as bad input", async () => {
