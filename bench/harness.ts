@@ -140,3 +140,17 @@ export async function api(url: string, method: string, path: string, body?: unkn
   if (!res.ok) throw new Error(`${method} ${path}: HTTP ${res.status} ${JSON.stringify(json)}`);
   return json;
 }
+
+/** Creates `n` articles through the API, `workers` requests at a time; answers their ids. */
+export async function createArticles(url: string, n: number, bodyOf: (i: number) => Record<string, unknown>, workers: number): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  const worker = async () => {
+    while (next < n) {
+      const r = await api(url, "POST", "/api/articles", bodyOf(next++));
+      ids.push(r.id as string);
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, worker));
+  return ids;
+}

@@ -16,7 +16,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
-import { api, load, median, npmStartNodeFlags, startSut, type Sut } from "./harness.js";
+import { api, createArticles, load, median, npmStartNodeFlags, startSut, type Sut } from "./harness.js";
 
 const num = (name: string, dflt: number) => {
   const v = Number(process.env[name] ?? dflt);
@@ -44,19 +44,6 @@ function textOf(i: number, chars: number): string {
   return s;
 }
 
-async function seed(url: string, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      const r = await api(url, "POST", "/api/articles", { title: `Read path ${i}`, text: textOf(i, cfg.textChars) });
-      ids.push(r.id as string);
-    }
-  };
-  await Promise.all(Array.from({ length: 32 }, worker));
-  return ids;
-}
 
 interface Pair {
   ratio: number;
@@ -135,7 +122,7 @@ export async function benchReadPath(): Promise<Record<string, Record<string, Pai
       const sut = await startSut("embedded", { LOG_LEVEL: level, BENCH_AUDIO: "onDemand" }, npmStartNodeFlags());
       if (typeof sut === "string") throw new Error(`embedded system did not start: ${sut}`);
       try {
-        const ids = await seed(sut.url, cfg.ids);
+        const ids = await createArticles(sut.url, cfg.ids, (i) => ({ title: `Read path ${i}`, text: textOf(i, cfg.textChars) }), 32);
         const all = join(dir, `ids-${level}.json`);
         const some = join(dir, `ids-${level}-1000.json`);
         writeFileSync(all, JSON.stringify(ids));

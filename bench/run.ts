@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { api, load, median, startSut, type LoadResult, type Sut } from "./harness.js";
+import { api, createArticles, load, median, startSut, type LoadResult, type Sut } from "./harness.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(HERE, "..");
@@ -67,19 +67,8 @@ interface SystemFigures {
   readySeconds?: { median: number; samples: number[] };
 }
 
-async function seed(url: string, n: number): Promise<string[]> {
-  const ids: string[] = [];
-  let next = 0;
-  const worker = async () => {
-    while (next < n) {
-      const i = next++;
-      const r = await api(url, "POST", "/api/articles", { title: `Seed ${i}`, text: `Seed article number ${i}.` });
-      ids.push(r.id as string);
-    }
-  };
-  await Promise.all(Array.from({ length: 8 }, worker));
-  return ids;
-}
+/** `n` short articles, created 8 at a time. */
+const seed = (url: string, n: number) => createArticles(url, n, (i) => ({ title: `Seed ${i}`, text: `Seed article number ${i}.` }), 8);
 
 /** Synthesis of the seeds would otherwise share the CPU with the first measurements. */
 async function settle(url: string, ids: string[], timeoutMs = 120_000): Promise<void> {
