@@ -6,38 +6,69 @@ import http from "node:http";
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 /** Posts one beacon (text/plain, like navigator.sendBeacon) from `from`; answers the status. */
-export function beacon(base: string, body: unknown, from = "127.0.0.1"): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(new URL("/player/v1/events", base), { method: "POST", agent, localAddress: from, headers: { "content-type": "text/plain" } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-    req.end(JSON.stringify(body));
-  });
+export async function beacon(base: string, body: unknown, from = "127.0.0.1"): Promise<number> {
+  return (await beaconFrom(base, body, from)).status;
+}
+
+export interface Answer {
+  status: number;
+  retryAfter: number | undefined;
+  body: any;
+}
+
+/** Posts one beacon from `from`: the status, `Retry-After` and the JSON body, if any. */
+export function beaconFrom(base: string, body: unknown, from = "127.0.0.1"): Promise<Answer> {
+  return requestFrom(from, new URL("/player/v1/events", base).href, { method: "POST", headers: { "content-type": "text/plain" } }, JSON.stringify(body));
 }
 
 /** A GET from `from` (a player's lookup, an embed page): the status, `Retry-After` and the JSON body, if any. */
-export function getFrom(from: string, url: string): Promise<{ status: number; retryAfter: number | undefined; body: any }> {
+export function getFrom(from: string, url: string): Promise<Answer> {
+  return requestFrom(from, url, {});
+}
+
+function requestFrom(from: string, url: string, options: http.RequestOptions, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { agent, localAddress: from }, (res) => {
+    const req = http.request(url, { ...options, agent, localAddress: from }, (res) => {
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (text += c));
       res.on("end", () => {
-        let body: unknown;
+        let json: unknown;
         try {
-          body = text ? JSON.parse(text) : undefined;
+          json = text ? JSON.parse(text) : undefined;
         } catch {
-          body = text;
+          json = text;
         }
         const retry = res.headers["retry-after"];
-        resolve({ status: res.statusCode ?? 0, retryAfter: retry === undefined ? undefined : Number(retry), body });
+        resolve({ status: res.statusCode ?? 0, retryAfter: retry === undefined ? undefined : Number(retry), body: json });
       });
     });
     req.on("error", reject);
-    req.end();
+    req.end(body);
   });
+}
+
+/**
+ * Sends `send(i)` with `concurrency` requests in flight until one is answered 429 (then lets those
+ * in flight finish) or `max` were sent. However fast this machine answers, the sender outruns a
+ * bucket's refill, so the refusal comes; `elapsedSeconds` spans every answer, so a bucket of burst
+ * b refilled at r/s can have admitted at most b + r × elapsedSeconds of them.
+ */
+export async function untilRefused(send: (i: number) => Promise<Answer>, o: { concurrency: number; max: number }): Promise<{ answers: Answer[]; elapsedSeconds: number }> {
+  const start = performance.now();
+  const answers: Answer[] = [];
+  let next = 0;
+  let refused = false;
+  await Promise.all(
+    Array.from({ length: o.concurrency }, async () => {
+      while (!refused && next < o.max) {
+        const a = await send(next++);
+        answers.push(a);
+        if (a.status === 429) refused = true;
+      }
+    }),
+  );
+  return { answers, elapsedSeconds: (performance.now() - start) / 1000 };
 }
 
 export interface Sent {
