@@ -173,6 +173,14 @@ describe("Kokoro engine", function () {
       for (const pid of hosts) expect(os.getPriority(pid), `niceness of Kokoro host ${pid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
     });
 
+    it("takes texts in turn sentence by sentence: a short text sent after a long one is not kept waiting for all of it", async () => {
+      const order: string[] = [];
+      const long = kokoro.synthesize({ text: "One. Two. Three. Four. Five. Six.", voice: "af_sky", lang: "en-US" }).then(() => order.push("long"));
+      const short = kokoro.synthesize({ text: "Seven.", voice: "am_adam", lang: "en-US" }).then(() => order.push("short"));
+      await Promise.all([long, short]);
+      expect(order).to.deep.equal(["short", "long"]);
+    });
+
     it("refuses German and unknown voices as bad input", async () => {
       for (const req of [{ voice: "alloy", lang: "de-DE" as const }, { voice: "de-DE-KatjaNeural", lang: "de-DE" as const }]) {
         const err = await kokoro.synthesize({ text: "Hallo.", ...req }).catch((e: Error) => e);

@@ -114,8 +114,8 @@ function trimEdges(audio: Float32Array): Float32Array {
   return audio.subarray(Math.max(0, start - keep), Math.min(audio.length, end + keep));
 }
 
-/** The job's speech as 24 kHz samples, or null once `aborted()` turns true. */
-async function speak(job: KokoroJob, aborted: () => boolean): Promise<Float32Array | null> {
+/** The job's speech as 24 kHz samples: a step per model call (a sentence, or a piece of a long one), then the whole. */
+async function* speak(job: KokoroJob): AsyncGenerator<void, Float32Array, void> {
   if (!isKokoroVoice(job.voice)) throw new Error(`Kokoro has no voice '${job.voice}'`);
   const style = styleOf(job.voice);
   const espeakVoice = kokoroAccent(job.voice) === "en-GB" ? "en-gb" : "en-us";
@@ -129,13 +129,14 @@ async function speak(job: KokoroJob, aborted: () => boolean): Promise<Float32Arr
     const cls = clauses(sentence);
     const ipa = await Promise.all(cls.map((c) => espeakIpa(espeak, espeakVoice, c.words)));
     const tokens = ipa.map((p, i) => tokenize(toKokoroIpa(p) + cls[i].stop, vocab)).filter((t) => t.length > 0);
-    const pieces = pack(tokens, space);
-    for (const [i, piece] of pieces.entries()) {
-      if (aborted()) return null;
+    for (const [i, piece] of pack(tokens, space).entries()) {
       if (total > 0) add(new Float32Array(Math.round((i === 0 ? SENTENCE_GAP_S : PIECE_GAP_S) * KOKORO_RATE)));
       add(trimEdges(await infer(piece, style)));
+      yield;
     }
   }
+  // Text with nothing to pronounce (a row of dashes) is a short pause, as eSpeak makes of it.
+  if (total === 0) add(new Float32Array(Math.round(SENTENCE_GAP_S * KOKORO_RATE)));
   const pcm = new Float32Array(total);
   let at = 0;
   for (const p of parts) {
@@ -173,30 +174,39 @@ function encode(pcm: Float32Array, level: KokoroJob["level"]): Uint8Array<ArrayB
   }
 }
 
-// One render at a time: the session's threads are the engine's whole share of the CPU.
-const queue: Array<Extract<KokoroHostRequest, { type: "synthesize" }>> = [];
+// One model call at a time (the session's threads are the engine's whole share of the CPU), taken
+// in turn from every text in hand: a long chunk of one article delays another's first audio by one
+// sentence's render, not by the whole chunk.
+type Job = Extract<KokoroHostRequest, { type: "synthesize" }>;
+const active: Array<{ id: number; level: Job["level"]; steps: AsyncGenerator<void, Float32Array, void> }> = [];
 const cancelled = new Set<number>();
 let busy = false;
-let running: number | undefined;
+/** The text whose step is running. */
+let current: number | undefined;
 
 async function drain(): Promise<void> {
   if (busy) return;
   busy = true;
   try {
-    for (let job = queue.shift(); job; job = queue.shift()) {
-      const id = job.id;
-      running = id;
+    for (let turn = active.shift(); turn; turn = active.shift()) {
+      const { id } = turn;
       try {
-        const pcm = await speak(job, () => cancelled.has(id));
-        if (pcm === null || cancelled.delete(id)) continue;
-        // Text with nothing to pronounce (a row of dashes) is a short pause, as eSpeak makes of it.
-        const mp3 = encode(pcm.length > 0 ? pcm : new Float32Array(Math.round(SENTENCE_GAP_S * KOKORO_RATE)), job.level);
-        send({ type: "done", id, mp3 });
+        if (cancelled.delete(id)) {
+          await turn.steps.return(new Float32Array(0));
+          continue;
+        }
+        current = id;
+        const step = await turn.steps.next();
+        current = undefined;
+        if (cancelled.delete(id)) continue;
+        if (!step.done) {
+          active.push(turn);
+          continue;
+        }
+        send({ type: "done", id, mp3: encode(step.value, turn.level) });
       } catch (err) {
+        current = undefined;
         if (!cancelled.delete(id)) send({ type: "failed", id, message: err instanceof Error ? err.message : String(err) });
-      } finally {
-        running = undefined;
-        cancelled.delete(id);
       }
     }
   } finally {
@@ -206,12 +216,10 @@ async function drain(): Promise<void> {
 
 process.on("message", (msg: KokoroHostRequest) => {
   if (msg.type === "cancel") {
-    const i = queue.findIndex((j) => j.id === msg.id);
-    if (i >= 0) queue.splice(i, 1);
-    else if (msg.id === running) cancelled.add(msg.id);
+    if (msg.id === current || active.some((t) => t.id === msg.id)) cancelled.add(msg.id);
     return;
   }
-  queue.push(msg);
+  active.push({ id: msg.id, level: msg.level, steps: speak(msg) });
   void drain();
 });
 
