@@ -1,7 +1,10 @@
 // A bounded map whose entries also expire: at most `max` entries, the least
 // recently used one leaving first, and none older than `ttlMs`. For caches of
 // answers that may go stale and whose keys a client chooses (so the map must
-// never grow with what a client sends).
+// never grow with what a client sends). The order of use is kept by
+// lib/sized-fifo.ts (each entry of size 1, moved to the newest end when used),
+// so letting the least recently used go never walks the map.
+import { SizedFifo } from "./sized-fifo.js";
 
 export interface ExpiringLru<V> {
   get(key: string): V | undefined;
@@ -12,21 +15,21 @@ export interface ExpiringLru<V> {
 
 export function createExpiringLru<V>(opts: { max: number; ttlMs: number; now?: () => number }): ExpiringLru<V> {
   const now = opts.now ?? Date.now;
-  const entries = new Map<string, { value: V; expires: number }>();
+  const entries = new SizedFifo<{ value: V; expires: number }>(opts.max);
   return {
     get(key) {
       const e = entries.get(key);
       if (!e) return undefined;
-      entries.delete(key);
-      if (e.expires <= now()) return undefined;
-      // Re-inserting keeps the map ordered by last use.
-      entries.set(key, e);
+      if (e.expires <= now()) {
+        entries.delete(key);
+        return undefined;
+      }
+      // Set again: the newest end of the order is the most recently used.
+      entries.set(key, e, 1);
       return e.value;
     },
     set(key, value) {
-      entries.delete(key);
-      entries.set(key, { value, expires: now() + opts.ttlMs });
-      while (entries.size > opts.max) entries.delete(entries.keys().next().value as string);
+      entries.set(key, { value, expires: now() + opts.ttlMs }, 1);
     },
     delete(key) {
       entries.delete(key);
