@@ -4,7 +4,7 @@
 // under NODE_ENV=test); these render short texts only. Without the files (`npm ci` installs them:
 // scripts/install-voices.mjs) they skip, except under CI=true, where they must run.
 import { expect } from "chai";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -20,6 +20,7 @@ import { createSpeechRouter, localProvider, speechRouterFromEnv } from "../../se
 import { localEnginesOf } from "../../services/audio/providers/config.js";
 import { SPEECH_NICENESS } from "../../services/audio/engine/native.js";
 import { expectNoStall, readEvery } from "../support/bystander.js";
+import { descendantsOf, type ProcessInfo } from "../support/processes.js";
 import { decode, expectOnTarget, silences } from "./measure.js";
 
 function kokoroInstalled(): boolean {
@@ -40,24 +41,10 @@ function requireKokoro(ctx: Mocha.Context): void {
 }
 
 /** Processes under this one whose command line names the Kokoro host. */
-function kokoroHosts(): number[] {
-  const parent = new Map<number, number>();
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
+function kokoroHosts(): ProcessInfo[] {
+  return descendantsOf(process.pid).filter((p) => {
     try {
-      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
-      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const under = (pid: number): boolean => {
-    for (let p = parent.get(pid); p; p = parent.get(p)) if (p === process.pid) return true;
-    return false;
-  };
-  return [...parent.keys()].filter((pid) => {
-    try {
-      return under(pid) && readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("kokoro/host");
+      return readFileSync(`/proc/${p.pid}/cmdline`, "utf8").includes("kokoro/host");
     } catch {
       return false;
     }
@@ -170,7 +157,7 @@ describe("Kokoro engine", function () {
       expectNoStall("event loop while Kokoro renders", busy.max, alone.max);
       const hosts = kokoroHosts();
       expect(hosts).to.have.length.at.least(1);
-      for (const pid of hosts) expect(os.getPriority(pid), `niceness of Kokoro host ${pid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
+      for (const host of hosts) expect(host.nice, `niceness of Kokoro host ${host.pid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
     });
 
     it("takes texts in turn sentence by sentence: a short text sent after a long one is not kept waiting for all of it", async () => {
