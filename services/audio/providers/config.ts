@@ -77,7 +77,7 @@ async function optionalEngine(name: string, create: () => Promise<SpeechEngine>,
   const started = performance.now();
   try {
     const engine = await create();
-    log?.info({ engine: engine.name, ms: Math.round(performance.now() - started) }, `${name} loaded: its voices are neural and local`);
+    log?.info({ engine: engine.name, ms: Math.round(performance.now() - started) }, `${name} loaded: it reads its voices from now on`);
     return engine;
   } catch (e) {
     log?.warn({ engine: name }, `${name} not loaded (${(e as Error).message}); eSpeak NG reads its voices instead`);
