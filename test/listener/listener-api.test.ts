@@ -11,7 +11,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../support/http.js";
 import { parseSrtStrict, parseWebVttStrict } from "../support/captions.js";
 import { strictXmlProblems } from "../support/strict-xml.js";
-import { beacon, beaconFrom, getFrom, untilRefused } from "./beacons.js";
+import { beacon, beaconFrom, getFrom, untilRefused, type Answer } from "./beacons.js";
 import { sink } from "../support/sink.js";
 
 const TOKENS = { aFull: "listener-a-full-0123456789", aRead: "listener-a-read-0123456789", bFull: "listener-b-full-0123456789" };
@@ -223,55 +223,38 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
   // admitted against burst + rate × the time it took: right on an idle machine and a loaded one.
   const admittedAtMost = (burst: number, perSecond: number, seconds: number) => burst + Math.floor(perSecond * seconds) + 1;
 
+  /** Sends until refused; every answer is `admitted` or a 429 naming `why`, and the count admitted fits the bucket. */
+  async function expectBucket(send: (i: number) => Promise<Answer>, o: { concurrency: number; admitted: number; burst: number; perSecond: number; why: RegExp }) {
+    const { answers, elapsedSeconds } = await untilRefused(send, { concurrency: o.concurrency, max: 1_000 });
+    const taken = answers.filter((a) => a.status === o.admitted).length;
+    const refused = answers.filter((a) => a.status === 429);
+    const seen = `${answers.length} sent in ${elapsedSeconds.toFixed(1)} s: ${answers.map((a) => a.status).join(",")}`;
+    expect(taken + refused.length, seen).to.equal(answers.length);
+    expect(refused.length, seen).to.be.greaterThan(0);
+    expect(taken, seen).to.be.at.least(o.burst);
+    expect(taken, seen).to.be.at.most(admittedAtMost(o.burst, o.perSecond, elapsedSeconds));
+    for (const r of refused) {
+      expect(r.retryAfter).to.be.at.least(1);
+      expect(r.body.message).to.match(o.why);
+    }
+  }
+
   it("answers 429 with Retry-After once a key sends more beacons than its bucket holds, from whatever addresses", async () => {
     const body = { key: keyB, events: [{ type: "impression", articleId: ids.beta }] };
     // 40 listeners' addresses, at most 25 beacons each: within each address's bucket, beyond the key's.
-    const { answers, elapsedSeconds } = await untilRefused((i) => beaconFrom(sys.url, body, `127.0.1.${1 + (i % 40)}`), { concurrency: 20, max: 1_000 });
-    const taken = answers.filter((a) => a.status === 204).length;
-    const refused = answers.filter((a) => a.status === 429);
-    const seen = `${answers.length} beacons in ${elapsedSeconds.toFixed(1)} s: ${taken} taken, ${refused.length} refused`;
-    expect(taken + refused.length, seen).to.equal(answers.length);
-    expect(refused.length, seen).to.be.greaterThan(0);
-    expect(taken, seen).to.be.at.least(100);
-    expect(taken, seen).to.be.at.most(admittedAtMost(100, 20, elapsedSeconds));
-    for (const r of refused) {
-      expect(r.retryAfter).to.be.at.least(1);
-      expect(r.body.message).to.match(/for this key/);
-    }
+    await expectBucket((i) => beaconFrom(sys.url, body, `127.0.1.${1 + (i % 40)}`), { concurrency: 20, admitted: 204, burst: 100, perSecond: 20, why: /for this key/ });
   });
 
   it("answers 429 to one address that sends more beacons than its own bucket holds, while others of the same key go on", async () => {
     await new Promise((r) => setTimeout(r, 5_000)); // key B's bucket refills from the test before
     const body = { key: keyB, events: [{ type: "impression", articleId: ids.beta }] };
-    const { answers, elapsedSeconds } = await untilRefused(() => beaconFrom(sys.url, body, "127.0.1.50"), { concurrency: 10, max: 1_000 });
-    const taken = answers.filter((a) => a.status === 204).length;
-    const refused = answers.filter((a) => a.status === 429);
-    const seen = `${answers.length} beacons in ${elapsedSeconds.toFixed(1)} s: ${taken} taken, ${refused.length} refused`;
-    expect(taken + refused.length, seen).to.equal(answers.length);
-    expect(refused.length, seen).to.be.greaterThan(0);
-    expect(taken, seen).to.be.at.least(50);
-    expect(taken, seen).to.be.at.most(admittedAtMost(50, 5, elapsedSeconds));
-    for (const r of refused) {
-      expect(r.retryAfter).to.be.at.least(1);
-      expect(r.body.message).to.match(/from this address/);
-    }
+    await expectBucket(() => beaconFrom(sys.url, body, "127.0.1.50"), { concurrency: 10, admitted: 204, burst: 50, perSecond: 5, why: /from this address/ });
     expect(await beacon(sys.url, body, "127.0.1.51")).to.equal(204);
   });
 
   it("answers 429 with Retry-After to one address that looks up more articles than its bucket holds (embed pages too), while other addresses go on", async () => {
     const url = `${sys.url}/player/v1/article?key=${keyB}&id=${ids.beta}`;
-    const { answers, elapsedSeconds } = await untilRefused(() => getFrom("127.0.2.1", url), { concurrency: 30, max: 1_000 });
-    const ok = answers.filter((a) => a.status === 200).length;
-    const refused = answers.filter((a) => a.status === 429);
-    const seen = `${answers.length} lookups in ${elapsedSeconds.toFixed(1)} s: ${answers.map((a) => a.status).join(",")}`;
-    expect(ok + refused.length, seen).to.equal(answers.length);
-    expect(refused.length, seen).to.be.greaterThan(0);
-    expect(ok, seen).to.be.at.least(60);
-    expect(ok, seen).to.be.at.most(admittedAtMost(60, 5, elapsedSeconds));
-    for (const r of refused) {
-      expect(r.retryAfter).to.be.at.least(1);
-      expect(r.body.message).to.match(/lookups from this address/);
-    }
+    await expectBucket(() => getFrom("127.0.2.1", url), { concurrency: 30, admitted: 200, burst: 60, perSecond: 5, why: /lookups from this address/ });
     // Embed pages spend the same bucket: nearly empty now (a token every 200 ms), not a fresh one of 60.
     const embed = await untilRefused(() => getFrom("127.0.2.1", `${sys.url}/player/v1/embed/${keyB}/${ids.beta}`), { concurrency: 5, max: 100 });
     const embedded = embed.answers.filter((a) => a.status === 200).length;
