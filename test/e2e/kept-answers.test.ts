@@ -114,8 +114,23 @@ describe("Read answers on the embedded default follow every write at once", func
     await admin.revokeToken({ tokenId: issued.info!.id });
     const revokedAt = Date.now();
     // The services trust a token they checked for 5 s (lib/rpc/caller.ts); a kept answer lives 1 s at most.
-    await waitFor("the revoked token to be refused", async () => ((await T("GET", `/api/articles/${id}`)).status === 401 ? true : undefined), 10_000, 50);
-    expect(Date.now() - revokedAt).to.be.below(6_000 + 500);
+    // Each poll's own duration is allowed on top, so a loaded machine's slow answers do not count against the window.
+    let refusedAsked = 0;
+    let slowestPoll = 0;
+    await waitFor(
+      "the revoked token to be refused",
+      async () => {
+        const asked = Date.now();
+        const status = (await T("GET", `/api/articles/${id}`)).status;
+        slowestPoll = Math.max(slowestPoll, Date.now() - asked);
+        if (status !== 401) return undefined;
+        refusedAsked = asked;
+        return true;
+      },
+      30_000,
+      50,
+    );
+    expect(refusedAsked - revokedAt, `slowest poll ${slowestPoll} ms`).to.be.below(6_000 + 500 + slowestPoll);
   });
 
   it("holds no more memory than its bound after 20,000 reads with distinct 15 KB query strings", async function () {

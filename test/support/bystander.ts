@@ -69,3 +69,10 @@ export function expectNoStall(what: string, underLoadMs: number, referenceMs: nu
   const allowed = stallAllowance(referenceMs, options);
   expect(underLoadMs, `${what}: ${underLoadMs.toFixed(0)} ms under load against ${referenceMs.toFixed(0)} ms alone (allowed ${allowed.toFixed(0)} ms)`).to.be.below(allowed);
 }
+
+/** Milliseconds `work` takes: a reference measured in the same test, for bounds that scale with the machine's load. */
+export async function timed(work: () => Promise<unknown>): Promise<number> {
+  const started = performance.now();
+  await work();
+  return performance.now() - started;
+}

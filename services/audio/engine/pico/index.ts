@@ -32,6 +32,7 @@ const JOB_TIMEOUT_MS = 120_000;
 const THREAD_HEAP_MB = 64;
 // The audio worker's fair queue already bounds what it hands over.
 const MAX_QUEUED = 10_000;
+const THREAD_IDLE_MS = 5_000;
 
 export async function createPicoEngine(opts: PicoEngineOptions = {}): Promise<SpeechEngine> {
   const threads = opts.threads ?? 1;
@@ -45,6 +46,9 @@ export async function createPicoEngine(opts: PicoEngineOptions = {}): Promise<Sp
     timeoutMs: JOB_TIMEOUT_MS,
     maxHeapMb: THREAD_HEAP_MB,
     maxQueued: MAX_QUEUED,
+    // Each thread holds a V8 heap and Pico's WASM memory (~50 MB together); German articles come
+    // in bursts, and a thread starts again in milliseconds, so an idle process gives it back.
+    idleMs: THREAD_IDLE_MS,
     work: "Pico speech synthesis",
     jobs: "Pico syntheses",
     rejected: (reason) => new Error(reason),
