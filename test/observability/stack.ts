@@ -53,7 +53,9 @@ export interface Stack {
 function spawnRole(role: Role, env: Record<string, string>): Proc {
   const child = spawnTracked(process.execPath, ["--import", "tsx", ENTRY[role]], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "info", ...env },
+    // eSpeak unless a test asks for more: these processes get no NODE_ENV, and on their own they
+    // would load Kokoro, whose renders take seconds per sentence and outlast the drain windows here.
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", LOG_LEVEL: "info", LOCAL_ENGINES: "espeak", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const lines: LogLine[] = [];
