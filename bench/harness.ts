@@ -67,7 +67,7 @@ export async function startSut(mode: string, extraEnv: Record<string, string> = 
   const nodeArgs = ["--import", "tsx", ...extraNodeArgs, ...(mode === "reference" ? [] : (process.env.BENCH_SUT_NODE_ARGS ?? "").split(" ").filter(Boolean))];
   const child = spawn(process.execPath, [...nodeArgs, join(HERE, "sut.ts"), mode], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", BENCH_SEED_TOKENS: SEED_TOKENS, ...extraEnv },
+    env: { ...process.env, LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "warn", NODE_ENV: "production", LOCAL_ENGINES: process.env.LOCAL_ENGINES ?? "espeak", BENCH_SEED_TOKENS: SEED_TOKENS, ...extraEnv },
     stdio: ["pipe", "pipe", "inherit"],
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
