@@ -10,13 +10,6 @@ import type { BucketStore } from "../../lib/ratelimit/port.js";
 import type { OnDemandBudgetSettings } from "../../lib/project-settings.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
 
-export const ON_DEMAND_BUDGET_VARS = {
-  ON_DEMAND_RENDERS_PER_HOUR: { type: "number", minimum: 0.001, maximum: 1_000_000, default: 60, description: "renders public player lookups may start per project and hour, once the burst is spent (docs/player.md); a project's onDemandBudget setting overrides it" },
-  ON_DEMAND_RENDERS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 30, description: "renders public player lookups may start per project at once" },
-  ON_DEMAND_RENDERS_PER_ADDRESS_PER_HOUR: { type: "number", minimum: 0.001, maximum: 1_000_000, default: 30, description: "renders the lookups of one client address (an IPv6 client: its /64) may start per hour, whatever the project, once its burst is spent (each articles replica; memory only)" },
-  ON_DEMAND_RENDERS_PER_ADDRESS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: 10, description: "renders the lookups of one client address may start at once" },
-} as const;
-
 export interface OnDemandBudgetDefaults {
   perHour: number;
   burst: number;
@@ -25,6 +18,13 @@ export interface OnDemandBudgetDefaults {
 }
 
 export const DEFAULT_ON_DEMAND_BUDGET: OnDemandBudgetDefaults = { perHour: 60, burst: 30, perAddress: { perHour: 30, burst: 10 } };
+
+export const ON_DEMAND_BUDGET_VARS = {
+  ON_DEMAND_RENDERS_PER_HOUR: { type: "number", minimum: 0.001, maximum: 1_000_000, default: DEFAULT_ON_DEMAND_BUDGET.perHour, description: "renders public player lookups may start per project and hour, once the burst is spent (docs/player.md); a project's onDemandBudget setting overrides it" },
+  ON_DEMAND_RENDERS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_ON_DEMAND_BUDGET.burst, description: "renders public player lookups may start per project at once" },
+  ON_DEMAND_RENDERS_PER_ADDRESS_PER_HOUR: { type: "number", minimum: 0.001, maximum: 1_000_000, default: DEFAULT_ON_DEMAND_BUDGET.perAddress.perHour, description: "renders the lookups of one client address (an IPv6 client: its /64) may start per hour, whatever the project, once its burst is spent (each articles replica; memory only)" },
+  ON_DEMAND_RENDERS_PER_ADDRESS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_ON_DEMAND_BUDGET.perAddress.burst, description: "renders the lookups of one client address may start at once" },
+} as const;
 
 export function onDemandBudgetDefaults(cfg: {
   ON_DEMAND_RENDERS_PER_HOUR: number;
@@ -38,7 +38,6 @@ export function onDemandBudgetDefaults(cfg: {
     perAddress: { perHour: cfg.ON_DEMAND_RENDERS_PER_ADDRESS_PER_HOUR, burst: cfg.ON_DEMAND_RENDERS_PER_ADDRESS_BURST },
   };
 }
-
 
 export interface OnDemandBudget {
   /** One render for the project (and the client's network, when known), if both budgets have one left now. */
