@@ -17,7 +17,7 @@ import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
 import { voiceCatalog } from "./engine/catalog.js";
 import { audioServiceImpl, type SynthesisQuota } from "./service.js";
-import { loadedFrom, renderSample } from "./voice-status.js";
+import { renderSample } from "./voice-status.js";
 import { createTextPool, type TextWork } from "./text/work.js";
 import { errorMessage, startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
@@ -106,7 +106,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
           loudnessFor,
           adhocTtlMs: sweeper.ttlMs,
           adhocSweepEveryMs: sweeper.everyMs,
-          voices: () => voiceCatalog(loadedFrom(speech)),
+          voices: () => voiceCatalog(speech.loaded),
           sample: (voice, lang, signal) => renderSample(speech, voice, lang, signal, deployment),
         }),
       );

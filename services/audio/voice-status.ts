@@ -1,8 +1,8 @@
 // What GET /api/voices learns from the audio service (ListVoices, VoiceSample): which engines
-// this process has, read off the speech router's chains (the engine a chain's first step names
-// is the one that would speak), and a voice's sample rendered by that first step.
+// this process has (the speech router's providers), and a voice's sample rendered by the first
+// step of its chain, the provider that would speak an article in it now.
 import type { Lang } from "../../lib/voices.js";
-import type { EngineName, EnginesLoaded } from "./engine/catalog.js";
+import type { EngineName } from "./engine/catalog.js";
 import type { LoudnessTarget } from "./loudness/index.js";
 import type { SpeechProvider, SpeechRouter } from "./providers/index.js";
 import { SAMPLE_TEXT } from "./service.js";
@@ -14,24 +14,6 @@ export function engineOf(provider: SpeechProvider): EngineName {
   if (label.includes("kokoro")) return "kokoro";
   if (label.includes("pico")) return "pico";
   return "espeak";
-}
-
-/** The engines some chain of this router can reach: probed with a voice each engine would speak. */
-export function loadedFrom(speech: SpeechRouter): EnginesLoaded {
-  const reachable = new Set<EngineName>();
-  const probes: Array<[string, Lang]> = [
-    ["alloy", "en-US"],
-    ["af_heart", "en-US"],
-    ["de-DE-KatjaNeural", "de-DE"],
-  ];
-  for (const [voice, lang] of probes) {
-    try {
-      for (const step of speech.chain(voice, lang)) reachable.add(engineOf(step.provider));
-    } catch {
-      // A voice this build does not know (af_heart before Kokoro's voices): nothing to learn from it.
-    }
-  }
-  return { openai: reachable.has("openai"), azure: reachable.has("azure"), kokoro: reachable.has("kokoro"), pico: reachable.has("pico") };
 }
 
 /** The sample sentence of `lang` in `voice`, from the provider that would speak an article in it now. */

@@ -3,7 +3,7 @@
 import type { LoudnessTarget } from "../loudness/index.js";
 import type { Logger } from "../../../lib/log.js";
 import { voiceInfo, type Lang, type ProviderName } from "../../../lib/voices.js";
-import { localEngineFor } from "../engine/catalog.js";
+import { localEngineFor, type EnginesLoaded } from "../engine/catalog.js";
 import type { SpeechEngine } from "../engine/types.js";
 import { chunkKey, noCache, type ChunkCache } from "../cache/index.js";
 import { retryDelay, sleep, type BackoffOptions } from "./backoff.js";
@@ -74,6 +74,8 @@ export interface SpeechRouter {
   /** Runs `render` with each provider of the chain until one succeeds. */
   run<T>(voice: string, lang: Lang, render: (step: ChainStep, signal: AbortSignal) => Promise<T>, hooks: ChainHooks): Promise<{ result: T; step: ChainStep }>;
   readonly stats: { hits: number; misses: number };
+  /** The providers it was given beside eSpeak: what GET /api/voices says is available. */
+  readonly loaded: EnginesLoaded;
   /** Closes the engines it owns (the Kokoro host...). */
   close(): Promise<void>;
 }
@@ -124,10 +126,12 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
     return steps;
   }
 
+  const { openai, azure, kokoro, pico } = opts.providers;
   return {
     attempts,
     loudness: opts.loudness,
     stats,
+    loaded: { openai: !!openai, azure: !!azure, kokoro: !!kokoro, pico: !!pico },
     chain,
     concurrency: (p) => (p.name === "local" ? localConcurrency : articleConcurrency),
     chunkChars: (p) => (p.name === "local" ? p.maxChars : Math.min(p.maxChars, opts.chunkChars ?? p.maxChars)),
