@@ -34,14 +34,6 @@ export interface ImportLimits {
   callsInFlight: number;
 }
 
-export const DEFAULT_IMPORT_LIMITS: ImportLimits = {
-  maxPerProject: IMPORT_VARS.IMPORT_MAX_PER_PROJECT.default,
-  maxOpen: IMPORT_VARS.IMPORT_MAX_OPEN.default,
-  minBytesPerSecond: IMPORT_VARS.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND.default,
-  windowMs: IMPORT_VARS.IMPORT_UPLOAD_WINDOW_SECONDS.default * 1000,
-  callsInFlight: IMPORT_VARS.IMPORT_CALLS_IN_FLIGHT.default,
-};
-
 export function importLimitsOf(cfg: {
   IMPORT_MAX_PER_PROJECT: number;
   IMPORT_MAX_OPEN: number;
@@ -57,6 +49,11 @@ export function importLimitsOf(cfg: {
     callsInFlight: cfg.IMPORT_CALLS_IN_FLIGHT,
   };
 }
+
+/** The limits with every variable at its default: one mapping from variables to limits, importLimitsOf's. */
+export const DEFAULT_IMPORT_LIMITS: ImportLimits = importLimitsOf(
+  Object.fromEntries(Object.entries(IMPORT_VARS).map(([name, spec]) => [name, spec.default])) as Parameters<typeof importLimitsOf>[0],
+);
 
 /** Seconds a refused import is told to wait: about the time a small import takes. */
 export const IMPORT_RETRY_AFTER_S = 10;
