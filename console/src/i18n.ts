@@ -30,9 +30,30 @@ export const lang = (): Lang => current;
 /** The message for `key` in the current language (English when missing), with {name} placeholders filled. */
 export function t(key: MessageKey, vars?: Record<string, string | number>): string {
   const table = LANGS[current] as Record<string, string>;
-  let s = table[key] ?? (en as Record<string, string>)[key] ?? key;
+  return fill(table[key] ?? (en as Record<string, string>)[key] ?? key, vars);
+}
+
+const fill = (s: string, vars?: Record<string, string | number>) => {
   if (vars) for (const [k, v] of Object.entries(vars)) s = s.split(`{${k}}`).join(String(v));
   return s;
+};
+
+/** Keys with plural forms: "x.one", "x.other" (and "x.few", "x.many"… where a language has them). */
+type PluralKey = { [K in MessageKey]: K extends `${infer B}.other` ? B : never }[MessageKey];
+const pluralRules = new Map<string, Intl.PluralRules>();
+
+/**
+ * The form of `key` for the count `n` as the language's plural rules choose it (Intl.PluralRules:
+ * "1 article", "2 articles"; a language with more forms adds keys), "other" when a form is missing.
+ * {n} is the count formatted for the language; `vars` fill the other placeholders.
+ */
+export function tn(key: PluralKey, n: number, vars?: Record<string, string | number>): string {
+  let rules = pluralRules.get(current);
+  if (!rules) pluralRules.set(current, (rules = new Intl.PluralRules(locale())));
+  const table = LANGS[current] as Record<string, string>;
+  const base = en as Record<string, string>;
+  const form = `${key}.${rules.select(n)}`;
+  return fill(table[form] ?? table[`${key}.other`] ?? base[`${key}.other`] ?? key, { n: fmtNumber(n), ...vars });
 }
 
 // Intl formatters are costly to make: one per language, reused (a 100-row list formats 100 dates).

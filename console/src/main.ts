@@ -10,7 +10,7 @@ import { articlePage, articlesPage, newArticlePage } from "./pages/articles.js";
 import { importPage } from "./pages/import.js";
 import { playerPage } from "./pages/player.js";
 import { pronunciationsPage } from "./pages/pronunciations.js";
-import { errorText, heading, notice } from "./ui.js";
+import { errorText, heading, labelTableCells, notice } from "./ui.js";
 import { go, nextGeneration, setRerender, stillCurrent, type Route } from "./nav.js";
 
 type Page = (main: HTMLElement, route: Route) => Promise<void> | void;
@@ -55,7 +55,8 @@ function controls(): HTMLElement {
       id: "lang-switch",
       onchange: (e: Event) => {
         setLang((e.target as HTMLSelectElement).value as Lang, true);
-        void render();
+        // The page is drawn again in the new language; focus stays on the switch (arrow keys keep choosing).
+        void render("lang-switch");
       },
     },
     ...Object.keys(LANGS).map((l) => h("option", { value: l, selected: l === lang() }, t(`lang.${l}` as Parameters<typeof t>[0]))),
@@ -116,58 +117,137 @@ function signIn(root: HTMLElement): void {
   input.focus();
 }
 
-async function render(): Promise<void> {
-  const gen = nextGeneration();
-  const root = document.getElementById("app")!;
-  document.title = t("app.name");
-  if (!session.token) return signIn(root);
-  const route = parseRoute();
-  const name = route.path[0] in pages ? route.path[0] : "articles";
-  const main = h("main", { id: "main", tabindex: "-1" });
-  const navList = h(
-    "ul",
-    null,
-    ...NAV.map(([p, key]) => h("li", null, h("a", { href: `#/${p}`, "aria-current": p === name || (p === "articles" && (name === "article" || name === "new")) ? "page" : false }, t(key)))),
+/**
+ * The signed-in frame: skip link, header (navigation, session, preferences; behind a menu button on
+ * a phone) and <main>. Built once per sign-in and language, so a route change replaces only <main>
+ * and the header keeps its state; `shellLang` tells when the language changed under it.
+ */
+let shell: { lang: Lang; links: Map<string, HTMLAnchorElement>; menu: HTMLElement; toggle: HTMLButtonElement } | undefined;
+
+function setMenu(open: boolean): void {
+  if (!shell) return;
+  shell.toggle.setAttribute("aria-expanded", String(open));
+  shell.menu.classList.toggle("open", open);
+}
+
+function buildShell(root: HTMLElement): NonNullable<typeof shell> {
+  const links = new Map<string, HTMLAnchorElement>();
+  const navList = h("ul", null, ...NAV.map(([p, key]) => h("li", null, links.set(p, h("a", { href: `#/${p}`, onclick: () => setMenu(false) }, t(key))).get(p)!)));
+  const toggle = h("button", { type: "button", class: "menu-toggle", id: "menu-toggle", "aria-expanded": "false", "aria-controls": "site-menu", onclick: () => setMenu(toggle.getAttribute("aria-expanded") !== "true") }, t("nav.menu"));
+  const menu = h(
+    "div",
+    {
+      class: "site-menu",
+      id: "site-menu",
+      // Escape closes the phone's menu and gives focus back to its button.
+      onkeydown: (e: KeyboardEvent) => {
+        if (e.key === "Escape" && menu.classList.contains("open")) {
+          setMenu(false);
+          toggle.focus();
+        }
+      },
+    },
+    h("nav", { "aria-label": t("nav.label") }, navList),
+    h(
+      "div",
+      { class: "session" },
+      h("span", { class: `scope scope-${session.scope}`, title: session.project ?? false }, session.scope === "full" ? t("auth.scopeFull") : t("auth.scopeRead")),
+      controls(),
+      h(
+        "button",
+        {
+          type: "button",
+          id: "sign-out",
+          onclick: () => {
+            session.clear();
+            signInMessage = t("auth.signedOut");
+            location.hash = "#/signin";
+            void render();
+          },
+        },
+        t("auth.signOut"),
+      ),
+    ),
   );
   clear(
     root,
-    h("a", { class: "skip", href: "#main", onclick: (e: Event) => (e.preventDefault(), main.focus()) }, t("nav.skip")),
-    h(
-      "header",
-      { class: "top" },
-      h("p", { class: "brand" }, t("app.name")),
-      h("nav", { "aria-label": t("nav.label") }, navList),
-      h(
-        "div",
-        { class: "session" },
-        h("span", { class: `scope scope-${session.scope}`, title: session.project ?? false }, session.scope === "full" ? t("auth.scopeFull") : t("auth.scopeRead")),
-        controls(),
-        h(
-          "button",
-          {
-            type: "button",
-            id: "sign-out",
-            onclick: () => {
-              session.clear();
-              signInMessage = t("auth.signedOut");
-              location.hash = "#/signin";
-              void render();
-            },
-          },
-          t("auth.signOut"),
-        ),
-      ),
-    ),
-    main,
+    h("a", { class: "skip", href: "#main", onclick: (e: Event) => (e.preventDefault(), focusHeading(document.getElementById("main")!)) }, t("nav.skip")),
+    h("header", { class: "top" }, h("div", { class: "bar" }, h("p", { class: "brand" }, t("app.name")), toggle), menu),
+    h("main", { id: "main", tabindex: "-1" }),
   );
+  return { lang: lang(), links, menu, toggle };
+}
+
+/** Focus on the page's heading (or <main> when it has none). */
+function focusHeading(main: HTMLElement): void {
+  const title = main.querySelector<HTMLElement>("h1");
+  (title ?? main).focus({ preventScroll: false });
+}
+
+/**
+ * When the page's heading is drawn (at once, or after its first request): the document's title,
+ * focus on the heading (unless `keep` holds the element that should keep it) and the page named in
+ * the polite live region, so a screen reader hears where it landed.
+ */
+function arrive(main: HTMLElement, gen: number, keep?: string): void {
+  const done = (title: HTMLElement) => {
+    if (!stillCurrent(gen)) return;
+    document.title = `${title.textContent} – ${t("app.name")}`;
+    const keeper = keep ? document.getElementById(keep) : null;
+    if (keeper) keeper.focus();
+    else title.focus();
+    announce(t("nav.arrived", { title: title.textContent ?? "" }));
+  };
+  const now = main.querySelector<HTMLElement>("h1");
+  if (now) return done(now);
+  const watch = new MutationObserver(() => {
+    const title = main.querySelector<HTMLElement>("h1");
+    if (!stillCurrent(gen)) watch.disconnect();
+    else if (title) {
+      watch.disconnect();
+      done(title);
+    }
+  });
+  watch.observe(main, { childList: true, subtree: true });
+}
+
+/** One polite live region for the whole session, outside the redrawn parts, so it is never replaced while speaking. */
+function announce(text: string): void {
+  let region = document.getElementById("announcer");
+  if (!region) document.body.append((region = h("div", { id: "announcer", class: "sr-only", role: "status", "aria-live": "polite", "aria-atomic": "true" })));
+  region.textContent = "";
+  // A change after a frame: some screen readers skip text that is set in the same task as a clear.
+  requestAnimationFrame(() => (region!.textContent = text));
+}
+
+/** Draws the current route; `keep`: the id of an element that keeps focus (the control just used). */
+async function render(keep?: string): Promise<void> {
+  const gen = nextGeneration();
+  const root = document.getElementById("app")!;
+  document.title = t("app.name");
+  if (!session.token) {
+    shell = undefined;
+    signIn(root);
+    if (keep) document.getElementById(keep)?.focus();
+    announce(t("nav.arrived", { title: t("auth.title") }));
+    return;
+  }
+  const route = parseRoute();
+  const name = route.path[0] in pages ? route.path[0] : "articles";
+  if (!shell || shell.lang !== lang()) shell = buildShell(root);
+  setMenu(false);
+  for (const [p, a] of shell.links) {
+    if (p === name || (p === "articles" && (name === "article" || name === "new"))) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+  // A new <main> per route: a page that finishes after the user left draws into a detached one.
+  const main = h("main", { id: "main", tabindex: "-1" });
+  document.getElementById("main")!.replaceWith(main);
+  arrive(main, gen, keep);
   try {
     await pages[name](main, route);
   } catch (e) {
     if (stillCurrent(gen)) main.append(notice(errorText(e)));
-  }
-  if (stillCurrent(gen)) {
-    const title = main.querySelector("h1");
-    if (title) document.title = `${title.textContent} – ${t("app.name")}`;
   }
 }
 
@@ -178,6 +258,7 @@ setUnauthorizedHandler((message) => {
 });
 
 setRerender(() => void render());
+labelTableCells(document.getElementById("app")!);
 setLang(pickLang());
 applyTheme();
 window.addEventListener("hashchange", () => void render());

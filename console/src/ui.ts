@@ -89,3 +89,29 @@ export function confirmDialog(message: string, confirmLabel: string): Promise<bo
 export function heading(text: string): HTMLElement {
   return h("h1", { tabindex: "-1", id: "page-title" }, text);
 }
+
+/**
+ * Every table of the console becomes labelled cards on a phone (style.css): each body cell carries
+ * its column's name (data-label, shown before it there). Watches `root` so rows drawn later (a new
+ * pronunciation rule, the next page of a list, another helper's page) are labelled too.
+ */
+export function labelTableCells(root: HTMLElement): void {
+  const label = (table: HTMLTableElement) => {
+    const names = [...(table.tHead?.rows[0]?.cells ?? [])].map((c) => c.textContent?.trim() ?? "");
+    if (!names.length) return;
+    for (const body of table.tBodies)
+      for (const row of body.rows)
+        for (const [i, cell] of [...row.cells].entries()) if (!cell.hasAttribute("data-label") && names[i]) cell.setAttribute("data-label", names[i]);
+  };
+  new MutationObserver((records) => {
+    const tables = new Set<HTMLTableElement>();
+    for (const r of records)
+      for (const n of r.addedNodes) {
+        if (!(n instanceof Element)) continue;
+        const own = n.closest("table");
+        if (own) tables.add(own);
+        for (const t of n.querySelectorAll("table")) tables.add(t);
+      }
+    tables.forEach(label);
+  }).observe(root, { childList: true, subtree: true });
+}

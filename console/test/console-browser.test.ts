@@ -382,8 +382,8 @@ describe("publisher console in a real browser (Chromium)", function () {
     await page.keyboard.press("Enter");
     await page.waitForURL(/#\/articles$/);
     expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("deleted");
-    // Language and theme switches.
-    await tabTo(/^select#lang-switch/);
+    // Language and theme switches (in the header, before the page's heading, where focus went).
+    await tabTo(/^select#lang-switch/, true);
     await page.locator("#lang-switch").selectOption("de");
     await page.locator("nav a", { hasText: "Aussprache" }).waitFor();
     expect(await page.evaluate(() => document.documentElement.lang)).to.equal("de");
@@ -481,7 +481,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     expect(await rows.count()).to.equal(100);
     const count = (await A("GET", "/api/articles")).body.count as number;
     const pages = Math.ceil(count / 100);
-    expect(await p.locator(".pager span").textContent()).to.equal(`Page 1 of ${pages} (${count} articles)`);
+    expect(await p.locator(".pager span").textContent()).to.equal(`Page 1 of ${pages} (${count.toLocaleString("en-US")} articles)`);
     const firstPage = await rows.locator("td:nth-child(2) a").evaluateAll((els) => els.map((e) => (e as HTMLAnchorElement).hash));
     const times = await paintTimes(p);
     expect(times.list, "the console marks when the list is drawn").to.be.greaterThan(0);

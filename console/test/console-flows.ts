@@ -32,6 +32,7 @@ export interface PageOptions {
   lang?: string;
   bypassCSP?: boolean;
   width?: number;
+  height?: number;
   dark?: boolean;
 }
 
@@ -49,7 +50,7 @@ export class ConsoleBrowser {
 
   async newPage(opts: PageOptions = {}): Promise<{ ctx: BrowserContext; page: Page }> {
     const ctx = await this.browser.newContext({
-      viewport: { width: opts.width ?? 1280, height: 900 },
+      viewport: { width: opts.width ?? 1280, height: opts.height ?? 900 },
       bypassCSP: opts.bypassCSP ?? false,
       colorScheme: opts.dark ? "dark" : "light",
       locale: opts.lang === "de" ? "de-DE" : "en-US",

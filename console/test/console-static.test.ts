@@ -42,7 +42,12 @@ describe("publisher console: messages and build", function () {
     const text = (await sources(SRC)).join("\n");
     const used = new Set([...text.matchAll(/\bt\("([a-zA-Z]+\.[a-zA-Z0-9_.]+)"/g)].map((m) => m[1]));
     for (const m of text.matchAll(/"((?:col|stats|pron|player|import)\.[a-zA-Z0-9_]+)"/g)) used.add(m[1]);
+    const counted = [...text.matchAll(/\btn\("([a-zA-Z]+\.[a-zA-Z0-9_.]+)"/g)].map((m) => m[1]);
+    for (const k of counted) used.delete(k);
     for (const k of used) expect(en, k).to.have.property(k);
+    // Counted messages (tn) have at least the forms "one" and "other", chosen by Intl.PluralRules.
+    expect(counted.length).to.be.greaterThan(0);
+    for (const k of counted) for (const form of ["one", "other"]) expect(en, `${k}.${form}`).to.have.property(`${k}.${form}`);
     for (const s of ["waiting", "parsed", "processing", "retry", "fallback", "ready", "errored", "rejected", "limit_reached", "no_money", "recrawling", "deleted"]) {
       expect(en).to.have.property(`status.${s}`);
       expect(en).to.have.property(`status.${s}.meaning`);

@@ -2,7 +2,7 @@
 // (audio, errors, segments, edit, regenerate, delete) and the create form.
 import { ApiError, call } from "../api.js";
 import { clear, field, fmtDuration, h } from "../dom.js";
-import { fmtDate, t } from "../i18n.js";
+import { fmtDate, fmtNumber, t, tn } from "../i18n.js";
 import { go, generation, stillCurrent, type Route } from "../nav.js";
 import { badge, canWrite, confirmDialog, errorText, heading, loading, notice, readOnlyNote, SETTLED, STATUSES } from "../ui.js";
 import { voicePicker } from "../voices.js";
@@ -107,7 +107,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     "nav",
     { class: "pager", "aria-label": t("articles.pages") },
     h("button", { type: "button", disabled: page === 0, onclick: () => nav({ page: page - 1 }) }, t("articles.prev")),
-    h("span", null, t("articles.pageOf", { page: page + 1, pages, count: res.count })),
+    h("span", null, t("articles.pageOf", { page: fmtNumber(page + 1), pages: fmtNumber(pages), count: tn("articles.count", res.count) })),
     h("button", { type: "button", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
   );
   if (res.count === 0) {
@@ -296,7 +296,7 @@ async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {
       h(
         "details",
         null,
-        h("summary", null, t("article.segmentsCount", { n: segs.length })),
+        h("summary", null, tn("article.segmentsCount", segs.length)),
         h(
           "ol",
           { class: "segments" },
@@ -407,7 +407,8 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
           }),
         )
       : null;
-  clear(body, heading(a.title), statusLine, actions, editOut, audio, errors, facts, segments, edit);
+  // The player right after the status: two Tabs from the heading (where a route change puts focus) to Play.
+  clear(body, heading(a.title), statusLine, audio, actions, editOut, errors, facts, segments, edit);
 
   // Polls while the audio is being made: 1 s, then slower, never more than one call in flight.
   let delay = 1000;

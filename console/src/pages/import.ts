@@ -2,7 +2,7 @@
 // (the answer streams while the upload goes on), with a report to download.
 import { call } from "../api.js";
 import { clear, field, h } from "../dom.js";
-import { t } from "../i18n.js";
+import { fmtNumber, t, tn } from "../i18n.js";
 import { canWrite, heading, notice, readOnlyNote } from "../ui.js";
 
 interface LineResult {
@@ -67,7 +67,7 @@ export function importPage(main: HTMLElement): void {
               }
             }
             progress.value = done;
-            status.textContent = t("import.progressText", { done, total });
+            status.textContent = tn("import.progressText", total, { done: fmtNumber(done) });
             if (end) break;
           }
           if (buf.trim()) summary = JSON.parse(buf) as LineResult;

@@ -3,7 +3,7 @@
 // renders a sample sentence with one rule (POST /api/pronunciations/preview).
 import { ApiError, call } from "../api.js";
 import { clear, field, h, uid } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, tn } from "../i18n.js";
 import { generation, stillCurrent } from "../nav.js";
 import { canWrite, errorText, heading, loading, notice, readOnlyNote, VOICE_PAIRS } from "../ui.js";
 
@@ -144,7 +144,7 @@ export async function pronunciationsPage(main: HTMLElement): Promise<void> {
     clear(out, h("p", { role: "status" }, t("common.saving")));
     try {
       const r = await call<{ pronunciations: Rule[] }>("PUT", "/api/pronunciations", { body: list });
-      clear(out, notice(t("pron.saved", { n: r.pronunciations.length }), "ok"));
+      clear(out, notice(tn("pron.saved", r.pronunciations.length), "ok"));
     } catch (e) {
       const m = e instanceof ApiError ? /pronunciations\[(\d+)\]/.exec(e.message) : null;
       const row = m ? tbody.querySelectorAll("tr.rule")[Number(m[1])] : undefined;
