@@ -23,6 +23,7 @@ import { articleRoutes } from "./routes/articles.js";
 import { importRoutes } from "./routes/import.js";
 import type { ImportLimits } from "./import-limits.js";
 import { audioRoutes } from "./routes/audio.js";
+import { liveAudioRoutes } from "./routes/live-audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
@@ -119,6 +120,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     voicesRoutes(router, { audio, publicBaseUrl: opts.publicBaseUrl });
   }
   audioRoutes(router, opts.blobs);
+  liveAudioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
   statsRoutes(router, listener);

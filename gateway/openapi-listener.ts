@@ -57,6 +57,7 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
           audio_preview: { type: "string" },
           audio_preview_duration: { type: "number" },
           pending: { type: "boolean", description: "Audio on demand: this lookup (or an earlier one) asked for the audio, which is being made. audio_preview appears first, then audio; look again every second or so." },
+          audio_live: { type: "string", description: "Audio on demand, while pending: the audio as it is made, a progressive MP3 (GET /player/v1/live/{articleId}/{revision}.mp3) to start playing on at once. Its timeline is the full file's: continue in audio from the same place once it appears." },
           segments: { type: "string", description: "Read-along: URL of the ready revision's timed segments (the JSON of GET /api/articles/{articleId}/segments, served without a token beside the audio). Absent for revisions rendered before segments were recorded." },
           transcript: { type: "string", description: "URL of the ready revision's WebVTT captions (one cue per sentence), for a <track>. Present exactly when segments is." },
         },
@@ -139,6 +140,10 @@ export function listenerPaths(): Json {
     "/player/v1/embed/{key}/{articleId}": {
       parameters: [keyParam("path"), articleIdParam],
       get: { operationId: "getEmbedPage", tags, security: [], summary: "A standalone page with the player, for iframes", description: "Counted against the client address's lookups, and may ask for audio on demand as a lookup does (429 likewise).", responses: { "200": { description: "HTML.", content: { "text/html": { schema: { type: "string" } } } }, ...std("BadRequest", "Unauthorized", "NotFound", "TooManyRequests", ...UPSTREAM) } },
+    },
+    "/player/v1/live/{articleId}/{file}": {
+      parameters: [articleIdParam, { name: "file", in: "path", required: true, description: "The revision, as `<revision>.mp3`.", schema: { type: "string", pattern: "^[0-9]{1,15}\\.mp3$" }, example: "1.mp3" }],
+      get: { operationId: "getLiveAudio", tags, security: [], summary: "Audio made on demand, streamed while it is made (the lookup's audio_live)", description: "A progressive MP3 (no length, no ranges, never cached): the full file's audio, rendered chunk by chunk, from its start; it ends with the article, or after 30 s without a new chunk (the rest is queued: continue in `audio` once the lookup has it). 404 when nothing of it was made within a minute. Local engines only (cloud audio is normalised once whole). At most 4 streams at once per client address (429).", responses: { "200": { description: "MP3 as it is made.", content: { "audio/mpeg": { schema: { type: "string", format: "binary" } } } }, ...std("NotFound", "TooManyRequests") } },
     },
     "/feeds/{publicKey}.xml": {
       parameters: [

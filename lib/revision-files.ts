@@ -14,5 +14,12 @@ export const audioKeys = (articleId: string, revision: number | bigint) => {
     srt: `${dir}/transcript.srt`,
     /** Only for articles with headings. */
     chapters: `${dir}/chapters.json`,
+    /**
+     * Audio on demand while it is made: the full file's audio in playing order, a part per
+     * rendered chunk (lib/live-audio.ts), and a marker written after the last part.
+     */
+    live: (n: number) => `${dir}/live/${n}.mp3`,
+    liveEnd: `${dir}/live/end`,
+    liveDir: `${dir}/live/`,
   };
 };

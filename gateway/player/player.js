@@ -258,11 +258,14 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
     _advance(a) {
       this._article = a;
       this._readAlong(a);
-      const next = (!this._preview && a.audio) || a.audio_preview;
+      const audio = this._audio;
+      // The live stream is the full file's opening as it is made: kept until the full file, once it has begun.
+      const next = (!this._preview && a.audio) || (this._live && audio.readyState ? this._src : a.audio_preview);
       if (!next || next === this._src) return;
-      const audio = this._audio, at = audio.currentTime;
+      const at = audio.currentTime;
       const resume = this._wantPlay || !audio.paused || this._outran;
       this._wantPlay = this._outran = false;
+      this._live = false;
       this._src = audio.src = next;
       if (at > 0) audio.addEventListener("loadedmetadata", () => { audio.currentTime = at; }, { once: true });
       if (resume) audio.play().catch(() => {});
@@ -334,7 +337,18 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       seek.setAttribute("aria-label", m.seek);
       $(".title").textContent = a.title;
       this._src = (!preview && a.audio) || a.audio_preview || "";
+      // Made on demand and nothing to play yet: the audio as it is made, so the first words come in seconds.
+      this._live = !this._src && !preview && !!a.audio_live;
+      if (this._live) this._src = a.audio_live;
       if (this._src) audio.src = this._src;
+      audio.addEventListener("error", () => {
+        // No live stream after all (a cloud voice, or none made in time): the files, as they come.
+        if (!this._live) return;
+        this._wantPlay = this._wantPlay || !audio.paused;
+        this._live = false;
+        this._src = "";
+        if (this._article.audio_preview || this._article.audio) this._advance(this._article);
+      });
       const duration = () => (isFinite(audio.duration) && audio.duration > 0 ? audio.duration : (preview ? a.audio_preview_duration : a.audio_duration) || 0);
       const paint = () => {
         const d = duration();
@@ -354,6 +368,8 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       play.addEventListener("click", () => {
         // Nothing to play yet (audio on demand): it starts as soon as the preview is there.
         if (!this._src) return void (this._wantPlay = !this._wantPlay);
+        // A live stream can still fail before it begins: the files then start if play was pressed.
+        if (this._live) this._wantPlay = audio.paused;
         audio.paused ? audio.play().catch(() => {}) : audio.pause();
       });
       back.addEventListener("click", () => { audio.currentTime = Math.max(0, audio.currentTime - 15); paint(); });

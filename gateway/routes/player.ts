@@ -21,6 +21,7 @@ import type { ListeningBuffer } from "../listening-buffer.js";
 import { HttpError } from "../errors.js";
 import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
+import { livePath } from "./live-audio.js";
 import { embedPage } from "../player/embed.js";
 import { baseOf, publicUrl } from "../public-links.js";
 import { feedWarnings } from "../player/feed-checks.js";
@@ -133,6 +134,8 @@ export function listenerArticleJson(a: ListenerArticle, base: string): Record<st
   if (a.audio) Object.assign(out, { audio: publicUrl(base, a.audio.url), audio_duration: a.audio.duration });
   if (a.audioPreview) Object.assign(out, { audio_preview: publicUrl(base, a.audioPreview.url), audio_preview_duration: a.audioPreview.duration });
   if (a.pending) out.pending = true;
+  // Made on demand and not finished: the audio as it is made, to start on at once (live-audio.ts).
+  if (a.pending && !a.audio) out.audio_live = publicUrl(base, livePath(a.id, a.revision));
   // Read-along: the timed segments the player follows the text with, and captions for a <track>.
   if (a.transcript?.segments && a.transcript.vtt) Object.assign(out, { segments: publicUrl(base, a.transcript.segments.url), transcript: publicUrl(base, a.transcript.vtt.url) });
   return out;

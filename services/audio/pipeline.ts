@@ -18,6 +18,7 @@ import { alignChunk, timedSegments } from "./segments/index.js";
 import type { PieceTime } from "./segments/align.js";
 import { rulesWithoutReserved } from "./text/pronounce.js";
 import { inlineTextWork, TextRejectedError, type TextWork } from "./text/work.js";
+import { LiveParts, type LivePart } from "./live-parts.js";
 
 export { PARAGRAPH_BREAK, planChunks, type PlanOptions } from "./text/chunks.js";
 
@@ -173,6 +174,12 @@ export async function renderArticle(article: ArticleContent, engine: SpeechEngin
 // few seconds to choose from; eSpeak takes a long sentence whole.
 const LOCAL_OPENING_CHARS = 150;
 const LOCAL_SENTENCE_CHARS = 1500;
+
+/** The pauses a render was given, leaving out those it was not. */
+function definedPauses(opts: RenderOptions): Partial<typeof PAUSES> {
+  const given = { leadInMs: opts.leadInMs, titleMs: opts.titlePauseMs, paragraphMs: opts.paragraphPauseMs, tailMs: opts.tailMs };
+  return Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined));
+}
 
 interface PauseParts {
   leadIn: Buffer;
@@ -339,6 +346,12 @@ export interface ProviderRenderOptions extends Omit<RenderOptions, "concurrency"
    * waits for the promise before it resolves; the callback handles its own failures.
    */
   onPreview?(preview: { mp3: Buffer; duration: number }): Promise<void>;
+  /**
+   * Someone listens while it is made (audio on demand): the finished file's audio, a part per
+   * chunk in playing order, as soon as the chunks before it are there (live-parts.ts). Local
+   * engines only; it stops when another provider takes over. The callback handles its own failures.
+   */
+  onLive?(part: LivePart): void;
 }
 
 export interface ProviderRenderResult extends RenderResult {
@@ -401,6 +414,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   if (problem) throw new RenderInputError(problem);
   // Audio already made per provider survives a retry even without a cache. A chunk's meter is
   // undefined when its audio could not be measured (it then counts for nothing).
+  const live = opts.onLive && new LiveParts({ ...PAUSES, ...definedPauses(opts) }, opts.onLive);
   const made = new Map<string, { chunks: TextChunk[]; audio: Buffer[]; loudness: Promise<LoudnessMeter | undefined>[]; aligned: Aligned; local: boolean }>();
   type Plan = typeof made extends Map<string, infer P> ? P : never;
   // The early preview: looked for after each chunk until found (or found impossible), offered once.
@@ -478,6 +492,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
             aligned.chunks[i] = alignChunk(chunks[i], audio[i]);
             aligned.alignMs += performance.now() - started;
           }
+          live?.offer(id, local, chunks, audio);
           offerPreview(plan!);
         });
         return plan;

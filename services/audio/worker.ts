@@ -15,6 +15,7 @@ import { ChainExhaustedError, type SpeechRouter } from "./providers/router.js";
 import type { TextWork } from "./text/work.js";
 import { audioKeys } from "../../lib/revision-files.js";
 import { storeTranscript } from "./transcript-files.js";
+import { liveWriter } from "./live-store.js";
 
 export interface AudioWorkerOptions {
   bus: JobBus;
@@ -135,6 +136,8 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
             }
           }
         : undefined;
+      // A listener may be playing it while it is made: its parts go to the store as they come.
+      const live = d.job.priority ? liveWriter(blobs, keys, jlog) : undefined;
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: AbortSignal.any([shutdown.signal, handOn.signal]),
@@ -142,6 +145,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
             loudness,
             text,
             onPreview,
+            onLive: live?.onLive,
             // A fallback provider's own retries keep the article in `fallback`.
             onRetry: (error, fallback) => report(fallback ? ArticleStatus.FALLBACK : ArticleStatus.RETRY, errorMessage(error)),
             onFallback: (error, provider) => {
@@ -153,6 +157,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
       const renderedMs = Date.now() - started;
       jlog.info({ chunks: r.chunks, duration: r.fullDuration, previewDuration: r.previewDuration, lufs: loudness.lufs, truePeak: loudness.truePeak, ms: renderedMs }, "audio rendered");
 
+      await live?.flushed();
       await blobs.put(keys.full, r.full, "audio/mpeg");
       // The early preview is the same file: not written again under a listener who may be playing it.
       if (!previewStored) await blobs.put(keys.preview, r.preview, "audio/mpeg");
@@ -166,6 +171,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
         provider: r.provider,
         transcript,
       }, call);
+      live?.expire();
       const ms = Date.now() - started;
       if (done.applied) jlog.info({ duration: r.fullDuration, ms }, "audio job completed");
       else jlog.info({ ms }, "audio result discarded: revision superseded or article deleted");

@@ -130,6 +130,34 @@ export function onDemandScenarios(target: () => OnDemandTarget): void {
     await waitFor("the article in the feed", async () => ((await inFeed()) ? true : undefined), 30_000, 500);
   });
 
+  it("a listener hears it while it is made: the lookup's audio_live streams the opening before the audio is ready, and the stream is the finished file's audio", async () => {
+    const { A } = await project("od-live", "audio=onDemand");
+    const key = (await A("GET", "/api/player")).body.publicKey as string;
+    const a = (await A("POST", "/api/articles", { title: "Harbour works", text: prose(20_000) })).body.id as string;
+    const first = (await api(target().url)("GET", `/player/v1/article?key=${key}&id=${a}`)).body.article;
+    expect(first).to.include({ id: a, pending: true });
+    expect(first.audio_live).to.match(new RegExp(`/player/v1/live/${a}/${first.revision}\\.mp3$`));
+    const t0 = performance.now();
+    const res = await fetch(first.audio_live);
+    expect(res.status).to.equal(200);
+    expect(res.headers.get("content-type")).to.equal("audio/mpeg");
+    const reader = res.body!.getReader();
+    const chunks: Buffer[] = [];
+    const head = await reader.read();
+    expect(head.done).to.equal(false);
+    chunks.push(Buffer.from(head.value!));
+    target().figures.msToLiveBytes = Math.round(performance.now() - t0);
+    // The stream has begun, and the audio is not finished.
+    expect((await article(A, a)).status).to.not.equal("ready");
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(Buffer.from(r.value));
+    const ready = await readyOf(A, a);
+    const full = Buffer.from(await (await fetch(ready.audio)).arrayBuffer());
+    const streamed = Buffer.concat(chunks);
+    // The file's ID3 tag and Info header, then the frames the stream carried.
+    expect(streamed.length).to.be.greaterThan(50_000);
+    expect(full.subarray(full.length - streamed.length).equals(streamed), "the stream is the file's audio").to.equal(true);
+  });
+
   it("150 anonymous lookups of distinct waiting articles start at most the on-demand budget, never the daily limit; a real listener's preview goes before their full renders", async () => {
     // Budget 15 for the project; one address may start 10 (the default); the daily limit is 10.
     const { id, A } = await project("od-flood", "audio=onDemand", "creditChars=1000000", "dailyLimit=10", "onDemandBudget.burst=15", "onDemandBudget.perHour=1");

@@ -36,7 +36,7 @@ export const PROVIDER_VARS = {
   DATA_DIR: { type: "string", default: "./.data", description: "embedded data directory" },
   LOCAL_ENGINES: { type: "string", pattern: "^\\s*((kokoro|pico|espeak)\\s*(,\\s*(kokoro|pico|espeak)\\s*)*)?$", emptyIsValue: true, description: "offline engines to load beside eSpeak NG, which is always there (docs/voices.md). Default kokoro,pico,espeak; under NODE_ENV=test espeak, so tests render fast unless they ask" },
   KOKORO_DIR: { type: "string", description: "directory of the Kokoro model, vocabulary and voices (default .voices/kokoro in the installation; scripts/install-voices.mjs fills it)" },
-  KOKORO_THREADS: { type: "integer", minimum: 1, maximum: 16, default: 1, description: "ONNX Runtime intra-op threads of the Kokoro engine (one session per process)" },
+  KOKORO_THREADS: { type: "integer", minimum: 1, maximum: 16, description: "ONNX Runtime intra-op threads of the Kokoro engine (one session per process; default 2, or 1 on a single core)" },
   AUDIO_LOUDNESS_LUFS: { type: "number", minimum: LOUDNESS_RANGE.lufs.min, maximum: LOUDNESS_RANGE.lufs.max, default: -19, description: "integrated loudness of every published file (mono), LUFS; a project's `loudness.lufs` setting overrides it" },
   AUDIO_TRUE_PEAK_DBTP: { type: "number", minimum: LOUDNESS_RANGE.truePeakDbtp.min, maximum: LOUDNESS_RANGE.truePeakDbtp.max, default: -1, description: "true-peak ceiling of every published file, dBTP; a project's `loudness.truePeakDbtp` setting overrides it" },
 } as const;
@@ -46,6 +46,11 @@ export const PROVIDER_VARS = {
 // characters that doubled the native engine's time for a 20,000-character article; at 1,000 an
 // article still spreads over every thread.
 const LOCAL_CHUNK_CHARS = 1000;
+// Kokoro pays no start per chunk (its host keeps the model and calls it a sentence at a time), and
+// a listener may be hearing the chunks as they come (audio on demand, live-parts.ts): each must be
+// ready before the one before it has been heard. 400 characters (~25 s of speech, ~10 s to render
+// on two cores) keep the stream ahead after the opening's small chunks.
+export const KOKORO_CHUNK_CHARS = 400;
 
 export interface SpeechSetup {
   engine: SpeechEngine;
@@ -129,7 +134,7 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
       openai,
       azure,
       local: localProvider(setup.engine, LOCAL_CHUNK_CHARS),
-      kokoro: kokoro && localProvider(kokoro, LOCAL_CHUNK_CHARS),
+      kokoro: kokoro && localProvider(kokoro, KOKORO_CHUNK_CHARS),
       pico: pico && localProvider(pico, LOCAL_CHUNK_CHARS),
     },
     engines: [kokoro, pico].filter((e): e is SpeechEngine => e !== undefined),

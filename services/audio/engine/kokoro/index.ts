@@ -20,8 +20,17 @@ export { defaultKokoroDir } from "./files.js";
 export interface KokoroOptions {
   /** The files' directory (default: KOKORO_DIR, else .voices/kokoro in the repository). */
   dir?: string;
-  /** ONNX Runtime's intra-op threads (default 1: measured the cheapest per second of audio). */
+  /** ONNX Runtime's intra-op threads (default: defaultKokoroThreads()). */
   threads?: number;
+}
+
+/**
+ * Two intra-op threads, or one on a single core. One thread is the cheapest per second of audio,
+ * but two bring a listener's preview and a long article within their times on two idle cores
+ * (docs/voices.md, "Cost"): a preview is waited for, and the host is niced, so the API keeps its share.
+ */
+export function defaultKokoroThreads(): number {
+  return Math.min(2, os.availableParallelism());
 }
 
 const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
@@ -39,7 +48,7 @@ function hostEntry(): { file: string; execArgv: string[] } {
  */
 export async function createKokoroEngine(opts: KokoroOptions = {}): Promise<SpeechEngine> {
   const dir = path.resolve(opts.dir ?? process.env.KOKORO_DIR ?? defaultKokoroDir());
-  const threads = opts.threads ?? 1;
+  const threads = opts.threads ?? defaultKokoroThreads();
   if (!Number.isInteger(threads) || threads < 1 || threads > os.availableParallelism() * 2) throw new RangeError(`threads must be an integer from 1 to ${os.availableParallelism() * 2}, got ${threads}`);
   const files = kokoroFiles(dir);
   const espeak = await findProgram("espeak-ng");
