@@ -83,8 +83,8 @@ export interface ImportSummary {
 /** The create request of a validated ArticleCreateRequest, as POST /api/articles sends it. */
 export function createRequestOf(b: CreateBody, audio: AudioTiming = AudioTiming.UNSPECIFIED): ImportArticle {
   return {
-    title: b.title,
-    text: b.text,
+    title: b.title ?? "",
+    text: b.text ?? "",
     url: b.url,
     externalId: b.externalId,
     voice: b.voice,
@@ -94,6 +94,7 @@ export function createRequestOf(b: CreateBody, audio: AudioTiming = AudioTiming.
     prompt: b.prompt,
     labels: b.labels ?? [],
     audio,
+    fetch: b.fetch ?? false,
   };
 }
 
@@ -146,6 +147,13 @@ const failLine = (line: number, status: number, message: string, existingId?: st
   `{"line":${line},"result":"fail","status":${status},"message":${JSON.stringify(message)}${existingId ? `,"id":${JSON.stringify(existingId)}` : ""}}\n`;
 const okLine = (line: number, id: string) => `{"line":${line},"result":"ok","id":${JSON.stringify(id)}}\n`;
 
+/** A line with a url and no text (`{"url": …}`) asks for the article on that page: fetch is implied (docs/import.md). */
+function fromUrlLine(body: unknown): void {
+  if (body === null || typeof body !== "object" || Array.isArray(body)) return;
+  const b = body as Record<string, unknown>;
+  if (b.fetch === undefined && (b.text === undefined || b.text === null) && typeof b.url === "string") b.fetch = true;
+}
+
 /** One line as the article it asks for, or an HttpError saying why not. */
 function articleOf(raw: Buffer, audio: AudioTiming): ImportArticle {
   let text: string;
@@ -162,6 +170,7 @@ function articleOf(raw: Buffer, audio: AudioTiming): ImportArticle {
   } catch {
     throw new HttpError(400, "line is not valid JSON");
   }
+  fromUrlLine(body);
   validate.createBody(body);
   return createRequestOf(body as CreateBody, audio);
 }

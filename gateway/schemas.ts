@@ -105,10 +105,28 @@ function orNull(s: Schema): Schema {
   return { ...s, type: [s.type, "null"], ...(Array.isArray(s.enum) ? { enum: [...(s.enum as unknown[]), null] } : {}) };
 }
 
+/**
+ * Create from a URL: `fetch: true` with a `url` and no `text` (the title is then optional); the
+ * page is fetched in the background. Without it, title and text are required as the spec says.
+ */
+export const FromUrlRule: Schema = {
+  description: "With fetch: true, url is required and text must be absent (title optional: the page's is used); otherwise title and text are required.",
+  if: { properties: { fetch: { const: true } }, required: ["fetch"] },
+  then: {
+    required: ["url"],
+    properties: {
+      url: true,
+      text: { not: {}, [MESSAGE]: "must be absent when fetch is true: the text comes from the page" },
+      parse: { const: false, [MESSAGE]: "does not go with fetch: the page's article is extracted as text" },
+      isRaw: { const: false, [MESSAGE]: "does not go with fetch: the page's article is extracted as text" },
+    },
+  },
+  else: { required: CREATE_REQUIRED, properties: { title: true, text: true } },
+};
+
 export const ArticleCreateRequest: Schema = {
   type: "object",
   description: `Body of POST /api/articles. ${UNKNOWN_FIELDS_NOTE} An optional field sent as null is treated as absent.`,
-  required: CREATE_REQUIRED,
   properties: Object.fromEntries(
     Object.entries({
       ...requestFields,
@@ -116,9 +134,15 @@ export const ArticleCreateRequest: Schema = {
       isRaw: { ...requestFields.isRaw, default: false },
       prompt: { type: "string", maxLength: LIMITS.prompt, allOf: [safeText], description: "Individual prompt for the speech model (gpt-4o-mini-tts only).", examples: ["Calm, even pace."] },
       labels,
+      fetch: {
+        type: "boolean",
+        default: false,
+        description:
+          "Create from a URL: true fetches the page at url in the background and takes title, text, publication date, language and canonical URL from it; send no text then (a title sent is kept). The article is recrawling, then parsed, then on to ready, or errored with why in words (docs/sources.md).",
+      },
     }).map(([name, field]) => [name, CREATE_REQUIRED.includes(name) ? field : orNull(field)]),
   ),
-  ...pairRules,
+  allOf: [VoiceLangRule, FromUrlRule],
 };
 
 export const ArticleUpdateRequest: Schema = {
@@ -380,6 +404,7 @@ export const SCHEMAS = {
   ArticleCreateRequest,
   ArticleUpdateRequest,
   VoiceLangRule,
+  FromUrlRule,
   ArticleStatus: ArticleStatusSchema,
   Article,
   ArticleListItem,
@@ -527,7 +552,9 @@ function nullMeansAbsent(check: (data: unknown) => void, required: readonly stri
   return (data) => {
     if (data !== null && typeof data === "object" && !Array.isArray(data)) {
       const body = data as Record<string, unknown>;
-      for (const key of Object.keys(body)) if (body[key] === null && !required.includes(key)) delete body[key];
+      // A create from a URL requires neither title nor text: null is "none" for them too.
+      const needed = body.fetch === true ? [] : required;
+      for (const key of Object.keys(body)) if (body[key] === null && !needed.includes(key)) delete body[key];
     }
     check(data);
   };
@@ -545,8 +572,12 @@ export const validate = {
 };
 
 export interface CreateBody {
+  /** Absent only with fetch. */
   title: string;
+  /** Absent only with fetch. */
   text: string;
+  /** Create from a URL: the page gives title and text. */
+  fetch?: boolean;
   url?: string;
   externalId?: string;
   voice?: string;

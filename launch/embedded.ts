@@ -22,6 +22,7 @@ import type { RunningService } from "../lib/service.js";
 import { onShutdown, SHUTDOWN_VARS, startedByNpm } from "../lib/service.js";
 import { privateAllowList, startArticlesService } from "../services/articles/app.js";
 import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "../services/articles/on-demand-budget.js";
+import { PAGE_FETCH_VARS, pageQueueLimits } from "../services/articles/pages/queue.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
 import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "../services/articles/store/open.js";
@@ -70,6 +71,7 @@ export const EMBEDDED_VARS = {
   ...IMPORT_VARS,
   ...PLAYER_VARS,
   ...ON_DEMAND_BUDGET_VARS,
+  ...PAGE_FETCH_VARS,
   ...OEMBED_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
@@ -174,6 +176,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       blobs,
       supersededGraceMs: cfg.SUPERSEDED_AUDIO_GRACE_MS,
       onDemandBudget: { defaults: onDemandBudgetDefaults(cfg) },
+      pageFetches: pageQueueLimits(cfg),
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);

@@ -19,7 +19,8 @@ import { createStatusEmitter } from "./events/publish.js";
 import { createWebhookDispatcher } from "./events/webhook.js";
 import { allowPrivateFrom } from "../../lib/net/allow-list.js";
 import { listenerHandlers } from "./handlers/listener.js";
-import type { RequestAudio } from "./handlers/context.js";
+import type { PageFetches, RequestAudio } from "./handlers/context.js";
+import type { PageQueueLimits } from "./pages/queue.js";
 import { startReconciler } from "./reconciler.js";
 import { createArticlesHandlers } from "./service.js";
 import { createListeningAggregator } from "./stats/aggregator.js";
@@ -75,6 +76,8 @@ export interface ArticlesServiceOptions {
    */
   blobs?: BlobStore;
   supersededGraceMs?: number;
+  /** Bounds on background page fetches of articles created from a URL (PAGE_FETCHES, PAGE_FETCHES_PER_PROJECT). */
+  pageFetches?: PageQueueLimits;
 }
 
 /** Unexpected failures reach the caller as a plain Internal error (errors.ts). */
@@ -118,6 +121,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     : undefined;
   const emit = createStatusEmitter({ bus: opts.bus, settings, webhooks, log: opts.log });
   let admission: Admission | undefined;
+  let pages: PageFetches | undefined;
   const audioFiles = opts.blobs ? createAudioFiles({ blobs: opts.blobs, store: opts.store, log: opts.log, graceMs: opts.supersededGraceMs }) : undefined;
   const handlers = createArticlesHandlers({
     audioFiles,
@@ -131,6 +135,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     recrawlFetch: opts.fetchOptions,
     onAdmission: (a) => (admission = a),
     onRequestAudio: (r) => (requestAudio = r),
+    pageFetches: opts.pageFetches,
+    onPages: (p) => (pages = p),
   });
 
   const server = await startRpcServer({
@@ -150,7 +156,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   // The content threads' code is made ready now (in the background); the threads start with the first article that needs one.
   admission!.content.prepare();
   const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
-  const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, ...opts.reconcile });
+  const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, fetchPage: (a) => pages!.add(a.projectId, a.id), ...opts.reconcile });
   const scheduler =
     opts.schedule === false
       ? undefined
@@ -170,6 +176,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       server.setServing(false);
       await reconciler?.stop();
       await scheduler?.stop();
+      await pages?.close();
       audioFiles?.close();
       await admission?.close();
       await webhooks?.close();

@@ -15,6 +15,7 @@ import { openStatsStore } from "./stats/open.js";
 import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "./store/open.js";
 import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "./on-demand-budget.js";
+import { PAGE_FETCH_VARS, pageQueueLimits } from "./pages/queue.js";
 import { upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
 
 const schema = {
@@ -32,6 +33,7 @@ const schema = {
   RECONCILE_INTERVAL_MS: { type: "integer", minimum: 1000, default: 30_000, description: "reconciler period" },
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
   ...ON_DEMAND_BUDGET_VARS,
+  ...PAGE_FETCH_VARS,
   ON_DEMAND_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ondemand", description: "NATS KV bucket the articles replicas share the on-demand budgets in" },
 } as const;
 
@@ -74,6 +76,7 @@ async function main(): Promise<void> {
     blobs,
     supersededGraceMs: config.SUPERSEDED_AUDIO_GRACE_MS,
     onDemandBudget: { defaults: onDemandBudgetDefaults(config), store: budgetStore },
+    pageFetches: pageQueueLimits(config),
   });
   const metrics = await maybeStartMetricsServer(config, log);
   const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);

@@ -16,6 +16,8 @@ export interface ReconcilerOptions {
   batchSize?: number;
   /** Revisions never admitted (the process died before admission) go through admission instead of straight to the bus. */
   admit?: (a: StaleArticle) => Promise<unknown>;
+  /** Articles created from their URL whose page was never read (the process died, or the fetch queue was full) are fetched again. */
+  fetchPage?: (a: StaleArticle) => unknown;
 }
 
 export interface Reconciler {
@@ -25,6 +27,9 @@ export interface Reconciler {
   runOnce(olderThan: number): Promise<number>;
   stop(): Promise<void>;
 }
+
+/** Pending audio work, and articles whose page is still to be read (only those of them are due: store/due.ts). */
+const DUE_STATUSES = [...PENDING_STATUSES, "recrawling"] as const;
 
 /** Admissions at once in one pass: as many as the content pool has threads, plus slack for the quick ones. */
 const ADMIT_LANES = 4;
@@ -55,13 +60,18 @@ export function startReconciler(opts: ReconcilerOptions): Reconciler {
     let published = 0;
     let after: { id: string; key: number } | undefined;
     while (!stopped) {
-      const page = await opts.store.findStale(PENDING_STATUSES, olderThan, { after, limit: batch });
+      const page = await opts.store.findStale(DUE_STATUSES, olderThan, { after, limit: batch });
       // Admissions run a few at a time beside the re-publishing: one article whose content takes
       // its full time limit must not hold up every other pending article behind it.
       const admissions = opts.admit ? admitAll(page.filter((a) => a.pendingAdmission)) : Promise.resolve();
       for (const a of page) {
         if (stopped) break;
         if (a.pendingAdmission && opts.admit) continue;
+        // No text yet: a job would have nothing to read.
+        if (a.pendingFetch) {
+          opts.fetchPage?.(a);
+          continue;
+        }
         try {
           await opts.bus.publish({ articleId: a.id, projectId: a.projectId, revision: a.revision, ...(a.demanded ? { priority: true } : {}) });
           published++;

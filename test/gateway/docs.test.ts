@@ -125,9 +125,9 @@ describe("gateway: docs and OpenAPI", function () {
   it("publishes the very schema objects that validate requests", () => {
     for (const [name, schema] of Object.entries(SCHEMAS)) expect(doc.components.schemas, name).to.have.property(name);
     // The shared voice/lang rule is written once and referenced by name.
-    const named = (schema: Json) => JSON.parse(JSON.stringify({ ...schema, allOf: [{ $ref: "#/components/schemas/VoiceLangRule" }] }));
-    expect(doc.components.schemas.ArticleCreateRequest).to.deep.equal(named(ArticleCreateRequest));
-    expect(doc.components.schemas.ArticleUpdateRequest).to.deep.equal(named(ArticleUpdateRequest));
+    const named = (schema: Json, ...rules: string[]) => JSON.parse(JSON.stringify({ ...schema, allOf: rules.map((r) => ({ $ref: `#/components/schemas/${r}` })) }));
+    expect(doc.components.schemas.ArticleCreateRequest).to.deep.equal(named(ArticleCreateRequest, "VoiceLangRule", "FromUrlRule"));
+    expect(doc.components.schemas.ArticleUpdateRequest).to.deep.equal(named(ArticleUpdateRequest, "VoiceLangRule"));
     expect(doc.components.schemas.VoiceLangRule).to.deep.equal(JSON.parse(JSON.stringify(VoiceLangRule)));
     // An edit to a shared schema shows up in the next document built.
     const props = ArticleCreateRequest.properties as Json;
@@ -174,6 +174,13 @@ describe("gateway: docs and OpenAPI", function () {
       { title: "a\u000b", text: "b" },
       { title: "a", text: "b\uffff" },
       { title: "a", text: "b\t\r\n" },
+      { url: "https://x.example/y", fetch: true },
+      { url: "https://x.example/y", fetch: true, title: "a", labels: ["x"] },
+      { url: "https://x.example/y", fetch: true, text: "b" },
+      { url: "https://x.example/y", fetch: true, parse: true },
+      { fetch: true, title: "a" },
+      { url: "https://x.example/y", fetch: false },
+      { url: "https://x.example/y", fetch: "yes" },
       ["a"],
     ];
     for (const [i, body] of bodies.entries()) {

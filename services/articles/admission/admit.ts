@@ -129,7 +129,8 @@ export function createAdmission(deps: AdmissionDeps): HeldAdmission {
     }
 
     const reservedChars = reservation.debited && chars > 0 ? chars : undefined;
-    const status = spokenText !== undefined ? "parsed" : "waiting";
+    // Text read from its page (create from a URL) stays parsed, as HTML the publisher sent does.
+    const status = spokenText !== undefined || a.status === "parsed" ? "parsed" : "waiting";
     const done = await finish(a, { status, types, spokenText, reservedChars, keepPending: false, pronunciations, loudness });
     if (!done) {
       // Superseded or deleted while we reserved: the characters were never used.

@@ -4,6 +4,7 @@
 // `recrawling` meanwhile and gets its previous status back when nothing changed.
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Logger } from "../../../lib/log.js";
+import { decodeBody } from "../../../lib/net/text-body.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 import { ContentBusyError, ContentRejectedError } from "../content/limits.js";
 import type { StatusEmitter } from "../events/publish.js";
@@ -25,19 +26,13 @@ export interface RecrawlResult {
   article: StoredArticle;
 }
 
+/** How a publisher's page is fetched (recrawl, create from a URL): HTML only, bounded in time and size. */
+export const PAGE_FETCH_OPTIONS: SafeFetchOptions = { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, accept: ["text/html", "application/xhtml+xml"] };
+
 /** Statuses a periodic recrawl may start from: nothing is in flight for them. */
 export const RECRAWLABLE: readonly ArticleStatus[] = ["ready", "errored", "rejected"];
 
 const sameText = (a: string, b: string) => a.replace(/\s+/g, " ").trim() === b.replace(/\s+/g, " ").trim();
-
-function decode(body: Buffer, contentType: string | null): string {
-  const charset = /charset="?([\w-]+)/i.exec(contentType ?? "")?.[1];
-  try {
-    return new TextDecoder(charset ?? "utf-8").decode(body);
-  } catch {
-    return body.toString("utf8");
-  }
-}
 
 /** What the current revision speaks; parsed again (off the loop) only if admission never recorded it. */
 async function spokenBefore(deps: RecrawlDeps, a: StoredArticle): Promise<string> {
@@ -65,10 +60,10 @@ export async function recrawlArticle(deps: RecrawlDeps, projectId: string, id: s
 
   let text: string;
   try {
-    const res = await safeFetch(a.url, { timeoutMs: 15_000, maxBytes: 5 * 1024 * 1024, accept: ["text/html", "application/xhtml+xml"], ...deps.fetchOptions });
+    const res = await safeFetch(a.url, { ...PAGE_FETCH_OPTIONS, ...deps.fetchOptions });
     if (res.status !== 200) throw new FetchLimitError(`the page answered HTTP ${res.status}`, "content_type");
     // Off the event loop and under the same limits as admission (content/pool.ts).
-    text = await deps.admission.content.extract(projectId, decode(res.body, res.headers.get("content-type")), res.url);
+    text = await deps.admission.content.extract(projectId, decodeBody(res.body, res.headers.get("content-type")), res.url);
   } catch (err) {
     await restore();
     log.warn({ articleId: a.id, projectId, err: err instanceof Error ? err.message : String(err) }, "recrawl failed");

@@ -4,7 +4,7 @@
 // classification. Pure and synchronous; pool.ts adds the time and memory limits.
 import { Parser } from "htmlparser2";
 import { explainContent, type TypeExplanation } from "./classify.js";
-import { extractMainContent } from "./extract.js";
+import { extractMainContent, extractPage, type ExtractedPage } from "./extract.js";
 import { ContentRejectedError, depthReason, outputReason } from "./limits.js";
 
 export interface AnalyseInput {
@@ -58,6 +58,17 @@ export function extractLimited(html: string, url: string | undefined, limits: Li
   if (text.length > limits.maxOutputChars) throw new ContentRejectedError(outputReason(limits.maxOutputChars));
   return text;
 }
+
+/** A fetched page's article and metadata (create from a URL), under the same limits as extractLimited. */
+export function extractPageLimited(html: string, url: string | undefined, limits: Limits): PageContent {
+  if (htmlDepth(html, limits.maxDepth) > limits.maxDepth) throw new ContentRejectedError(depthReason(limits.maxDepth));
+  const { title, text, meta } = extractPage(html, url);
+  if (text.length > limits.maxOutputChars) throw new ContentRejectedError(outputReason(limits.maxOutputChars));
+  return { ...(title ? { title } : {}), text, meta };
+}
+
+/** What crosses back from the worker thread: the paragraphs stay behind (the text holds them). */
+export type PageContent = Pick<ExtractedPage, "title" | "text" | "meta">;
 
 export function analyse(input: AnalyseInput, limits: Limits): Analysis {
   const spoken = input.crawledText ?? (input.parse ? extractLimited(input.text, input.url, limits) : input.text);

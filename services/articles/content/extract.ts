@@ -5,6 +5,7 @@
 import { Readability } from "@mozilla/readability";
 import { parseHTML } from "linkedom";
 import { markHeading, type HeadingLevel } from "../../../lib/headings.js";
+import { pageMetaOf, type PageMeta } from "./page-meta.js";
 
 export interface ExtractedContent {
   title?: string;
@@ -35,8 +36,23 @@ const BLOCK_TAGS = new Set([
   "blockquote", "pre", "table", "tr", "td", "th", "tbody", "thead", "br", "hr", "address", "details", "summary",
 ]);
 
+/** A fetched page: its article and what the page says about itself (date, language, canonical URL). */
+export interface ExtractedPage extends ExtractedContent {
+  meta: PageMeta;
+}
+
 export function extractMainContent(html: string, url?: string): ExtractedContent {
+  return extractFrom(parseHTML(withBase(asDocument(html), url)).document);
+}
+
+/** One parse for both: the metadata is read before the noise (scripts, head elements) is stripped. */
+export function extractPage(html: string, url?: string): ExtractedPage {
   const { document } = parseHTML(withBase(asDocument(html), url));
+  const meta = pageMetaOf(document, url);
+  return { ...extractFrom(document), meta };
+}
+
+function extractFrom(document: Document): ExtractedContent {
   const pageTitle = clean(document.querySelector("title")?.textContent ?? "") || undefined;
   const h1 = clean(document.querySelector("h1")?.textContent ?? "") || undefined;
   removeNoise(document);

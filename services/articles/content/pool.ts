@@ -4,7 +4,7 @@
 // hard time limit and a heap limit, and waiting jobs are taken from the
 // projects in turn.
 import { createThreadPool } from "../../../lib/threads/pool.js";
-import type { AnalyseInput, Analysis } from "./analyse.js";
+import type { AnalyseInput, Analysis, PageContent } from "./analyse.js";
 import { explainContent } from "./classify.js";
 import { CONTENT_LIMITS, ContentBusyError, ContentRejectedError, type ContentLimits } from "./limits.js";
 import type { ContentJob, ContentResult } from "./protocol.js";
@@ -14,6 +14,8 @@ export interface ContentWork {
   analyse(projectId: string, input: AnalyseInput): Promise<Analysis>;
   /** The main text of a fetched page (recrawl). */
   extract(projectId: string, html: string, url?: string): Promise<string>;
+  /** A fetched page's article with its title, date, language and canonical URL (create from a URL). */
+  extractPage(projectId: string, html: string, url?: string): Promise<PageContent>;
   /** Gets the threads' code ready now, so the first article pays only for starting a thread (a service calls this at start). */
   prepare(): void;
   close(): Promise<void>;
@@ -43,6 +45,9 @@ export function createContentPool(overrides: Partial<ContentLimits> = {}): Conte
     },
     async extract(projectId, html, url) {
       return ((await pool.run(projectId, { kind: "extract", html, url })) as { text: string }).text;
+    },
+    async extractPage(projectId, html, url) {
+      return ((await pool.run(projectId, { kind: "page", html, url })) as { page: PageContent }).page;
     },
     prepare: () => pool.prepare(),
     close: () => pool.close(),

@@ -3,14 +3,19 @@
 // terminates the thread); everything it can notice itself is answered as a rejection.
 import { workerData } from "node:worker_threads";
 import { serveJobs } from "../../../lib/threads/serve.js";
-import { analyse, extractLimited, type Limits } from "./analyse.js";
+import { analyse, extractLimited, extractPageLimited, type Limits } from "./analyse.js";
 import { ContentRejectedError } from "./limits.js";
 import type { ContentJob, ContentResult } from "./protocol.js";
 
 const limits = workerData as Limits;
 
 serveJobs<ContentJob, ContentResult>(
-  (job) => (job.kind === "analyse" ? { analysis: analyse(job.input, limits) } : { text: extractLimited(job.html, job.url, limits) }),
+  (job) =>
+    job.kind === "analyse"
+      ? { analysis: analyse(job.input, limits) }
+      : job.kind === "page"
+        ? { page: extractPageLimited(job.html, job.url, limits) }
+        : { text: extractLimited(job.html, job.url, limits) },
   // RangeError (call stack) and the extractors' own failures are verdicts on this input too.
   (err) => (err instanceof ContentRejectedError ? err.reason : `content extraction failed: ${err instanceof Error ? err.message : String(err)}`),
 );

@@ -16,6 +16,9 @@ import { createRepublisher } from "../republish.js";
 import { isParked, type ArticleStore, type ListedArticle, type StoredArticle } from "../store/port.js";
 import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
+import { fetchArticlePage } from "../pages/fetch-page.js";
+import { createPageQueue, type PageQueueLimits } from "../pages/queue.js";
+import { checkVoiceLang, type Lang } from "../../../lib/voices.js";
 
 export interface ArticlesServiceDeps {
   store: ArticleStore;
@@ -38,6 +41,17 @@ export interface ArticlesServiceDeps {
   audioFiles?: AudioFiles;
   /** Receives the on-demand trigger built here, for the listener calls (a player lookup asks for audio too). */
   onRequestAudio?: (requestAudio: RequestAudio) => void;
+  /** Bounds on background page fetches (create from a URL); defaults in pages/queue.ts. */
+  pageFetches?: PageQueueLimits;
+  /** Receives the page fetches built here: the reconciler hands lost ones back, close() waits for them. */
+  onPages?: (pages: PageFetches) => void;
+}
+
+/** Background page fetches of articles created from their URL. */
+export interface PageFetches {
+  /** Queues the article's fetch (false: queued already or the queue is full; the reconciler comes back to it). */
+  add(projectId: string, id: string): boolean;
+  close(): Promise<void>;
 }
 
 /**
@@ -162,6 +176,18 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
     return v.defaultVoice();
   }
 
+  /** Who reads `lang` in the project: its default voice when that voice speaks it, else the platform's default voice (it speaks every locale). */
+  async function voiceFor(projectId: string, lang: Lang): Promise<{ voice: string; lang: string }> {
+    const d = await projectDefaultVoice(projectId);
+    return { voice: checkVoiceLang(d.voice, lang) === null ? d.voice : v.defaultVoice().voice, lang };
+  }
+
+  const pages: PageFetches = createPageQueue(
+    (id) => fetchArticlePage({ store, content: admission.content, emit, log, admit: (aid, rev) => admission.admit(aid, rev), voiceFor, fetchOptions: deps.recrawlFetch }, id),
+    deps.pageFetches,
+  );
+  deps.onPages?.(pages);
+
   const found = (a: StoredArticle | null, what: string) => {
     if (!a) throw notFound(what);
     return { article: toProto(a) };
@@ -169,5 +195,5 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
 
   const audioFiles = deps.audioFiles;
 
-  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, projectDefaultVoice, requestAudio, found };
+  return { deps, audioFiles, store, log, settings, emit, toProto, publisher, internal, publishJob, admission, admitNow, refundUnused, projectDefaultVoice, requestAudio, found, pages };
 }

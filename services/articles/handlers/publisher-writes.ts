@@ -1,14 +1,14 @@
-// Publisher writes: create, update and delete, each followed by admission.
+// Publisher writes: create (handlers/create.ts), update and delete, each followed by admission.
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from "@connectrpc/connect";
-import { AudioTiming, CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type CreateArticleRequest, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
+import { CreateArticleRequestSchema, ItemErrorSchema, type ArticlesService, type ItemError } from "../../../gen/articles/v1/articles_pb.js";
 import type { Logger } from "../../../lib/log.js";
 import { requirePublisher } from "../../../lib/rpc/caller.js";
 import { isSaneRequestId, requestIdFields, requestIdOf } from "../../../lib/rpc/request-id.js";
 import { STORAGE_FAILURE_KEY } from "../../../lib/store/errors.js";
 import { publicError } from "../errors.js";
-import { newArticleId } from "../ids.js";
-import { DuplicateExternalIdError, DuplicateIdError, type ArticlePatch } from "../store/port.js";
+import { DuplicateExternalIdError, type ArticlePatch } from "../store/port.js";
+import { articleCreator } from "./create.js";
 import * as v from "../validate.js";
 import { duplicate, EXISTING_ID_KEY, notFound, type HandlerShared } from "./context.js";
 
@@ -26,51 +26,9 @@ function itemError(err: unknown, log: Logger, requestId: string | undefined): It
 }
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
-  const { store, log, emit, publisher, admission, admitNow, refundUnused, projectDefaultVoice, audioFiles, settings, requestAudio, toProto } = s;
+  const { store, log, emit, publisher, admitNow, refundUnused, audioFiles, requestAudio, toProto } = s;
 
-  /** The request's choice, else the project's setting. Unreadable settings store nothing: on-demand projects must not be charged by a fallback. */
-  async function onDemand(projectId: string, timing: AudioTiming): Promise<boolean> {
-    if (timing === AudioTiming.ON_DEMAND) return true;
-    if (timing === AudioTiming.IMMEDIATE) return false;
-    if (timing !== AudioTiming.UNSPECIFIED) throw v.invalid("audio: must be immediate or onDemand");
-    try {
-      return (await settings.get(projectId)).audio === "onDemand";
-    } catch (err) {
-      log.warn({ err, projectId }, "project settings unavailable; create refused");
-      throw new ConnectError("project settings are unavailable; try again", Code.Unavailable);
-    }
-  }
-
-  /** Stores one article of the caller's project and admits it; answers its id. */
-  async function createOne(projectId: string, req: CreateArticleRequest, requestId: string | undefined): Promise<string> {
-    const title = v.requiredText("title", req.title, v.LIMITS.title);
-    const text = v.requiredText("text", req.text, v.LIMITS.text);
-    const url = v.optionalUrl(req.url);
-    const externalId = v.optionalExternalId("externalId", req.externalId);
-    const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(projectId));
-    const labels = v.labelList(req.labels);
-    const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
-    // Parked: stored waiting, neither admitted nor queued (nothing charged) until its audio is asked for.
-    const parked = await onDemand(projectId, req.audio);
-
-    const draft = { projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, admission: "pending" as const, ...(parked ? { parked: true as const } : {}) };
-    // A clash of the random suffix is astronomically rare; a second draw settles it.
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // Stored with the admission lease held: admitted right below without a claim.
-        const a = await store.insert({ ...draft, id: newArticleId(title), ...(parked ? {} : { admittingUntil: admission.leaseUntil() }) });
-        log.info({ articleId: a.id, projectId: a.projectId, ...(parked ? { audio: "onDemand" } : {}), ...requestIdFields(requestId) }, "article created");
-        emit(a);
-        if (!parked) await admitNow(a, requestId, true);
-        return a.id;
-      } catch (e) {
-        // The holder's id lets an importer reconcile a re-run; the store does not name it, one lookup does.
-        if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId, (await store.getByExternalId(projectId, e.externalId))?.id);
-        if (e instanceof DuplicateIdError && attempt < 3) continue;
-        throw e;
-      }
-    }
-  }
+  const { createOne } = articleCreator(s);
 
   /** A publisher's batch goes to its own project; the internal token (operator imports) names the project. */
   async function batchProject(requested: string, ctx: HandlerContext): Promise<string> {

@@ -9,9 +9,12 @@ export interface DueState {
   status: ArticleStatus;
   /** Audio on demand: a parked article waits for someone to ask for it, so it is never due. */
   parked?: true;
+  /** Created from its URL, its page not read yet: due so that a fetch lost with its process is done again. */
+  pageFetch?: "pending";
 }
 
 /** Epoch ms from which the reconciler may pick the article up, or undefined when it never should. */
 export function dueAt(a: DueState, changedAt: number): number | undefined {
+  if (a.status === "recrawling") return a.pageFetch === "pending" ? changedAt : undefined;
   return PENDING_STATUSES.includes(a.status) && a.parked !== true ? changedAt : undefined;
 }

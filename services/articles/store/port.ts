@@ -140,13 +140,29 @@ export interface StoredArticle {
   parked?: true;
   /** Epoch ms when a listener or the publisher asked for this revision's audio: its job goes first and listeners wait for it. */
   demandedAt?: number;
+  /** Created from its URL: the page is still to be fetched (status recrawling) before the article has its text (pages/). */
+  pageFetch?: "pending";
+  /** What the creator gave along with the URL, which the page then does not replace. */
+  pageKeeps?: PageKept[];
 }
+
+export type PageKept = "title" | "voice";
 
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
 export type NewArticle = Pick<
   StoredArticle,
   "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
-> & { admission?: "pending"; admittingUntil?: number; parked?: true };
+> & { admission?: "pending"; admittingUntil?: number; parked?: true; pageFetch?: "pending"; pageKeeps?: PageKept[] };
+
+/** What a fetched page gives an article created from its URL (pages/fetch-page.ts). */
+export interface PageFill {
+  title: string;
+  text: string;
+  /** The page's canonical URL, normalised; absent keeps the URL it was created with. */
+  url?: string;
+  voice: string;
+  lang: string;
+}
 
 /**
  * Content change on update. Absent keys keep their value; `prompt: null`
@@ -197,6 +213,8 @@ export interface StaleArticle {
   pendingAdmission?: boolean;
   /** Someone asked for its audio (demandedAt): published again, its job still goes first. */
   demanded?: boolean;
+  /** Created from its URL and its page not read yet: fetched again, never published. */
+  pendingFetch?: boolean;
   /** What the query is ordered by before the id (its due time, or when it was added): pass it back in `after`. */
   key?: number;
 }
@@ -286,6 +304,15 @@ export interface ArticleStore {
   endRecrawl(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
   /** New content: a new revision waiting for admission, with the crawled text to speak. */
   recrawled(id: string, revision: number, crawledText: string, now?: Date): Promise<StoredArticle | null>;
+  // Create from a URL (pages/).
+  /**
+   * The page of an article stored with `pageFetch` was read: its title, text, URL and voice are
+   * set, and it is `parsed` and pending admission, in the same revision. Null when it was
+   * updated, deleted or filled meanwhile.
+   */
+  pageFetched(id: string, revision: number, fill: PageFill, now?: Date): Promise<StoredArticle | null>;
+  /** Its page could not be read: errored with `error`, in words. Null when it was updated, deleted or filled meanwhile. */
+  pageFetchFailed(id: string, revision: number, error: string, now?: Date): Promise<StoredArticle | null>;
   /** The project's live articles with a URL added since `addedSince` (unix seconds), newest first. */
   findRecrawlCandidates(projectId: string, addedSince: number, opts?: FindStaleOptions): Promise<Array<StaleArticle & { crawledAt?: number; added: number; status: ArticleStatus }>>;
 
@@ -332,7 +359,8 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
     lang: a.lang,
     types: [],
     labels: [...a.labels],
-    status: "waiting",
+    // Created from its URL: "Content is being fetched" until its page is read.
+    status: a.pageFetch ? "recrawling" : "waiting",
     revision: 1,
     added: unixSeconds(now),
     updated: null,
@@ -346,6 +374,8 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
   // Created with its admission lease already held (the create path admits at once: one write fewer).
   if (a.admittingUntil !== undefined) doc.admittingUntil = a.admittingUntil;
   if (a.parked) doc.parked = true;
+  if (a.pageFetch) doc.pageFetch = a.pageFetch;
+  if (a.pageKeeps?.length) doc.pageKeeps = [...a.pageKeeps];
   return doc;
 }
 
@@ -363,6 +393,8 @@ export const REVISION_SCOPED: readonly (keyof StoredArticle)[] = [
   "pronunciations",
   "loudness",
   "demandedAt",
+  "pageFetch",
+  "pageKeeps",
 ];
 
 /**

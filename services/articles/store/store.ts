@@ -41,6 +41,7 @@ const stale = (d: ArticleDoc): StaleArticle => ({
   revision: d.revision,
   ...(d.admission === "pending" ? { pendingAdmission: true } : {}),
   ...(d.demandedAt !== undefined ? { demanded: true } : {}),
+  ...(d.pageFetch === "pending" ? { pendingFetch: true } : {}),
   ...(d.dueAt !== undefined ? { key: d.dueAt } : {}),
 });
 
@@ -254,7 +255,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     unpark: (projectId, id, admittingUntil, now = new Date()) =>
       conditional(
-        { projectId, parked: true, ...notDeleted, _id: id },
+        // Not while its page is being read: it has no text to speak yet.
+        { projectId, parked: true, ...notDeleted, pageFetch: { $exists: false }, _id: id },
         // Asked for: from now on due like any pending article, should its admission stall.
         { $set: { admission: "pending", admittingUntil, demandedAt: now.getTime(), ...moved("waiting", now).$set }, $unset: { parked: true } },
       ),
@@ -297,7 +299,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       const from = afterKey("dueAt", o.after, 1);
       const filter: Filter = { ...from, dueAt: { ...(from.dueAt as object | undefined), $lt: olderThan }, status: { $in: [...statuses] } };
       // The status index matches the filter too, and would walk every waiting article, parked ones included.
-      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1, demandedAt: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500, hint: "due" });
+      const docs = await col.find(filter, { projection: { _id: 1, projectId: 1, revision: 1, admission: 1, dueAt: 1, demandedAt: 1, pageFetch: 1 }, sort: { dueAt: 1, _id: 1 }, limit: o.limit ?? 500, hint: "due" });
       return docs.map(stale);
     },
 
@@ -353,6 +355,25 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
           $unset: { ...unsetAll(REVISION_SCOPED), ...to.$unset },
           $inc: { revision: 1 },
         },
+      );
+    },
+
+    async pageFetched(id, revision, fill, now = new Date()) {
+      const { url, ...fields } = fill;
+      const $set = { ...fields, ...(url === undefined ? {} : { url }), crawledAt: now.getTime() };
+      const $unset = { pageFetch: true as const, pageKeeps: true as const };
+      const to = moved("parsed", now);
+      const filled = await conditional({ revision, status: "recrawling", pageFetch: "pending", ...PARKED_EXCLUDED, _id: id }, { $set: { ...$set, ...to.$set, admission: "pending" }, $unset: { ...$unset, ...to.$unset } });
+      if (filled) return filled;
+      // Audio on demand: parsed and parked, neither admitted nor due until someone asks for its audio.
+      return conditional({ revision, status: "recrawling", pageFetch: "pending", parked: true, _id: id }, { $set: { ...$set, status: "parsed", ...touched(now) }, $unset: { ...$unset, dueAt: true } });
+    },
+
+    pageFetchFailed(id, revision, error, now = new Date()) {
+      const to = moved("errored", now);
+      return conditional(
+        { revision, status: "recrawling", pageFetch: "pending", _id: id },
+        { $set: { ...to.$set, error, updated: unixSeconds(now) }, $unset: { ...to.$unset, pageFetch: true, pageKeeps: true }, $push: { errors: { error, date: now.toISOString() } } },
       );
     },
 
