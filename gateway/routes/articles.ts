@@ -151,9 +151,9 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const query: Record<string, unknown> = { ...ctx.query };
     validate.listQuery(query);
     const b = base(ctx);
-    const read = `${ctx.path}?limit=${query.limit}&offset=${query.offset}&status=${query.status ?? ""}&label=${query.label ?? ""}`;
+    const read = `${ctx.path}?${new URLSearchParams({ limit: String(query.limit), offset: String(query.offset), status: (query.status as string) ?? "", label: (query.label as string) ?? "", q: (query.q as string) ?? "" })}`;
     await sharedRead(reads, ctx, call.headers.authorization, b, read, async () => {
-      const filter = { status: statusFromName(query.status as string | undefined), label: query.label as string | undefined };
+      const filter = { status: statusFromName(query.status as string | undefined), label: query.label as string | undefined, query: query.q as string | undefined };
       const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number, ...filter }, call);
       return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
     });

@@ -80,6 +80,30 @@ export interface TallySpec {
   fields?: string[];
 }
 
+/**
+ * A full-text index over some of a collection's fields (the embedded driver: an FTS5 table kept
+ * in the same transaction as the documents). Words are folded as lib/search-words.ts folds them.
+ */
+export interface TextIndexSpec {
+  /** Stable: the index is stored under it; a spec with other columns rebuilds it. */
+  name: string;
+  /** Column names, in order. */
+  columns: string[];
+  /** Relevance: a document ranks by how many of the query's words this column holds (a title's), then by the search's sort. */
+  rankColumn: string;
+  /** The columns' text of a document, in the order of `columns`; null: the document is not indexed (a deleted one). */
+  textOf(doc: Record<string, unknown>): string[] | null;
+}
+
+export interface TextSearchOptions {
+  limit: number;
+  skip: number;
+  /** Order among equally relevant documents (e.g. newest first). */
+  sort: SortSpec;
+  /** Top-level fields left out of the answer (FindOptions.omit). */
+  omit?: string[];
+}
+
 /** `D` is the stored document; every document has a string `_id`. */
 export interface DocumentCollection<D extends { _id: string }> {
   /**
@@ -140,6 +164,19 @@ export interface DocumentCollection<D extends { _id: string }> {
   settleTallies?(): Promise<number>;
   /** Idempotent: opening the same store again keeps the existing index. */
   ensureIndex(spec: IndexSpec, opts?: IndexOptions): Promise<void>;
+  /**
+   * Idempotent. Declares a text index before the store's first write; answers once it exists,
+   * with `complete`, which settles once the documents written before it existed are in it too
+   * (an upgraded collection is filled in the background, in small transactions). Only where the
+   * driver has full-text search of its own (SQLite FTS5).
+   */
+  ensureTextIndex?(spec: TextIndexSpec): Promise<{ complete: Promise<void> }>;
+  /**
+   * The documents matching `filter` whose indexed columns hold every word of `words` (folded),
+   * each as a word's prefix, anywhere: the most relevant first (TextIndexSpec.rankColumn), then in `sort` order; `count` is
+   * the number of all matches.
+   */
+  searchText?(index: string, words: readonly string[], filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */
   close(): Promise<void>;
 }

@@ -25,11 +25,12 @@ import { isSqliteError, sqliteDriver } from "./sqlite-binding.js";
 import { randomBytes } from "node:crypto";
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type Update } from "./collection.js";
+import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type TextIndexSpec, type Update } from "./collection.js";
 import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
+import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { deflateRawSync, inflateRawSync } from "node:zlib";
 import { SizedFifo } from "../sized-fifo.js";
 
@@ -158,6 +159,8 @@ interface TableState {
   recent: RecentlyInflated;
   /** Multikey indexes (IndexOptions.multikey), each kept as a table of entries. */
   entries: EntryIndex[];
+  /** Full-text indexes (sqlite-search.ts). */
+  texts: TextIndex[];
   /** DocumentCollection.changes: grows after a write of this table commits, and again once plain reads see it. */
   changes: number;
 }
@@ -528,7 +531,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
   let t = s.tables.get(name);
   if (!t) {
     if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [], changes: 0 };
+    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [], texts: [], changes: 0 };
     s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
     // A table of a release before packing: adding a column rewrites nothing; its rows are read as they are.
     const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
@@ -665,7 +668,8 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   function insertNow(doc: Doc): void {
     try {
       const stored = storedOf(doc, t.packed);
-      s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, deflated(stored.packed));
+      const { lastInsertRowid } = s.stmt(`INSERT INTO ${table} (_id, doc, z) VALUES (?, ?, ?)`).run(doc._id, stored.doc, deflated(stored.packed));
+      moveText(s, t.texts, lastInsertRowid, undefined, doc);
     } catch (e) {
       throw duplicate(e);
     }
@@ -709,10 +713,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       }
       modified++;
       // applyUpdate changed the document it was given: the tallies and entries need the row as it was.
-      if (t.tallies.length || t.entries.length) {
+      if (t.tallies.length || t.entries.length || t.texts.length) {
         const before = docOf(row, packedBefore);
         adjustTallies(before, docs[docs.length - 1]);
         moveEntries(before, docs[docs.length - 1]);
+        moveText(s, t.texts, row.r, before, docs[docs.length - 1]);
       }
     }
     return { matched: rows.length, modified, docs };
@@ -812,10 +817,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     deleteMany: (filter) =>
       write(() => {
         const where = whereOf(unpacked(filter), t.scalar);
-        if (!t.tallies.length && !t.entries.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
+        if (!t.tallies.length && !t.entries.length && !t.texts.length) return s.stmt(`DELETE FROM ${table} WHERE ${where.sql}`).run(...where.params).changes;
         const rows = s.stmt(`SELECT rowid AS r, _id, doc FROM ${table} WHERE ${where.sql}`).all(...where.params) as Row[];
         for (const row of rows) {
           s.stmt(`DELETE FROM ${table} WHERE rowid = ?`).run(row.r);
+          dropText(s, t.texts, row.r);
           const before = docOf(row);
           adjustTallies(before, undefined);
           moveEntries(before, undefined);
@@ -869,12 +875,65 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       for (const [f] of keys) if (f !== "_id") t.scalar.add(f);
       if (o.unique) t.unique.set(index, keys[0][0]);
     },
+    ensureTextIndex,
+    searchText: (index, words, filter, o) =>
+      s.read(() => {
+        const ix = t.texts.find((x) => x.spec.name === index);
+        if (!ix) throw new Error(`no text index '${index}' on ${t.table}`);
+        const where = whereOf(unpacked(filter), t.scalar);
+        const { count, rowids } = searchPage(s, ix, t.table, words, where, orderBy(o.sort).replace(/^ ORDER BY /, ""), o.limit, o.skip);
+        const packed = wantsPacked({ omit: o.omit });
+        const byRow = s.readStmt(`SELECT _id, doc${packed ? ", z" : ""} FROM ${table} WHERE rowid = ?`);
+        const docs = rowids.map((r) => {
+          const row = byRow.get(r) as Row;
+          const d = docOf(row, packed ? t.recent.packedOf(row._id, row.z) : null);
+          for (const f of o.omit ?? []) delete d[f];
+          return d as D;
+        });
+        return { count, docs };
+      }),
     async close() {
       if (closed) return;
       closed = true;
       await s.release();
     },
   };
+
+  /**
+   * A full-text index: its FTS5 table, made (or remade, for a changed spec) in one write with the
+   * mark that the collection's existing rows are still to be indexed; those are indexed in the
+   * background, a page per transaction, and new writes keep the index from the first one on.
+   */
+  async function ensureTextIndex(spec: TextIndexSpec): Promise<{ complete: Promise<void> }> {
+    const ix = textIndexOf(t.table, spec);
+    const create = createSql(ix);
+    const before = t.texts;
+    try {
+      await write(() => {
+        t.texts = [...before.filter((x) => x.spec.name !== spec.name), ix];
+        s.conn.exec(BACKFILL_TABLE);
+        const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(ix.table) as string | undefined;
+        if (existing === create) return;
+        if (existing !== undefined) s.conn.exec(`DROP TABLE "${ix.table}"`);
+        s.conn.exec(create);
+        if (s.stmt(`SELECT 1 FROM ${table} LIMIT 1`, true).get() !== undefined) {
+          s.stmt("INSERT OR REPLACE INTO _text_backfill (tbl, name, after) VALUES (?, ?, ?)").run(t.table, spec.name, -1);
+        }
+      });
+    } catch (e) {
+      t.texts = before;
+      throw e;
+    }
+    const complete = (async () => {
+      // Not durable: a page lost in a power failure is indexed again from the stored position.
+      while (!closed && (await write(() => backfillPage(s, ix, t.table, (row) => docOf(row, inflated(row.z))), false))) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    })();
+    // Closing the store mid-way leaves the rest to the next start.
+    complete.catch(() => undefined);
+    return { complete };
+  }
 
   /** A multikey index: its table of entries, filled once from the documents when new or changed (an upgraded database). */
   async function ensureEntries(spec: IndexSpec, array: string): Promise<void> {

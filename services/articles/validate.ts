@@ -2,6 +2,7 @@
 // message that names the field the way the public API spells it.
 import { Code, ConnectError } from "@connectrpc/connect";
 import { unsafeIdProblem, unsafeTextProblem } from "../../lib/text-rules.js";
+import { queryWords } from "../../lib/search-words.js";
 import { URL_MAX_CHARS, normalizeHttpUrl } from "../../lib/urls.js";
 import { checkVoiceLang, DEFAULT_LANG, DEFAULT_VOICE } from "../../lib/voices.js";
 
@@ -82,6 +83,14 @@ export function labelFilter(value: string | undefined): string | undefined {
   const problem = unsafeIdProblem(value);
   if (problem) throw invalid(`label ${problem}`);
   return value;
+}
+
+/** A search query's folded words (lib/search-words.ts); undefined for no query. */
+export function searchWords(q: string | undefined): string[] | undefined {
+  if (q === undefined) return undefined;
+  const parsed = queryWords(q);
+  if ("problem" in parsed) throw invalid(parsed.problem);
+  return parsed.words;
 }
 
 export function promptValue(value: string): string {

@@ -158,6 +158,25 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
     expect(names).to.include.members(["project_listing_label", "project_ready", "project_ready_label"]);
   });
 
+  it("search (issue 36): finds on the words index, hinted, each word an anchored prefix; no count or aggregate", async () => {
+    const store = await seeded("shapes_search");
+    const sent = await recorded(async () => {
+      expect((await store.list("p1", 2, 0, { words: ["titl"] })).count).to.equal(5);
+      expect((await store.list("p1", 2, 0, { words: ["titl", "tex"], status: "ready", label: "sport" })).count).to.equal(1);
+    });
+    await expectIndexed("shapes_search", sent);
+    const searches = sent.filter((e) => e.commandName === "find" && (e.command as Document).filter?.words);
+    expect(searches).to.have.length(2);
+    for (const e of searches) {
+      const c = e.command as Document;
+      expect(c.hint).to.equal("project_words");
+      expect(c.filter).to.include({ projectId: "p1", deleted: false });
+      for (const re of c.filter.words.$all as RegExp[]) expect(re.source).to.match(/^\^[a-z]+$/);
+    }
+    const index = (await db.collection("shapes_search").indexes()).find((i) => i.name === "project_words");
+    expect(index?.key).to.deep.equal({ projectId: 1, deleted: 1, words: 1 });
+  });
+
   it("the periodic paths (reconciler, deferred sweep, recrawl, status metrics) send no count or aggregate and walk only indexes of their shape", async () => {
     const store = await seeded("shapes_periodic");
     const bus = recordingBus();

@@ -38,7 +38,8 @@ export function publisherReadHandlers(s: HandlerShared): Reads {
         if (status === undefined) throw v.invalid(`status must be one of: ${ARTICLE_STATUSES.join(", ")}`);
       }
       const label = v.labelFilter(req.label);
-      const { count, items } = await store.list(caller.projectId, limit, offset, { status, label });
+      const words = v.searchWords(req.query);
+      const { count, items } = await store.list(caller.projectId, limit, offset, { status, label, words });
       return { count: BigInt(count), articles: items.map(toProto) };
     },
   };

@@ -10,7 +10,7 @@ import type { StoredArticle } from "./port.js";
  * `admissionRun`: which batched admission decision wrote the document last (store.ts finishGrouped);
  * `dueAt`: when the reconciler may pick it up (due.ts). Neither leaves the store.
  */
-export type ArticleDoc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; changedAt?: number; updatedAt?: Date; deleted?: boolean; admissionRun?: string; dueAt?: number };
+export type ArticleDoc = Omit<StoredArticle, "id" | "changedAt"> & { _id: string; changedAt?: number; updatedAt?: Date; deleted?: boolean; admissionRun?: string; dueAt?: number; words?: string[] };
 
 export interface ArticleLayout {
   toDoc(a: StoredArticle): ArticleDoc;
@@ -24,11 +24,13 @@ export interface ArticleLayout {
   /** $set fields that go with status "deleted". */
   deletedFields: Record<string, unknown>;
   indexes: Array<[IndexSpec, IndexOptions?]>;
+  /** How articles are found by words (search.ts): the driver's full-text index, or a `words` field of each document. */
+  search: "index" | "words";
 }
 
 export const mongoLayout: ArticleLayout = {
   toDoc: ({ id, changedAt, ...rest }) => ({ _id: id, ...rest, updatedAt: new Date(changedAt), deleted: rest.status === "deleted" }),
-  fromDoc({ _id, updatedAt, deleted: _deleted, changedAt: _unused, admissionRun: _run, dueAt: _due, ...rest }) {
+  fromDoc({ _id, updatedAt, deleted: _deleted, changedAt: _unused, admissionRun: _run, dueAt: _due, words: _words, ...rest }) {
     return { id: _id, ...rest, changedAt: (updatedAt as Date).getTime() };
   },
   notDeleted: { deleted: false },
@@ -55,7 +57,10 @@ export const mongoLayout: ArticleLayout = {
     [{ name: "due", keys: { dueAt: 1, _id: 1 } }, { sparse: true }],
     // Deferred articles of every project, oldest first.
     [{ name: "status_added", keys: { status: 1, added: 1, _id: 1 } }],
+    // Search (search.ts): a live article's folded words, each query word a prefix range of them.
+    [{ name: "project_words", keys: { projectId: 1, deleted: 1, words: 1 } }, { multikey: "words" }],
   ],
+  search: "words",
 };
 
 /**
@@ -72,7 +77,8 @@ export const embeddedLayout: ArticleLayout = {
   touched: (now) => ({ changedAt: now.getTime() }),
   changedBefore: (ms) => ({ changedAt: { $lt: ms } }),
   deletedFields: { deleted: true },
-  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "status_updatedAt").map(([spec, o]) => [ascending(spec), o]),
+  indexes: mongoLayout.indexes.filter(([spec]) => spec.name !== "status_updatedAt" && spec.name !== "project_words").map(([spec, o]) => [ascending(spec), o]),
+  search: "index",
 };
 
 /**

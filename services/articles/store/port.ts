@@ -203,6 +203,12 @@ export type ListedArticle = Omit<StoredArticle, (typeof LIST_OMITS)[number]>;
 export interface ListFilter {
   status?: ArticleStatus;
   label?: string;
+  /**
+   * Only articles whose title or text holds each of these folded words (lib/search-words.ts
+   * queryWords) as a word's prefix; the page is then ranked by relevance, then newest first,
+   * and the count is of the matches.
+   */
+  words?: readonly string[];
 }
 
 export interface StaleArticle {
@@ -321,6 +327,8 @@ export interface ArticleStore {
   getPronunciations(projectId: string): Promise<PronunciationRule[]>;
   /** Replaces the project's whole list (an empty list removes it). */
   setPronunciations(projectId: string, rules: PronunciationRule[], now?: Date): Promise<void>;
+  /** Settles once the articles stored before search existed (an upgraded store) are found by words too. */
+  searchComplete?(): Promise<void>;
   /**
    * Grows whenever reads may see a new write of an article; absent where this process does not
    * make every write (DocumentCollection.changes).

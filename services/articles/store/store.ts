@@ -10,6 +10,8 @@ import { openSqliteCollection } from "../../../lib/store/sqlite-collection.js";
 import { dueAt } from "./due.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
+import { backfillWords, searchByIndex, searchByWords, SEARCH_INDEX, wordsField } from "./search.js";
+import { logger } from "../../../lib/log.js";
 import {
   ARTICLE_STATUSES,
   DEFERRED_STATUSES,
@@ -110,6 +112,10 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
   for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
+  const byWords = layout.search === "words" || !col.ensureTextIndex;
+  // Articles stored before search existed become searchable in the background: start-up does not wait.
+  const searchable = byWords ? once(rules, "words", () => backfillWords(col)) : (await col.ensureTextIndex!(SEARCH_INDEX)).complete;
+  searchable.catch((e) => logger("articles").warn({ err: e }, "search: indexing the articles stored before it stopped; the next start goes on"));
   const { fromDoc, notDeleted, touched } = layout;
 
   /** The fields a move to `status` at `now` sets and unsets: the change time and the due time that follows (due.ts). */
@@ -169,7 +175,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       const article = initialArticle(a, now);
       try {
         const due = dueAt(article, article.changedAt);
-        await col.insertOne({ ...layout.toDoc(article), ...(due === undefined ? {} : { dueAt: due }) });
+        const doc = layout.toDoc(article);
+        await col.insertOne({ ...doc, ...(due === undefined ? {} : { dueAt: due }), ...(byWords ? { words: wordsField(doc) } : {}) });
       } catch (e) {
         if (!(e instanceof DuplicateKeyError)) throw e;
         if (e.field === "externalId") throw new DuplicateExternalIdError(a.externalId ?? "");
@@ -201,8 +208,15 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return new Map(docs.map((d) => [d._id, d.title]));
     },
 
-    async list(projectId, limit, offset, { status, label }: ListFilter = {}) {
+    async list(projectId, limit, offset, { status, label, words }: ListFilter = {}) {
       if (status === "deleted") return { count: 0, items: [] };
+      if (words?.length) {
+        const filter: Filter = { projectId, ...notDeleted };
+        if (status !== undefined) filter.status = status;
+        if (label !== undefined) filter.labels = label;
+        const { count, docs } = await (byWords ? searchByWords : searchByIndex)(col, filter, words, limit, offset);
+        return { count, items: docs.map(fromDoc) };
+      }
       const counted =
         status === undefined && label === undefined
           ? col.tally(LIVE.name, projectId)
@@ -226,6 +240,11 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async update(projectId, id, expectedRevision, patch, now = new Date()): Promise<UpdateOutcome> {
       const { $set, $unset } = patchOps(patch);
       const to = moved("waiting", now);
+      if (byWords && (patch.title !== undefined || patch.text !== undefined || patch.parse !== undefined)) {
+        // The words come from title and text together: the fields the patch keeps are read (the write stays conditional on the revision read against).
+        const current = await col.findOne({ projectId, _id: id, revision: expectedRevision });
+        if (current) $set.words = wordsField({ ...current, ...$set });
+      }
       try {
         const updated = await conditional(
           { projectId, revision: expectedRevision, ...notDeleted, _id: id },
@@ -249,7 +268,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
     async markDeleted(projectId, id, now = new Date()) {
       // The files are taken down (audio-files.ts): no URL to them is handed out any more.
       const to = moved("deleted", now);
-      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { ...to.$set, ...layout.deletedFields }, $unset: { audio: true, audioPreview: true, transcript: true, ...to.$unset } });
+      const changed = await conditional({ projectId, ...notDeleted, _id: id }, { $set: { ...to.$set, ...layout.deletedFields }, $unset: { audio: true, audioPreview: true, transcript: true, ...(byWords ? { words: true } : {}), ...to.$unset } });
       return changed ?? one({ projectId, _id: id });
     },
 
@@ -421,6 +440,7 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       }
     },
 
+    searchComplete: () => searchable,
     ...(col.changes ? { changes: () => col.changes!() } : {}),
     close: async () => {
       await col.close();

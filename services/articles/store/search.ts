@@ -1,0 +1,78 @@
+// Finding articles by words of their title and text (ArticleStore.list with `words`). The
+// embedded store asks its FTS5 index (lib/store/sqlite-search.ts); MongoDB keeps each live
+// article's distinct folded words in `words`, a multikey index with the project ahead of it,
+// and answers each query word with an anchored prefix regex over that index (MongoDB's $text
+// index neither matches prefixes nor runs on the test suite's MongoDB stand-in).
+//
+// Relevance: an article whose title holds the words comes before one whose text alone does;
+// more precisely, the more query words its title holds, the higher; equally relevant ones newest
+// first. The same rule on both stores, so they answer the same page. (FTS5's bm25 is of no use
+// here: with detail=column it scores every match 0, and a word in most articles gets no weight.)
+import { distinctWords, wordsOf } from "../../../lib/search-words.js";
+import type { DocumentCollection, Filter, TextIndexSpec } from "../../../lib/store/collection.js";
+import type { ArticleDoc } from "./layout.js";
+import { LIST_OMITS } from "./port.js";
+
+/** The embedded store's index. */
+export const SEARCH_INDEX: TextIndexSpec = {
+  name: "search",
+  columns: ["title", "body"],
+  rankColumn: "title",
+  textOf: (d) => (d.status === "deleted" ? null : [d.title as string, searchableText(d)]),
+};
+
+/** An article's text as search reads it: the markup of an HTML text (parse: true) is no word of it. */
+export function searchableText(d: Record<string, unknown>): string {
+  const text = (d.text as string | undefined) ?? "";
+  return d.parse ? text.replace(/<[^>]*>/g, " ").replace(/&[#a-z0-9]+;/gi, " ") : text;
+}
+
+/** The `words` field of an article on MongoDB. */
+export const wordsField = (d: Record<string, unknown>): string[] => distinctWords(d.title as string, searchableText(d));
+
+/** MongoDB's index for it (mongoLayout): the project and the listing's deleted flag fixed, then a word's range. */
+export const WORDS_INDEX = "project_words";
+
+const NEWEST = { added: -1, _id: -1 } as const;
+
+/**
+ * The page of the project's articles matching `filter` whose words include each query word as
+ * a prefix, ranked, and the number of all matches (MongoDB). Reads the matches' ids, titles and
+ * times from the index's range, then the page's documents.
+ */
+export async function searchByWords(col: DocumentCollection<ArticleDoc>, filter: Filter, words: readonly string[], limit: number, offset: number): Promise<{ count: number; docs: ArticleDoc[] }> {
+  const matching = { ...filter, words: { $all: words.map((w) => new RegExp(`^${w}`)) } };
+  const found = await col.find(matching, { projection: { _id: 1, title: 1, added: 1 }, hint: WORDS_INDEX });
+  const inTitle = (title: string) => {
+    const own = wordsOf(title);
+    return words.filter((w) => own.some((o) => o.startsWith(w))).length;
+  };
+  const ranked = found.map((d) => ({ id: d._id, added: d.added, score: inTitle(d.title) }));
+  ranked.sort((a, b) => b.score - a.score || b.added - a.added || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  const ids = ranked.slice(offset, offset + limit).map((r) => r.id);
+  if (ids.length === 0) return { count: ranked.length, docs: [] };
+  const docs = await col.find({ projectId: filter.projectId, _id: { $in: ids } }, { omit: [...LIST_OMITS] });
+  const byId = new Map(docs.map((d) => [d._id, d]));
+  // One deleted between the two reads is left out of the page.
+  return { count: ranked.length, docs: ids.flatMap((id) => byId.get(id) ?? []) };
+}
+
+/** The embedded store's search: the index ranks, the page comes with the count. */
+export function searchByIndex(col: DocumentCollection<ArticleDoc>, filter: Filter, words: readonly string[], limit: number, offset: number): Promise<{ count: number; docs: ArticleDoc[] }> {
+  return col.searchText!(SEARCH_INDEX.name, words, filter, { limit, skip: offset, sort: NEWEST, omit: [...LIST_OMITS] });
+}
+
+/**
+ * Articles an older release stored without `words` (MongoDB), given them once, by pages in
+ * `_id` order; each write is conditional on the revision read, so a concurrent edit (which
+ * writes its own words) wins.
+ */
+export async function backfillWords(col: DocumentCollection<ArticleDoc>): Promise<void> {
+  for (let after = ""; ; ) {
+    const page = await col.find({ _id: { $gt: after }, deleted: false, words: { $exists: false } }, { sort: { _id: 1 }, limit: 500, projection: { _id: 1, title: 1, text: 1, parse: 1, revision: 1 } });
+    if (page.length === 0) return;
+    await col.bulkUpdate(page.map((d) => ({ filter: { _id: d._id, revision: d.revision, words: { $exists: false } }, update: { $set: { words: wordsField(d) } } })));
+    if (page.length < 500) return;
+    after = page[page.length - 1]._id;
+  }
+}

@@ -1,0 +1,154 @@
+// Issue 36, point 1: articles found by words of their title and text, on both stores (the
+// embedded one through FTS5, MongoDB through its words index), the same answers from each;
+// and an upgraded store's existing articles found too, once its background fill is done.
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { queryWords } from "../../lib/search-words.js";
+import { openSqliteDatabase } from "../../lib/store/sqlite-collection.js";
+import { embeddedLayout, mongoLayout, type ArticleDoc } from "../../services/articles/store/layout.js";
+import { articlesDatabaseFile, openEmbeddedArticleStore, openMongoArticleStore } from "../../services/articles/store/open.js";
+import { initialArticle, type ArticleStore, type ListFilter } from "../../services/articles/store/port.js";
+import { draft, type StoreFixture } from "./article-store.contract.js";
+import { memoryStoreFixture, mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
+
+const at = (sec: number) => new Date(sec * 1000);
+const words = (q: string) => {
+  const parsed = queryWords(q);
+  if ("problem" in parsed) throw new Error(parsed.problem);
+  return parsed.words;
+};
+
+function searchContract(name: string, open: () => Promise<StoreFixture>): void {
+  describe(`article search: ${name}`, function () {
+    let fx: StoreFixture;
+    let store: ArticleStore;
+    beforeEach(async () => {
+      fx = await open();
+      store = fx.store;
+    });
+    afterEach(async () => fx?.dispose());
+
+    const ids = async (projectId: string, q: string, filter: Omit<ListFilter, "words"> = {}, limit = 100, offset = 0) => {
+      const page = await store.list(projectId, limit, offset, { ...filter, words: words(q) });
+      return { count: page.count, ids: page.items.map((a) => a.id) };
+    };
+
+    it("finds by word prefixes in any order, folding case and diacritics, in title or text; every word must match", async () => {
+      await store.insert(draft("p", { id: "buecher", title: "Neue Bücher im Herbst", text: "Romane und Sachbücher." }), at(1_700_000_000));
+      await store.insert(draft("p", { id: "cafe", title: "Weather", text: "Rain over the CAFÉ terrace, books on the tables." }), at(1_700_000_010));
+      await store.insert(draft("p", { id: "plain", title: "Nothing here", text: "Only sunshine." }), at(1_700_000_020));
+      expect(await ids("p", "bucher")).to.deep.equal({ count: 1, ids: ["buecher"] });
+      expect(await ids("p", "BÜCH")).to.deep.equal({ count: 1, ids: ["buecher"] });
+      expect(await ids("p", "sachbu herbst")).to.deep.equal({ count: 1, ids: ["buecher"] });
+      expect(await ids("p", "terrace cafe")).to.deep.equal({ count: 1, ids: ["cafe"] });
+      expect(await ids("p", "weather books")).to.deep.equal({ count: 1, ids: ["cafe"] });
+      expect(await ids("p", "weather sunshine")).to.deep.equal({ count: 0, ids: [] });
+      expect(await ids("p", "zzz")).to.deep.equal({ count: 0, ids: [] });
+    });
+
+    it("ranks title matches first, then newest first; pages with a count of all matches", async () => {
+      // Same text length everywhere: only where the word stands and when the article came tell them apart.
+      await store.insert(draft("p", { id: "old-title", title: "Harbour news", text: "Nothing else at all." }), at(1_700_000_000));
+      for (let i = 0; i < 5; i++) await store.insert(draft("p", { id: `text-${i}`, title: "Other news", text: "Down at the harbour." }), at(1_700_000_100 + i));
+      await store.insert(draft("p", { id: "unrelated", title: "Unrelated", text: "Down at the station." }), at(1_700_000_200));
+      const want = ["old-title", "text-4", "text-3", "text-2", "text-1", "text-0"];
+      expect(await ids("p", "harb")).to.deep.equal({ count: 6, ids: want });
+      const pages = [await ids("p", "harb", {}, 4, 0), await ids("p", "harb", {}, 4, 4), await ids("p", "harb", {}, 4, 8)];
+      expect(pages.map((p) => p.count)).to.deep.equal([6, 6, 6]);
+      expect(pages.flatMap((p) => p.ids)).to.deep.equal(want);
+    });
+
+    it("combines with status and label, stays in the project, and never finds a deleted article", async () => {
+      const a = await store.insert(draft("p", { id: "ready-news", title: "Nabu report", text: "x", labels: ["news"] }), at(1_700_000_000));
+      await store.insert(draft("p", { id: "waiting-news", title: "Nabu again", text: "x", labels: ["news"] }), at(1_700_000_001));
+      await store.insert(draft("p", { id: "waiting", title: "More nabu", text: "x" }), at(1_700_000_002));
+      const gone = await store.insert(draft("p", { id: "gone", title: "Nabu gone", text: "x" }), at(1_700_000_003));
+      await store.insert(draft("other", { id: "elsewhere", title: "Nabu elsewhere", text: "x", labels: ["news"] }), at(1_700_000_004));
+      await store.claim(a.id, 1);
+      await store.complete(a.id, 1, { audio: { key: "k", duration: 1 } });
+      await store.markDeleted("p", gone.id);
+      expect((await ids("p", "nabu")).ids).to.have.members(["ready-news", "waiting-news", "waiting"]);
+      expect(await ids("p", "nabu", { status: "ready" })).to.deep.equal({ count: 1, ids: ["ready-news"] });
+      expect((await ids("p", "nabu", { label: "news" })).ids).to.have.members(["ready-news", "waiting-news"]);
+      expect(await ids("p", "nabu", { status: "waiting", label: "news" })).to.deep.equal({ count: 1, ids: ["waiting-news"] });
+      expect(await ids("p", "nabu", { status: "deleted" })).to.deep.equal({ count: 0, ids: [] });
+      expect(await ids("other", "nabu")).to.deep.equal({ count: 1, ids: ["elsewhere"] });
+      expect(await ids("p", "gone")).to.deep.equal({ count: 0, ids: [] });
+    });
+
+    it("follows edits: a changed title or text is found by its new words only, and another field's edit keeps the words", async () => {
+      await store.insert(draft("p", { id: "e", title: "Spring", text: "Blossoms everywhere." }), at(1_700_000_000));
+      expect((await store.update("p", "e", 1, { title: "Autumn" })).ok).to.equal(true);
+      expect(await ids("p", "spring")).to.deep.equal({ count: 0, ids: [] });
+      expect(await ids("p", "autumn blossoms")).to.deep.equal({ count: 1, ids: ["e"] });
+      expect((await store.update("p", "e", 2, { text: "Falling leaves." })).ok).to.equal(true);
+      expect(await ids("p", "blossoms")).to.deep.equal({ count: 0, ids: [] });
+      expect((await store.update("p", "e", 3, { labels: ["x"] })).ok).to.equal(true);
+      await store.claim("e", 4);
+      await store.complete("e", 4, { audio: { key: "k", duration: 1 } });
+      expect(await ids("p", "autumn leaves", { status: "ready" })).to.deep.equal({ count: 1, ids: ["e"] });
+    });
+
+    it("finds the words of an HTML text, not its markup", async () => {
+      await store.insert(draft("p", { id: "h", title: "Page", text: '<p class="lead">Hello <b>world</b></p>', parse: true }), at(1_700_000_000));
+      expect(await ids("p", "hello world")).to.deep.equal({ count: 1, ids: ["h"] });
+      expect(await ids("p", "lead")).to.deep.equal({ count: 0, ids: [] });
+    });
+  });
+}
+
+searchContract("SQLite", sqliteStoreFixture);
+searchContract("SQLite in memory", memoryStoreFixture);
+
+describe("article search on MongoDB", function () {
+  const mongo = mongoStoreFixtures("articles_search");
+  searchContract("MongoDB", mongo.fixture);
+
+  it("finds the articles an older release stored without words, once the background fill is done", async () => {
+    const db = await mongo.db();
+    const raw = db.collection<ArticleDoc>("upgraded");
+    for (let i = 0; i < 30; i++) {
+      const a = initialArticle(draft("p", { id: `old-${i}`, title: `Archive ${i % 2 ? "Zürich" : "Bern"}`, text: "x" }), at(1_700_000_000 + i));
+      await raw.insertOne(mongoLayout.toDoc(a));
+    }
+    const store = await openMongoArticleStore(db, "upgraded");
+    await store.searchComplete!();
+    expect((await store.list("p", 100, 0, { words: words("zurich") })).count).to.equal(15);
+  });
+});
+
+describe("article search on SQLite opened on a database of the previous release", () => {
+  it("indexes the articles already there in the background; writes meanwhile are found too", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-old-"));
+    try {
+      const db = await openSqliteDatabase({ filename: articlesDatabaseFile(dir), what: "articles" });
+      const raw = db.collection<ArticleDoc>("articles", { packed: ["text", "crawledText"] });
+      // More than one page of the fill, and a deleted one that is never found.
+      for (let i = 0; i < 600; i++) {
+        const a = initialArticle(draft("p", { id: `old-${i}`, title: `Archive ${i % 3 ? "Zürich" : "Bern"}`, text: `Text number ${i}.` }), at(1_700_000_000 + i));
+        await raw.insertOne(embeddedLayout.toDoc({ ...a, status: i === 0 ? "deleted" : a.status }));
+      }
+      await raw.close();
+      await db.close();
+
+      const store = await openEmbeddedArticleStore({ dataDir: dir });
+      await store.insert(draft("p", { id: "new", title: "Fresh from Zürich", text: "y" }), at(1_800_000_000));
+      await store.update("p", "old-1", 1, { title: "Edited in Zürich" });
+      await store.searchComplete!();
+      const page = await store.list("p", 10, 0, { words: words("zurich") });
+      expect(page.count).to.equal(400 + 1);
+      expect(page.items[0].id).to.equal("new");
+      expect((await store.list("p", 10, 0, { words: words("bern") })).count).to.equal(199);
+      await store.close();
+      // Once filled, a restart does not fill again, and the index is still whole.
+      const again = await openEmbeddedArticleStore({ dataDir: dir });
+      await again.searchComplete!();
+      expect((await again.list("p", 10, 0, { words: words("zurich") })).count).to.equal(401);
+      await again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
