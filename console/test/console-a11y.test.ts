@@ -92,6 +92,42 @@ describe("publisher console: focus, announcements, small screens and the article
     }
   });
 
+  it("shows the article's text, its published date and source, and highlights each sentence as the platform's player plays it", async () => {
+    const paragraphs = ["The river rose all night. By morning the bridge was closed.", "Volunteers filled sandbags at the school. The water fell by noon."];
+    const made = await A("POST", "/api/articles", { title: "Flood at the bridge", text: paragraphs.join("\n\n"), url: "https://news.example/flood" });
+    expect(made.status).to.equal(200);
+    const id = made.body.id as string;
+    await waitFor("ready", async () => ((await A("GET", `/api/articles/${id}`)).body.article.status === "ready" ? true : undefined), 120_000, 250);
+    const { ctx, page } = await cb.newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/article/${encodeURIComponent(id)}`);
+    await page.locator("#article-text p").first().waitFor();
+    expect(await page.locator("#article-text p").allTextContents()).to.deep.equal(paragraphs);
+    const byline = (await page.locator(".byline").textContent())!;
+    expect(byline).to.match(/^Published \w{3} \d{1,2}, \d{4}/).and.include("Source: https://news.example/flood");
+    expect(await page.locator("#article-source").getAttribute("href")).to.equal("https://news.example/flood");
+    // The player's own read-along: the sentence heard is a range of the text on this page.
+    await page.locator("#audio-full button.play").click();
+    const heard = new Set<string>();
+    await waitFor(
+      "two sentences highlighted in turn",
+      async () => {
+        const now = (await page.evaluate(() => {
+          const hl = (CSS as unknown as { highlights: Map<string, Set<Range>> }).highlights.get("article-audio-player");
+          const r = hl && [...hl][0];
+          return r && document.getElementById("article-text")!.contains(r.commonAncestorContainer) ? r.toString() : "";
+        })) as string;
+        if (now) heard.add(now);
+        return heard.size >= 2 ? true : undefined;
+      },
+      60_000,
+      50,
+    );
+    const sentences = paragraphs.flatMap((p) => p.split(/(?<=\.) /));
+    for (const h of heard) expect(sentences, h).to.include(h);
+    await page.locator("#audio-full button.play").click();
+    await ctx.close();
+  });
+
   it("moves focus to the new page's heading and names the page in a polite live region after sign-in, New article, Create and the language switch; Tab counts to the first field and to Play stay at most 3", async () => {
     const { ctx, page } = await cb.newPage();
     const announced = () => page.locator("#announcer").textContent();
@@ -181,6 +217,15 @@ describe("publisher console: focus, announcements, small screens and the article
         const box = (await page.locator("table.rules button", { hasText: b }).first().boundingBox())!;
         expect(box.x + box.width, `${b} within the screen`).to.be.at.most(375);
       }
+      // Signed out, the header holds the language and theme switches only: it stays small too.
+      const { ctx: out, page: signin } = await cb.newPage({ width: 375, height: 800, dark });
+      await signin.goto(`${sys.url}/console/`);
+      await signin.locator("#token").waitFor();
+      const signinHeader = await signin.locator("header.top").evaluate((e) => e.getBoundingClientRect().height);
+      if (!dark) summary.push(`sign-in header at 375 px: ${signinHeader.toFixed(0)} px`);
+      expect(signinHeader).to.be.at.most(100);
+      expect(await signin.evaluate(() => document.scrollingElement!.scrollWidth)).to.be.at.most(375);
+      await out.close();
       for (const p of PAGES) {
         await page.goto(`${sys.url}/console/${p.hash || `#/article/${encodeURIComponent(article)}`}`);
         await page.locator(p.ready).first().waitFor();

@@ -283,13 +283,18 @@ describe("publisher console in a real browser (Chromium)", function () {
     const { ctx, page } = await newPage({ token: FULL });
     await page.goto(`${sys.url}/console/#/player`);
     await page.locator("#snippet").waitFor();
-    expect(await page.locator(".warnings code").allTextContents()).to.include("feed.ownerEmail");
+    // Each thing the feed lacks is a sentence with a way to the field, not the setting's key.
+    const owner = page.locator('.warnings li[data-setting="feed.ownerEmail"]');
+    expect(await owner.textContent()).to.match(/^The feed names no owner e-mail: .*\.\s*Go to “Owner e-mail”$/);
+    expect(await page.locator(".warnings").textContent()).not.to.match(/feed\.\w+/);
+    await owner.locator("button").click();
+    expect(await page.evaluate(() => document.activeElement?.id)).to.equal("feed-owner");
     await page.locator("#feed-title").fill("Console news, read aloud");
     await page.locator("#feed-owner").fill("podcasts@news.example");
     await page.locator("#feed-category").fill("News/Daily News");
     await page.locator("#save-player").click();
     await page.locator(".form-status .notice.ok").waitFor();
-    expect(await page.locator(".warnings code").allTextContents()).not.to.include("feed.ownerEmail");
+    expect(await page.locator('.warnings li[data-setting="feed.ownerEmail"]').count()).to.equal(0);
     const settings = (await A("GET", "/api/player")).body.settings.feed;
     expect(settings).to.include({ title: "Console news, read aloud", ownerEmail: "podcasts@news.example", category: "News/Daily News" });
     // A bad value gets the API's message.

@@ -175,6 +175,8 @@ interface Article {
   labels?: string[];
   added: number;
   updated: number | null;
+  /** The publication date (unix seconds or ISO 8601), where the API gives one. */
+  published?: number | string | null;
   audio?: string;
   audio_preview?: string;
   audio_duration?: number;
@@ -263,21 +265,23 @@ function loadPlayer(): Promise<void> {
   return playerScript;
 }
 
-function audioBlock(a: Article): HTMLElement {
+function audioBlock(a: Article, textDrawn: Promise<void>): HTMLElement {
   if (a.status !== "ready" || !a.audio) return h("p", { class: "empty" }, t("article.noAudio"));
   // The project's own player, as listeners hear it; stats="off" keeps editors' plays out of the
-  // listening statistics, and read-along is off because the article's text is not on this page.
+  // listening statistics. The full audio reads along in the text below (drawn before the player
+  // looks for it); the preview, a shortened reading, does not.
   const slots: Array<[HTMLElement, string, string]> = [
     [h("figure", null, h("figcaption", null, t("article.full", { d: fmtDuration(a.audio_duration) }))), "audio-full", "full"],
     [h("figure", null, h("figcaption", null, t("article.preview", { d: fmtDuration(a.audio_preview_duration) }))), "audio-preview", "preview"],
   ];
   const box = h("div", { class: "audio" }, ...slots.map(([figure]) => figure));
   // The players go in once the key is known, with every attribute set: one lookup each.
-  void Promise.all([call<{ publicKey: string }>("GET", "/api/player"), loadPlayer()])
+  void Promise.all([call<{ publicKey: string }>("GET", "/api/player"), loadPlayer(), textDrawn])
     .then(([player]) => {
       for (const [figure, id, which] of slots) {
         const el = document.createElement("article-audio-player");
-        for (const [k, v] of Object.entries({ id, key: player.publicKey, "article-id": a.id, audio: which, stats: "off", "read-along": "off" })) el.setAttribute(k, v);
+        const reading = which === "full" ? { "article-text": "#article-text" } : { "read-along": "off" };
+        for (const [k, v] of Object.entries({ id, key: player.publicKey, "article-id": a.id, audio: which, stats: "off", ...reading })) el.setAttribute(k, v);
         figure.append(el);
       }
     })
@@ -285,28 +289,50 @@ function audioBlock(a: Article): HTMLElement {
   return box;
 }
 
-async function segmentsBlock(id: string, into: HTMLElement): Promise<void> {
-  // Only a ready revision rendered with segments has them (404 otherwise): then the block stays empty.
-  try {
-    const r = await call<{ segments?: Array<{ kind: "title" | "paragraph"; text: string; start: number; end: number }> }>("GET", `/api/articles/${encodeURIComponent(id)}/segments`);
-    const segs = r.segments ?? [];
-    if (!segs.length) return;
-    into.append(
-      h("h2", null, t("article.segments")),
-      h(
-        "details",
-        null,
-        h("summary", null, tn("article.segmentsCount", segs.length)),
-        h(
-          "ol",
-          { class: "segments" },
-          ...segs.slice(0, 500).map((s) => h("li", null, h("span", { class: "mono" }, `${fmtDuration(s.start)}–${fmtDuration(s.end)}`), " ", s.text)),
-        ),
-      ),
-    );
-  } catch {
-    /* not there (yet) */
+interface Segment {
+  kind: "title" | "heading" | "paragraph";
+  text: string;
+}
+
+/** A paragraph of the article: a heading (marked by extraction with U+2002/U+2003) or running text. */
+const block = (text: string, heading = /^[\u2002\u2003]/.test(text)) => h(heading ? "h3" : "p", null, text.trim());
+
+/** The paragraphs of an article's own text, split as the audio service splits them (blank lines, else lines); HTML read as text. */
+function textBlocks(text: string): HTMLElement[] {
+  if (/<\/?(p|h[1-6]|div|br|article|section)\b/i.test(text)) {
+    // Sent as HTML (parse: true): its blocks' text, from an inert document (nothing runs or loads).
+    const doc = new DOMParser().parseFromString(text, "text/html");
+    return [...doc.body.querySelectorAll("h2,h3,h4,p,li,blockquote")].filter((e) => e.textContent?.trim()).map((e) => block(e.textContent!, /^H[23]$/.test(e.tagName)));
   }
+  const raw = text.replace(/\r\n?/g, "\n");
+  return (/\n[^\S\n]*\n/.test(raw) ? raw.split(/\n[^\S\n]*\n/) : raw.split("\n")).filter((p) => p.trim()).map((p) => block(p));
+}
+
+/**
+ * The article's text. A ready revision with timed segments is shown from them, paragraph by paragraph
+ * as it is heard, so the platform's player (read-along, article-text="#article-text") finds each
+ * sentence on the page and highlights it while it plays: the same data and the same code as on a
+ * publisher's page. Otherwise the article's own text, split as the audio service splits it.
+ */
+async function drawText(a: Article, into: HTMLElement): Promise<void> {
+  let segs: Segment[] = [];
+  if (a.status === "ready") {
+    try {
+      segs = (await call<{ segments?: Segment[] }>("GET", `/api/articles/${encodeURIComponent(a.id)}/segments`)).segments ?? [];
+    } catch {
+      /* a revision rendered before segments existed (404): its own text then */
+    }
+  }
+  const blocks = segs.length ? segs.filter((s) => s.kind !== "title").map((s) => block(s.text, s.kind === "heading")) : textBlocks(a.text);
+  clear(into, ...blocks);
+}
+
+/** When the article was published (its `published`, where the API gives one), else when it was added. */
+function publishedOf(a: Article): number {
+  const p = a.published;
+  if (typeof p === "number") return p;
+  const ms = typeof p === "string" ? Date.parse(p) : NaN;
+  return Number.isFinite(ms) ? ms / 1000 : a.added;
 }
 
 export async function articlePage(main: HTMLElement, route: Route): Promise<void> {
@@ -326,7 +352,6 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
   const statusLine = h("p", { class: "status-line", id: "status-line", "aria-live": "polite" });
   const setStatus = (s: string) => clear(statusLine, t("article.status"), " ", badge(s), s === "ready" || SETTLED.has(s) ? null : h("span", { class: "spinner", "aria-hidden": "true" }));
   setStatus(a.status);
-  const audio = h("div", null, audioBlock(a));
   const errors = h("div");
   const drawErrors = (x: Article) =>
     clear(
@@ -336,8 +361,21 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
         : null,
     );
   drawErrors(a);
-  const segments = h("div");
-  void segmentsBlock(a.id, segments);
+  const text = h("div", { id: "article-text", class: "article-text", lang: a.lang });
+  let textDrawn = drawText(a, text);
+  const source = a.url ? h("a", { href: a.url, rel: "noopener noreferrer", id: "article-source" }, a.url) : null;
+  const textSection = h(
+    "section",
+    { class: "text", "aria-labelledby": "text-h" },
+    h("h2", { id: "text-h" }, t("article.text")),
+    h(
+      "p",
+      { class: "byline" },
+      t("article.published", { date: fmtDate(publishedOf(a)) }),
+      source ? [" · ", t("article.source"), " ", source] : null,
+    ),
+    text,
+  );
   const facts = h(
     "dl",
     { class: "facts" },
@@ -345,8 +383,6 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
     h("dd", { class: "mono" }, a.id),
     h("dt", null, t("col.externalId")),
     h("dd", { class: "mono" }, a.externalId ?? "–"),
-    h("dt", null, t("article.fieldUrl")),
-    h("dd", null, a.url ? h("a", { href: a.url, rel: "noopener noreferrer" }, a.url) : "–"),
     h("dt", null, t("article.fieldVoice")),
     h("dd", null, `${a.voice} (${a.lang})`),
     h("dt", null, t("col.labels")),
@@ -408,7 +444,8 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
         )
       : null;
   // The player right after the status: two Tabs from the heading (where a route change puts focus) to Play.
-  clear(body, heading(a.title), statusLine, audio, actions, editOut, errors, facts, segments, edit);
+  const audio = h("div", null, audioBlock(a, textDrawn));
+  clear(body, heading(a.title), statusLine, audio, actions, editOut, errors, textSection, facts, edit);
 
   // Polls while the audio is being made: 1 s, then slower, never more than one call in flight.
   let delay = 1000;
@@ -424,7 +461,8 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
       if (x.status !== status) {
         status = x.status;
         setStatus(status);
-        clear(audio, audioBlock(x));
+        textDrawn = drawText(x, text);
+        clear(audio, audioBlock(x, textDrawn));
         drawErrors(x);
       }
     } catch (e) {

@@ -1,7 +1,7 @@
 // Player and feeds: GET/PUT /api/player, POST /api/player/verify and /rotate.
 import { call } from "../api.js";
 import { clear, field, h } from "../dom.js";
-import { t } from "../i18n.js";
+import { t, type MessageKey } from "../i18n.js";
 import { generation, go, stillCurrent } from "../nav.js";
 import { canWrite, confirmDialog, heading, loading, notice, readOnlyNote } from "../ui.js";
 
@@ -41,6 +41,30 @@ export async function playerPage(main: HTMLElement): Promise<void> {
   if (!stillCurrent(gen)) return;
   body.removeAttribute("aria-busy");
   draw(body, p);
+}
+
+/** The settings the feed check names, as the form's field and a sentence of this console's language. */
+const WARNINGS: Record<string, { field: "imageUrl" | "ownerEmail" | "category"; label: MessageKey; says: MessageKey }> = {
+  "feed.imageUrl": { field: "imageUrl", label: "player.feedImage", says: "player.warn.imageUrl" },
+  "feed.ownerEmail": { field: "ownerEmail", label: "player.feedOwner", says: "player.warn.ownerEmail" },
+  "feed.category": { field: "category", label: "player.feedCategory", says: "player.warn.category" },
+};
+
+/**
+ * One thing the feed lacks, as a sentence with a button to the field that fixes it (the API's own
+ * words for a setting this console does not know yet), never the setting's key.
+ */
+function warning(w: { setting: string; message: string }, fields: Record<"imageUrl" | "ownerEmail" | "category", HTMLInputElement>): HTMLElement {
+  const known = WARNINGS[w.setting];
+  if (!known) return h("li", { "data-setting": w.setting }, w.message);
+  const input = fields[known.field];
+  return h(
+    "li",
+    { "data-setting": w.setting },
+    t(known.says, { value: input.value.trim() }),
+    " ",
+    input.disabled ? null : h("button", { type: "button", class: "link", onclick: () => input.focus() }, t("player.warnFix", { field: t(known.label) })),
+  );
 }
 
 function draw(body: HTMLElement, p: PlayerInfo): void {
@@ -140,7 +164,7 @@ function draw(body: HTMLElement, p: PlayerInfo): void {
     ),
     h("p", null, t("player.feedUrl"), " ", h("a", { href: p.feedUrl, id: "feed-url" }, p.feedUrl)),
     p.warnings?.length
-      ? h("section", { class: "warnings", "aria-labelledby": "warn-h" }, h("h2", { id: "warn-h" }, t("player.warnings")), h("ul", null, ...p.warnings.map((w) => h("li", null, h("code", null, w.setting), ": ", w.message))))
+      ? h("section", { class: "warnings", "aria-labelledby": "warn-h" }, h("h2", { id: "warn-h" }, t("player.warnings")), h("ul", null, ...p.warnings.map((w) => warning(w, f))))
       : h("p", { class: "ok-note" }, t("player.noWarnings")),
     h("h2", null, t("player.feedSettings")),
     write ? null : readOnlyNote(),
