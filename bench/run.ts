@@ -34,8 +34,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
   sutStdout: process.env.BENCH_SUT_STDOUT,
-  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24). */
-  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts). */
+  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console,pages").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -410,6 +410,12 @@ function consoleSuite(): Promise<Record<string, unknown>> {
   return suiteInChild("console", { ...process.env, LOG_LEVEL: "warn" });
 }
 
+/** Create from a URL: fetch + extraction of a 50 KB article page, CPU per page (bench/page-fetch.ts). */
+function pagesSuite(): Promise<Record<string, unknown>> {
+  console.log("");
+  return suiteInChild("page-fetch");
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -422,6 +428,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("scale")) report.scale = await scaleSuite();
   if (cfg.suites.includes("memory")) report.memory = await memorySuite();
   if (cfg.suites.includes("console")) report.console = await consoleSuite();
+  if (cfg.suites.includes("pages")) report.pages = await pagesSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -4,6 +4,7 @@
 import type { ServiceImpl } from "@connectrpc/connect";
 import type { ArticlesService } from "../../gen/articles/v1/articles_pb.js";
 import { createHandlerShared, type ArticlesServiceDeps } from "./handlers/context.js";
+import { articleCreator } from "./handlers/create.js";
 import { operatorHandlers } from "./handlers/operator.js";
 import { pronunciationHandlers } from "./handlers/pronunciations.js";
 import { publisherReadHandlers } from "./handlers/publisher-reads.js";
@@ -14,6 +15,7 @@ export type { ArticlesServiceDeps } from "./handlers/context.js";
 
 export function createArticlesHandlers(deps: ArticlesServiceDeps): ServiceImpl<typeof ArticlesService> {
   const shared = createHandlerShared(deps);
+  deps.onCreateFromPage?.(articleCreator(shared).createFromPage);
   return {
     ...publisherReadHandlers(shared),
     ...publisherWriteHandlers(shared),

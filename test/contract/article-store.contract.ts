@@ -479,6 +479,58 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect((await store.findStale(PENDING_STATUSES, Date.now() + 1, { limit: 1000 })).map((x) => x.id)).to.include(a.id);
     });
 
+    it("create from a URL: stored recrawling and due, filled once as parsed and pending admission in the same revision", async () => {
+      const old = new Date(Date.now() - 60 * 60_000);
+      const a = await store.insert(draft(P, { title: "https://example.com/p", text: "", url: "https://example.com/p", pageFetch: "pending", pageKeeps: ["voice"] }), old);
+      expect(a).to.include({ status: "recrawling", revision: 1, pageFetch: "pending" });
+      expect(await store.claimAdmission(a.id, 1, 60_000)).to.equal(null);
+      // Due, so a fetch lost with its process is done again; never as audio work.
+      const due = await store.findStale([...PENDING_STATUSES, "recrawling"], Date.now(), { limit: 1000 });
+      expect(due.find((x) => x.id === a.id)).to.deep.equal({ id: a.id, projectId: P, revision: 1, pendingFetch: true, key: old.getTime() });
+      expect((await store.findStale(PENDING_STATUSES, Date.now(), { limit: 1000 })).map((x) => x.id)).not.to.include(a.id);
+
+      const fill = { title: "Harbour reopens", text: "The harbour reopened.", url: "https://example.com/news/harbour", voice: "alloy", lang: "de-DE" };
+      const [one, two] = await Promise.all([store.pageFetched(a.id, 1, fill), store.pageFetched(a.id, 1, fill)]);
+      const filled = one ?? two;
+      expect([one, two].filter((x) => x !== null)).to.have.length(1);
+      expect(filled).to.include({ status: "parsed", revision: 1, admission: "pending", ...fill });
+      expect(filled!.pageFetch).to.equal(undefined);
+      expect(filled!.pageKeeps).to.equal(undefined);
+      expect((await store.getByUrl(P, "https://example.com/news/harbour"))?.id).to.equal(a.id);
+      expect(await store.pageFetchFailed(a.id, 1, "too late")).to.equal(null);
+      expect(await store.claimAdmission(a.id, 1, 60_000)).to.include({ id: a.id, status: "parsed" });
+    });
+
+    it("create from a URL: a page that cannot be read ends errored with the words; an update or delete meanwhile wins", async () => {
+      const a = await store.insert(draft(P, { text: "", url: "https://example.com/gone", pageFetch: "pending" }));
+      const failed = await store.pageFetchFailed(a.id, 1, "the page answered 404 Not Found");
+      expect(failed).to.include({ status: "errored", error: "the page answered 404 Not Found" });
+      expect(failed!.errors.map((e) => e.error)).to.deep.equal(["the page answered 404 Not Found"]);
+      expect(failed!.pageFetch).to.equal(undefined);
+      expect((await store.findStale([...PENDING_STATUSES, "recrawling"], Date.now() + 1, { limit: 1000 })).map((x) => x.id)).not.to.include(a.id);
+
+      const b = await store.insert(draft(P, { text: "", url: "https://example.com/b", pageFetch: "pending" }));
+      const u = await store.update(P, b.id, 1, { title: "Own", text: "Own text.", admission: "pending" });
+      expect(u.ok && u.article).to.include({ status: "waiting", revision: 2 });
+      expect(u.ok && u.article.pageFetch).to.equal(undefined);
+      expect(await store.pageFetched(b.id, 1, { title: "Page", text: "Page text.", voice: "alloy", lang: "en-US" })).to.equal(null);
+
+      const c = await store.insert(draft(P, { text: "", url: "https://example.com/c", pageFetch: "pending" }));
+      await store.markDeleted(P, c.id);
+      expect(await store.pageFetchFailed(c.id, 1, "x")).to.equal(null);
+      expect((await store.get(P, c.id))?.status).to.equal("deleted");
+    });
+
+    it("create from a URL on an on-demand project: parsed and parked, not due, and not unparked while its page is read", async () => {
+      const a = await store.insert(draft(P, { text: "", url: "https://example.com/od", pageFetch: "pending", parked: true }));
+      expect(await store.unpark(P, a.id, Date.now() + 60_000)).to.equal(null);
+      const filled = await store.pageFetched(a.id, 1, { title: "T", text: "Body.", voice: "alloy", lang: "en-US" });
+      expect(filled).to.include({ status: "parsed", parked: true });
+      expect(filled!.admission).to.equal(undefined);
+      expect((await store.findStale([...PENDING_STATUSES, "recrawling"], Date.now() + 1, { limit: 1000 })).map((x) => x.id)).not.to.include(a.id);
+      expect(await store.unpark(P, a.id, Date.now() + 60_000)).to.include({ status: "waiting", admission: "pending" });
+    });
+
     it("keeps a preview reported during processing, only on the current revision", async () => {
       const a = await store.insert(draft(P));
       expect(await store.reportPreview(a.id, 1, { key: "p.mp3", duration: 30 })).to.equal(null);

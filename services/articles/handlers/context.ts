@@ -3,6 +3,7 @@
 // service; the handler modules take it instead of each rebuilding it.
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import type { AudioJob, JobBus } from "../../../lib/bus/port.js";
+import type { AudioTiming } from "../../../gen/articles/v1/articles_pb.js";
 import type { Logger } from "../../../lib/log.js";
 import type { SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 import { requireInternal, requirePublisher, type CallerResolver } from "../../../lib/rpc/caller.js";
@@ -45,7 +46,26 @@ export interface ArticlesServiceDeps {
   pageFetches?: PageQueueLimits;
   /** Receives the page fetches built here: the reconciler hands lost ones back, close() waits for them. */
   onPages?: (pages: PageFetches) => void;
+  /**
+   * Receives the service's create from a URL (handlers/create.ts), for callers inside the service
+   * (a source's feed items): validated, bounded and charged as POST /api/articles with fetch.
+   */
+  onCreateFromPage?: (createFromPage: CreateFromPage) => void;
 }
+
+/** What a caller inside the service gives for an article made from a page; absent fields come from the page or the project. */
+export interface PageCreate {
+  url: string;
+  title?: string;
+  externalId?: string;
+  labels?: string[];
+  voice?: string;
+  lang?: string;
+  audio?: AudioTiming;
+}
+
+/** Creates an article from its page's URL (as POST /api/articles with `fetch: true`); answers its id at once. */
+export type CreateFromPage = (projectId: string, page: PageCreate, requestId?: string) => Promise<string>;
 
 /** Background page fetches of articles created from their URL. */
 export interface PageFetches {

@@ -10,24 +10,10 @@ import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type PageKept } from "../store/port.js";
 import * as v from "../validate.js";
-import { duplicate, type HandlerShared } from "./context.js";
+import { duplicate, type CreateFromPage, type HandlerShared } from "./context.js";
 
 /** Stores one article of the project and admits it (or queues its page fetch); answers its id. */
 export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<string>;
-
-/** What a caller inside the service gives for an article made from a page; absent fields come from the page or the project. */
-export interface PageCreate {
-  url: string;
-  title?: string;
-  externalId?: string;
-  labels?: string[];
-  voice?: string;
-  lang?: string;
-  audio?: AudioTiming;
-}
-
-/** Creates an article from its page's URL (as POST /api/articles with `fetch: true`); answers its id at once. */
-export type CreateFromPage = (projectId: string, page: PageCreate, requestId?: string) => Promise<string>;
 
 /** What a page's id is made of before its title is known: the URL's last path segment ("…/harbour-works.html"), else its host. */
 function slugSourceOf(url: string): string {
