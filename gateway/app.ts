@@ -28,6 +28,7 @@ import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
 import { createListeningBuffer, type ListeningBuffer } from "./listening-buffer.js";
+import { podcastDownloads } from "./podcast-downloads.js";
 import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
@@ -119,15 +120,15 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: callers && writerCheck(callers) });
     voicesRoutes(router, { audio, publicBaseUrl: opts.publicBaseUrl });
   }
-  audioRoutes(router, opts.blobs);
   liveAudioRoutes(router, opts.blobs);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
   statsRoutes(router, listener);
   let listeningEvents: ListeningBuffer | undefined;
-  if (opts.authUrl) {
+  if (opts.authUrl) listeningEvents = createListeningBuffer(listener, opts.log);
+  audioRoutes(router, opts.blobs, listeningEvents && podcastDownloads(listeningEvents, opts.log));
+  if (opts.authUrl && listeningEvents) {
     const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
-    listeningEvents = createListeningBuffer(listener, opts.log);
     playerRoutes(router, { ...listenerSide, events: listeningEvents, eventRate: opts.playerEventRate });
     feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
     oembedRoutes(router, listenerSide);

@@ -24,6 +24,10 @@ export const ListeningEvents: Schema = {
   description: "A batch of listening events, as the player sends it with navigator.sendBeacon (text/plain or application/json).",
   properties: {
     key: { type: "string", pattern: PUBLIC_KEY_PATTERN, description: "The project's public player key." },
+    source: {
+      enum: ["player", "embed", "console"],
+      description: "Where the player runs: on the publisher's page (default), on the platform's embed page, or in the publisher's console.",
+    },
     events: {
       type: "array",
       minItems: 1,
@@ -54,7 +58,7 @@ export const StatsQuery: Schema = {
 
 const StatsFigures: Schema = {
   type: "object",
-  required: ["impressions", "plays", "completions", "listenThroughRate", "secondsListened"],
+  required: ["impressions", "plays", "completions", "listenThroughRate", "secondsListened", "downloads"],
   properties: {
     impressions: { type: "integer", description: "Players shown with this audio." },
     plays: { type: "integer" },
@@ -64,6 +68,7 @@ const StatsFigures: Schema = {
     completions: { type: "integer", description: "Plays that reached the end." },
     listenThroughRate: { type: "number", description: "completions / plays (0 when nothing was played)." },
     secondsListened: { type: "number" },
+    downloads: { type: "integer", description: "Podcast downloads: feed enclosure requests, one per listener, episode and day (docs/player.md#statistics)." },
   },
 };
 
@@ -76,6 +81,12 @@ export const StatsResult: Schema = {
     to: { type: "string" },
     total: StatsFigures,
     days: { type: "array", items: { type: "object", required: ["day"], properties: { day: { type: "string" } }, additionalProperties: true } },
+    bySource: {
+      type: "object",
+      description:
+        "The totals split by where listens came from: `player` (the player on the publisher's page), `embed` (the embed page), `console` (the publisher's own console) and `podcast` (podcast apps: downloads). Every source is present; the four add up to `total`.",
+      properties: Object.fromEntries(["player", "embed", "console", "podcast"].map((s) => [s, StatsFigures])),
+    },
     articles: {
       type: "array",
       description: "Project statistics only: per-article totals, most played first (at most 100).",

@@ -19,7 +19,7 @@ export function embedPage(base: string, key: string, a: ListenerArticle): string
 <body>
 <main>
 <h1>${escapeHtml(a.title)}</h1>
-<article-audio-player key="${escapeHtml(key)}" article-id="${escapeHtml(a.id)}" base="${escapeHtml(base)}" read-along="off"></article-audio-player>
+<article-audio-player key="${escapeHtml(key)}" article-id="${escapeHtml(a.id)}" base="${escapeHtml(base)}" read-along="off" source="embed"></article-audio-player>
 </main>
 </body>
 </html>

@@ -2,7 +2,9 @@
  * <script src="{base}/player/v1/player.js" async></script>
  * <article-audio-player key="pk_…" article-url="https://…"></article-audio-player>
  * No framework, no globals besides the element; styles live in its shadow root.
- * stats="off": no listening events (the publisher's own console); audio="preview": the preview file.
+ * stats="off": no listening events; source="embed"|"console": where it runs, for the statistics'
+ * split by source (default: the publisher's page); audio="preview": the preview file.
+ * Quartiles and completion count the seconds heard (the element's played ranges), not the playhead.
  * Read along: where the page holds the article's text, the sentence being read is highlighted
  * (CSS Custom Highlight API, the page's DOM untouched) and each paragraph gets "play from here".
  */
@@ -17,6 +19,9 @@
   const SPEEDS = [0.75, 1, 1.25, 1.5, 1.75, 2];
   const FLUSH_MS = 10000;
   const MARKS = [25, 50, 75];
+  // Heard this share of the full file: complete (a last sentence skipped still counts).
+  const COMPLETE_SHARE = 0.95;
+  const SOURCES = ["player", "embed", "console"];
   // Audio on demand: while it is being made the lookup is repeated, often until the preview is
   // there (it takes a second or two), then once a second, for at most three minutes.
   const FOLLOW_PREVIEW_MS = 250;
@@ -55,6 +60,12 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
   const PLAY = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M8 5v14l11-7z"/></svg>';
   const PAUSE = '<svg viewBox="0 0 24 24" aria-hidden="true"><path d="M6 5h4v14H6zM14 5h4v14h-4z"/></svg>';
 
+  // Seconds covered by a media element's played ranges: each heard once, however often replayed.
+  const heard = (ranges) => {
+    let n = 0;
+    for (let i = 0; i < ranges.length; i++) n += ranges.end(i) - ranges.start(i);
+    return n;
+  };
   const clock = (s) => {
     if (!isFinite(s) || s < 0) s = 0;
     s = Math.floor(s);
@@ -389,8 +400,8 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         // Only time actually played counts, not jumps made by seeking.
         if (!audio.paused && step > 0 && step < 2) this._seconds += step;
         const d = duration();
-        // Marks count against the full file only, not the preview that plays first.
-        if (d > 0 && !this._article.pending && !preview) for (const m of MARKS) if (!this._marks.has(m) && t / d >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
+        // Marks count what was heard of the full file only, not the preview that plays first.
+        if (d > 0 && !this._article.pending && !preview) this._marksHeard(heard(audio.played) / d);
         paint();
       });
       audio.addEventListener("seeked", () => { last = audio.currentTime; });
@@ -398,7 +409,8 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         // The preview ran out before the rest was made: it continues when the full file comes.
         if (this._article.pending && !preview) return void (this._outran = true);
         if (preview) return this._flush();
-        if (!this._marks.has(100)) { this._marks.add(100); this._event("complete"); }
+        const d = duration();
+        if (d > 0) this._marksHeard(heard(audio.played) / d);
         this._flush();
       });
       clearInterval(this._timer);
@@ -550,6 +562,11 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       }, { passive: true });
     }
 
+    _marksHeard(share) {
+      for (const m of MARKS) if (!this._marks.has(m) && share >= m / 100) { this._marks.add(m); this._event("progress", { percent: m }); }
+      if (!this._marks.has(100) && share >= COMPLETE_SHARE) { this._marks.add(100); this._event("complete"); }
+    }
+
     _event(type, extra) {
       if (!this._article || this._quiet) return;
       this._events.push(Object.assign({ type, articleId: this._article.id }, extra));
@@ -567,7 +584,8 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         this._seconds = 0;
       }
       if (!this._events.length) return;
-      const body = JSON.stringify({ key: this._key, events: this._events.splice(0, 50) });
+      const source = this.getAttribute("source");
+      const body = JSON.stringify(Object.assign({ key: this._key, events: this._events.splice(0, 50) }, SOURCES.includes(source) && source !== "player" ? { source } : {}));
       const url = `${this._base}/player/v1/events`;
       const blob = new Blob([body], { type: "text/plain" });
       if (!(navigator.sendBeacon && navigator.sendBeacon(url, blob))) {

@@ -6,6 +6,8 @@ import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { assertSafeKey, type BlobInfo, type BlobStore } from "../../lib/blob/port.js";
 import { HttpError } from "../errors.js";
+import { PUBLIC_KEY_PATTERN } from "../listener-schemas.js";
+import type { DownloadCounting } from "../podcast-downloads.js";
 
 const PREFIX = "/audio/";
 
@@ -60,7 +62,25 @@ function setValidators(ctx: Context, info: BlobInfo, etag: string): void {
   ctx.set("Access-Control-Allow-Origin", "*");
 }
 
-export function audioRoutes(router: Router, blobs: BlobStore): void {
+const FEED_KEY = new RegExp(PUBLIC_KEY_PATTERN);
+
+/** Feeds link their enclosures as `<file>?feed=<public key>&d=<seconds>` (routes/feeds.ts): only those requests are offered. */
+function countDownload(ctx: Context, key: string, info: BlobInfo, range: { start: number; end: number } | null, counting: DownloadCounting): void {
+  const feedKey = ctx.query.feed;
+  if (typeof feedKey !== "string" || !FEED_KEY.test(feedKey) || !key.endsWith("/full.mp3")) return;
+  const d = Number(ctx.query.d);
+  const counted = counting.counter.observe({
+    address: ctx.ip,
+    userAgent: ctx.get("User-Agent"),
+    file: key,
+    size: info.size,
+    durationSeconds: Number.isFinite(d) && d > 0 ? d : undefined,
+    range: range ?? undefined,
+  });
+  if (counted) counting.record(feedKey, key.slice(0, key.indexOf("/")));
+}
+
+export function audioRoutes(router: Router, blobs: BlobStore, counting?: DownloadCounting): void {
   router.get(`${PREFIX}*key`, async (ctx) => {
     const key = keyOf(ctx);
     const info = await blobs.stat(key);
@@ -104,6 +124,7 @@ export function audioRoutes(router: Router, blobs: BlobStore): void {
       ctx.length = info.size;
     }
     if (!stream) return;
+    if (counting) countDownload(ctx, key, info, range, counting);
     const length = ctx.length;
     ctx.body = stream;
     ctx.length = length; // assigning a stream clears the length koa knew

@@ -114,7 +114,7 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     const feedUrl = (p: number) => `${base}/feeds/${key}.xml${label !== undefined || p > 1 ? "?" : ""}${[label !== undefined ? `label=${encodeURIComponent(label)}` : "", p > 1 ? `page=${p}` : ""].filter(Boolean).join("&")}`;
     const show = settings.feed;
     const title = show.title ?? (label ? `${player!.projectName}: ${label}` : player!.projectName);
-    const items = await Promise.all(list.articles.map(async (a) => item(a, base, await sizeOf(a.audio!.key), show.explicit)));
+    const items = await Promise.all(list.articles.map(async (a) => item(a, base, key, await sizeOf(a.audio!.key), show.explicit)));
     const newest = list.articles.reduce((m, a) => Math.max(m, Number(a.updated), Number(a.added)), 0);
     const lastModified = new Date((newest || Math.floor(Date.now() / 1000)) * 1000);
     const links: Array<Record<string, string>> = [{ "@_rel": "self", "@_type": "application/rss+xml", "@_href": feedUrl(page) }];
@@ -158,7 +158,9 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     return { xml, etag: `"${createHash("sha1").update(xml).digest("base64url")}"`, lastModified, until: Date.now() + reuseMs };
   }
 
-  function item(a: ListenerArticle, base: string, bytes: number, explicit: boolean): Record<string, unknown> {
+  function item(a: ListenerArticle, base: string, key: string, bytes: number, explicit: boolean): Record<string, unknown> {
+    // The feed's key and the duration ride on the enclosure so its requests count as podcast downloads (routes/audio.ts).
+    const enclosure = `${publicUrl(base, a.audio!.url)}?feed=${encodeURIComponent(key)}&d=${Math.round(a.audio!.duration)}`;
     return {
       title: a.title,
       guid: { "@_isPermaLink": "false", "#text": a.id },
@@ -166,7 +168,7 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
       ...(a.url ? { link: a.url } : {}),
       // The article's opening; the title only when the body has no paragraph to offer.
       description: a.summary || a.title,
-      enclosure: { "@_url": publicUrl(base, a.audio!.url), "@_length": String(bytes), "@_type": "audio/mpeg" },
+      enclosure: { "@_url": enclosure, "@_length": String(bytes), "@_type": "audio/mpeg" },
       "itunes:duration": clock(a.audio!.duration),
       "itunes:explicit": explicit ? "true" : "false",
       "itunes:episodeType": "full",

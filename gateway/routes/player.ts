@@ -160,7 +160,7 @@ type BeaconEvent = { type: string; articleId: string; percent?: number; seconds?
  * progress of 100 % is the completion) and the listening time adds up to at
  * most MAX_SECONDS_PER_BEACON. So one beacon can never claim many listeners.
  */
-export function oneListener(events: BeaconEvent[]): Omit<ListeningEvent, "$typeName">[] {
+export function oneListener(events: BeaconEvent[], source = "player"): Omit<ListeningEvent, "$typeName">[] {
   const out: Omit<ListeningEvent, "$typeName">[] = [];
   const seen = new Set<string>();
   const byArticle = new Map<string, { first?: Omit<ListeningEvent, "$typeName">; seconds: number }>();
@@ -171,7 +171,7 @@ export function oneListener(events: BeaconEvent[]): Omit<ListeningEvent, "$typeN
     const kind = e.type === "progress" ? (e.percent === 100 ? "complete" : `progress${e.percent}`) : e.type;
     if (e.type === "listen" || seen.has(`${kind}|${e.articleId}`)) continue;
     seen.add(`${kind}|${e.articleId}`);
-    const event = { articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: 0 };
+    const event = { articleId: e.articleId, type: EVENT_TYPES[e.type], percent: e.percent ?? 0, seconds: 0, source };
     a.first ??= event;
     out.push(event);
   }
@@ -179,7 +179,7 @@ export function oneListener(events: BeaconEvent[]): Omit<ListeningEvent, "$typeN
   for (const [articleId, a] of byArticle) {
     if (a.seconds <= 0) continue;
     if (a.first) a.first.seconds = a.seconds;
-    else out.push({ articleId, type: ListeningEventType.LISTEN, percent: 0, seconds: a.seconds });
+    else out.push({ articleId, type: ListeningEventType.LISTEN, percent: 0, seconds: a.seconds, source });
   }
   return out;
 }
@@ -283,14 +283,14 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     // sendBeacon posts text/plain (no CORS preflight); the body is JSON all the same.
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES, { acceptText: true });
     validateListener.events(body);
-    const batch = body as { key: string; events: BeaconEvent[] };
+    const batch = body as { key: string; source?: string; events: BeaconEvent[] };
     const retry = (ms: number) => ({ "Retry-After": String(Math.ceil(ms / 1000)) });
     const fromHere = await addressBuckets.take(clientNetwork(ctx.ip), 1, addressPolicy);
     if (fromHere.granted === 0) throw new HttpError(429, "Too many listening events from this address; slow down", retry(fromHere.retryAfterMs));
     if (opts.events.isUnknown(batch.key)) throw unknownKey();
     const taken = await eventBuckets.take(batch.key, 1, eventPolicy);
     if (taken.granted === 0) throw new HttpError(429, "Too many listening events for this key; slow down", retry(taken.retryAfterMs));
-    if ((await opts.events.add(batch.key, oneListener(batch.events))) === "unknown-key") throw unknownKey();
+    if ((await opts.events.add(batch.key, oneListener(batch.events, batch.source))) === "unknown-key") throw unknownKey();
     await nextTurn();
     ctx.status = 204;
   });

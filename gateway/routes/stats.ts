@@ -23,8 +23,11 @@ function figuresJson(f: StatsFigures | undefined): Record<string, number> {
     completions,
     listenThroughRate: plays === 0 ? 0 : Math.round((completions / plays) * 1000) / 1000,
     secondsListened: f?.secondsListened ?? 0,
+    downloads: n(f?.downloads),
   };
 }
+
+const SOURCES = ["player", "embed", "console", "podcast"] as const;
 
 function reportJson(r: StatsReport | undefined, withArticles: boolean): Record<string, unknown> {
   if (!r) throw new HttpError(502, "The articles service answered without a report");
@@ -34,6 +37,7 @@ function reportJson(r: StatsReport | undefined, withArticles: boolean): Record<s
     to: r.to,
     total: figuresJson(r.total),
     days: r.days.map((d) => ({ day: d.day, ...figuresJson(d.figures) })),
+    bySource: Object.fromEntries(SOURCES.map((s) => [s, figuresJson(r.bySource.find((b) => b.source === s)?.figures)])),
   };
   if (withArticles) out.articles = r.articles.map((a) => ({ articleId: a.articleId, title: a.title || null, ...figuresJson(a.figures) }));
   return out;

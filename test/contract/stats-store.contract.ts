@@ -37,6 +37,28 @@ export function statsStoreContract(open: () => Promise<StatsStoreUnderTest>): vo
     ]);
   });
 
+  it("keeps each source's figures apart and adds them up in the totals; downloads need no play", async () => {
+    const day = "2026-11-20";
+    await store.add("p1", "a1", day, { plays: 2, secondsListened: 10 }, ROOMY);
+    await store.add("p1", "a1", day, { plays: 1, completions: 1 }, ROOMY, "embed");
+    await store.add("p1", "a1", day, { downloads: 3 }, ROOMY, "podcast");
+    await store.add("p1", "a2", day, { downloads: 1 }, ROOMY, "podcast");
+    const a = await store.article("p1", "a1", day, day);
+    expect(a.total).to.include({ plays: 3, completions: 1, downloads: 3, secondsListened: 10 });
+    expect(a.days[0].figures.downloads).to.equal(3);
+    expect(a.bySource.map((s) => [s.source, s.figures.plays, s.figures.downloads])).to.deep.equal([
+      ["player", 2, 0],
+      ["embed", 1, 0],
+      ["podcast", 0, 3],
+    ]);
+    const p = await store.project("p1", day, day);
+    expect(p.total.downloads).to.equal(4);
+    expect(p.articles.map((x) => [x.articleId, x.figures.plays, x.figures.downloads])).to.deep.equal([
+      ["a1", 3, 3],
+      ["a2", 0, 1],
+    ]);
+  });
+
   it("never counts concurrent increments twice or loses one", async () => {
     await Promise.all(Array.from({ length: 50 }, () => store.add("p1", "a1", "2026-11-20", { plays: 1 }, ROOMY)));
     expect((await store.article("p1", "a1", "2026-11-20", "2026-11-20")).total.plays).to.equal(50);

@@ -218,6 +218,51 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect((await B("GET", `/api/articles/${id}/stats`)).status).to.equal(404);
   });
 
+  it("splits listens by source and counts a podcast app's enclosure requests as one download per listener and day, bots never", async () => {
+    const id = ids["Sport one"];
+    const post = (body: unknown) => fetch(`${sys.url}/player/v1/events`, { method: "POST", headers: { "content-type": "text/plain" }, body: JSON.stringify(body) });
+    expect((await post({ key: keyA, source: "embed", events: [{ type: "play", articleId: id, seconds: 3 }] })).status).to.equal(204);
+    expect((await post({ key: keyA, source: "console", events: [{ type: "play", articleId: id }] })).status).to.equal(204);
+    // Downloads come from the gateway's own count only: a beacon can neither send one nor claim the podcast source.
+    expect((await post({ key: keyA, source: "podcast", events: [{ type: "play", articleId: id }] })).status).to.equal(400);
+    expect((await post({ key: keyA, events: [{ type: "download", articleId: id }] })).status).to.equal(400);
+
+    const feed = await fetch(`${sys.url}/feeds/${keyA}.xml?label=sport`).then((r) => r.text());
+    const enclosure = /<enclosure url="([^"]+)"/.exec(feed)![1].replace(/&amp;/g, "&");
+    expect(enclosure).to.match(new RegExp(`/full\\.mp3\\?feed=${keyA}&d=\\d+$`));
+    const size = Number((await fetch(enclosure, { method: "HEAD" })).headers.get("content-length"));
+    const get = (ua: string, range?: string) => fetch(enclosure, { headers: { "user-agent": ua, ...(range ? { range } : {}) } }).then(async (r) => (await r.arrayBuffer(), r.status));
+    const app = "AppleCoreMedia/1.0.0.21E236 (iPhone; U; CPU OS 17_4 like Mac OS X; en_us)";
+    // A probe of two bytes, then the file in two halves: one download. Fetched again the same day: still one.
+    expect(await get(app, "bytes=0-1")).to.equal(206);
+    expect(await get(app, `bytes=0-${Math.floor(size / 2)}`)).to.equal(206);
+    expect(await get(app, `bytes=${Math.floor(size / 2) + 1}-`)).to.equal(206);
+    expect(await get(app)).to.equal(200);
+    // Another app on the same address is another listener; crawlers and feed checkers never count.
+    expect(await get("Overcast/3.0 (+http://overcast.fm/; iOS podcast app)")).to.equal(200);
+    expect(await get("Googlebot/2.1 (+http://www.google.com/bot.html)")).to.equal(200);
+    expect(await get("")).to.equal(200);
+    // The plain file (the player's link, no feed key) is no download.
+    expect(await fetch(enclosure.replace(/\?.*$/, ""), { headers: { "user-agent": "Pocket Casts" } }).then((r) => r.status)).to.equal(200);
+
+    const stats = await waitFor("sources and downloads flushed", async () => {
+      const r = await AR("GET", `/api/articles/${id}/stats`);
+      return r.body?.total?.downloads === 2 && r.body.bySource.console.plays === 1 ? r.body : undefined;
+    }, 20_000, 250);
+    expect(stats.bySource.podcast).to.include({ downloads: 2, plays: 0 });
+    expect(stats.bySource.embed).to.include({ plays: 1, secondsListened: 3 });
+    expect(stats.bySource.console).to.include({ plays: 1 });
+    expect(stats.days.at(-1).downloads).to.equal(2);
+    for (const k of ["plays", "downloads", "secondsListened"] as const) {
+      const sum = Object.values(stats.bySource as Record<string, Record<string, number>>).reduce((n, f) => n + f[k], 0);
+      expect(sum, k).to.equal(stats.total[k]);
+    }
+    const project = (await A("GET", "/api/stats")).body;
+    expect(project.total.downloads).to.equal(2);
+    expect(project.articles.find((a: { articleId: string }) => a.articleId === id)).to.include({ downloads: 2 });
+    expect((await B("GET", "/api/stats")).body.total.downloads).to.equal(0);
+  });
+
   // The limits' own figures (docs/player.md): per key 20/s, burst 100; per address 5/s, burst 50;
   // lookups per address 5/s, burst 60. Each test sends until it is refused and holds the count
   // admitted against burst + rate × the time it took: right on an idle machine and a loaded one.

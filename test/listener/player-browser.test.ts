@@ -246,15 +246,26 @@ describe("embeddable player in a real browser (Chromium)", function () {
     expect(await inShadow<number>(page, "audio.playbackRate")).to.equal(1.25);
     expect(await inShadow<string>(page, `root.querySelector(".speed").getAttribute("aria-label")`)).to.equal("Playback speed 1.25×");
 
-    // Let it play to the end (seek near the end first); completion and progress go out by beacon.
+    // Jumping to the end is no listen-through: the marks count what was heard, not where the playhead went.
     await inShadow(page, "(audio.currentTime = Math.max(0, audio.duration - 1.5), 0)");
     await waitFor("ended", async () => ((await inShadow<boolean>(page, "audio.ended")) ? true : undefined), 30_000, 100);
-    const stats = await waitFor("events in the stats", async () => {
+    const jumped = await waitFor("the play in the stats", async () => {
       const r = await A("GET", `/api/articles/${articleId}/stats`);
-      return r.body?.total?.completions >= 1 && r.body?.total?.plays >= 1 ? r.body.total : undefined;
+      return r.body?.total?.plays >= 1 && r.body.total.secondsListened > 0 ? r.body : undefined;
+    }, 30_000, 500);
+    expect(jumped.total.completions).to.equal(0);
+    expect(jumped.total.progress75).to.equal(0);
+    expect(jumped.bySource.player.plays).to.equal(jumped.total.plays);
+
+    // Heard from start to end (at twice the speed), it completes.
+    await inShadow(page, "(audio.playbackRate = 2, audio.currentTime = 0, audio.play(), 0)");
+    await waitFor("ended again", async () => ((await inShadow<boolean>(page, "audio.ended")) ? true : undefined), 60_000, 100);
+    const stats = await waitFor("the completion in the stats", async () => {
+      const r = await A("GET", `/api/articles/${articleId}/stats`);
+      return r.body?.total?.completions >= 1 ? r.body.total : undefined;
     }, 30_000, 500);
     expect(stats.impressions).to.be.at.least(1);
-    expect(stats.secondsListened).to.be.greaterThan(0);
+    expect(stats.progress75).to.be.at.least(1);
     expect(stats.listenThroughRate).to.be.greaterThan(0);
 
     // It never breaks the host page: no errors, no globals besides the element, page styles untouched.

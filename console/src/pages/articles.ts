@@ -267,8 +267,8 @@ function loadPlayer(): Promise<void> {
 
 function audioBlock(a: Article, textDrawn: Promise<void>): HTMLElement {
   if (a.status !== "ready" || !a.audio) return h("p", { class: "empty" }, t("article.noAudio"));
-  // The project's own player, as listeners hear it; stats="off" keeps editors' plays out of the
-  // listening statistics. The full audio reads along in the text below (drawn before the player
+  // The project's own player, as listeners hear it; editors' plays count as the console's in the
+  // statistics' split by source. The full audio reads along in the text below (drawn before the player
   // looks for it); the preview, a shortened reading, does not.
   const slots: Array<[HTMLElement, string, string]> = [
     [h("figure", null, h("figcaption", null, t("article.full", { d: fmtDuration(a.audio_duration) }))), "audio-full", "full"],
@@ -281,7 +281,7 @@ function audioBlock(a: Article, textDrawn: Promise<void>): HTMLElement {
       for (const [figure, id, which] of slots) {
         const el = document.createElement("article-audio-player");
         const reading = which === "full" ? { "article-text": "#article-text" } : { "read-along": "off" };
-        for (const [k, v] of Object.entries({ id, key: player.publicKey, "article-id": a.id, audio: which, stats: "off", ...reading })) el.setAttribute(k, v);
+        for (const [k, v] of Object.entries({ id, key: player.publicKey, "article-id": a.id, audio: which, source: "console", ...reading })) el.setAttribute(k, v);
         figure.append(el);
       }
     })

@@ -17,12 +17,15 @@ interface Figures {
   completions: number;
   listenThroughRate: number;
   secondsListened: number;
+  downloads: number;
 }
+const SOURCES = ["player", "embed", "console", "podcast"] as const;
 interface Report {
   from: string;
   to: string;
   total: Figures;
   days: Array<{ day: string } & Figures>;
+  bySource: Record<(typeof SOURCES)[number], Figures>;
   /** Project reports: the top articles, each with its title (null: the article no longer exists). */
   articles?: Array<{ articleId: string; title?: string | null } & Figures>;
 }
@@ -33,7 +36,7 @@ function css(name: string): string {
   return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || "#888";
 }
 
-const ZERO: Figures = { impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, listenThroughRate: 0, secondsListened: 0 };
+const ZERO: Figures = { impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, listenThroughRate: 0, secondsListened: 0, downloads: 0 };
 
 /** Every day of the range, days without events as zeros (the answer may leave them out). */
 function everyDay(r: Report): Report["days"] {
@@ -130,6 +133,31 @@ function dropOff(total: Figures): HTMLElement {
   );
 }
 
+/** Plays, listening time and downloads per source: where listens come from. */
+function bySource(r: Report): HTMLElement {
+  const title = t("stats.bySource");
+  const cols = ["plays", "completions", "secondsListened", "downloads"] as const;
+  return h(
+    "section",
+    { class: "chart-card", "aria-labelledby": "source-h" },
+    h("h2", { id: "source-h" }, title),
+    h("div", { class: "table-wrap", tabindex: "0", role: "region", "aria-label": t("stats.tableOf", { title }) }, h(
+      "table",
+      { class: "by-source" },
+      h("caption", { class: "sr-only" }, title),
+      h("thead", null, h("tr", null, h("th", { scope: "col" }, t("stats.source")), ...cols.map((k) => h("th", { scope: "col" }, t(`stats.${k}`))))),
+      h(
+        "tbody",
+        null,
+        ...SOURCES.map((src) => {
+          const f = r.bySource?.[src] ?? ZERO;
+          return h("tr", { "data-source": src }, h("th", { scope: "row" }, t(`stats.source.${src}`)), ...cols.map((k) => h("td", { class: "num", "data-key": k }, fmtNumber(f[k]))));
+        }),
+      ),
+    )),
+  );
+}
+
 export async function statsPage(main: HTMLElement, route: Route): Promise<void> {
   const gen = generation;
   const article = route.query.get("article") ?? "";
@@ -172,7 +200,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
   const tot = r.total;
   const days = everyDay(r);
   const kpi = (label: string, value: string, id: string) => h("div", { class: "kpi" }, h("dt", null, label), h("dd", { id }, value));
-  const top = (r.articles ?? []).slice().sort((a, b) => b.plays - a.plays).slice(0, 20);
+  const top = (r.articles ?? []).slice().sort((a, b) => b.plays - a.plays || b.downloads - a.downloads).slice(0, 20);
   clear(
     body,
     h(
@@ -180,11 +208,12 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
       { class: "kpis" },
       kpi(t("stats.impressions"), fmtNumber(tot.impressions), "kpi-impressions"),
       kpi(t("stats.plays"), fmtNumber(tot.plays), "kpi-plays"),
+      kpi(t("stats.downloads"), fmtNumber(tot.downloads), "kpi-downloads"),
       kpi(t("stats.completions"), fmtNumber(tot.completions), "kpi-completions"),
       kpi(t("stats.listenThroughRate"), `${fmtNumber(tot.listenThroughRate * 100, 1)} %`, "kpi-ltr"),
       kpi(t("stats.secondsListened"), fmtNumber(tot.secondsListened), "kpi-seconds"),
     ),
-    tot.impressions === 0 && tot.plays === 0 ? h("p", { class: "empty" }, t("stats.empty")) : null,
+    tot.impressions === 0 && tot.plays === 0 && tot.downloads === 0 ? h("p", { class: "empty" }, t("stats.empty")) : null,
     chart(
       t("stats.chartActivity"),
       days,
@@ -194,6 +223,15 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
         ["completions", "--c3"],
       ],
     ),
+    chart(
+      t("stats.chartListens"),
+      days,
+      [
+        ["plays", "--c2"],
+        ["downloads", "--c4"],
+      ],
+    ),
+    bySource(r),
     chart(t("stats.chartSeconds"), days, [["secondsListened", "--c4"]]),
     chart(t("stats.chartLtr"), days, [["listenThroughRate", "--c2"]], (n) => `${fmtNumber(n * 100, 1)} %`, true),
     dropOff(tot),
@@ -208,7 +246,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
                 "table",
                 { class: "top" },
                 h("caption", { class: "sr-only" }, t("stats.top")),
-                h("thead", null, h("tr", null, ...(["stats.article", "stats.plays", "stats.completions", "stats.listenThroughRate", "stats.secondsListened"] as const).map((k) => h("th", { scope: "col" }, t(k))))),
+                h("thead", null, h("tr", null, ...(["stats.article", "stats.plays", "stats.downloads", "stats.completions", "stats.listenThroughRate", "stats.secondsListened"] as const).map((k) => h("th", { scope: "col" }, t(k))))),
                 h(
                   "tbody",
                   null,
@@ -218,6 +256,7 @@ export async function statsPage(main: HTMLElement, route: Route): Promise<void> 
                       null,
                       h("th", { scope: "row" }, h("a", { href: `#/stats?article=${encodeURIComponent(a.articleId)}&from=${from}&to=${to}`, title: a.articleId }, a.title || a.articleId)),
                       h("td", { class: "num" }, fmtNumber(a.plays)),
+                      h("td", { class: "num" }, fmtNumber(a.downloads)),
                       h("td", { class: "num" }, fmtNumber(a.completions)),
                       h("td", { class: "num" }, `${fmtNumber(a.listenThroughRate * 100, 1)} %`),
                       h("td", { class: "num" }, fmtNumber(a.secondsListened)),

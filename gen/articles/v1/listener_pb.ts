@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/listener.proto.
  */
 export const file_articles_v1_listener: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9saXN0ZW5lci5wcm90bxILYXJ0aWNsZXMudjEiuwIKD0xpc3RlbmVyQXJ0aWNsZRIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRsYW5nGAMgASgJEhAKA3VybBgEIAEoCUgAiAEBEiUKBWF1ZGlvGAUgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBiABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSDQoFYWRkZWQYByABKAMSDwoHdXBkYXRlZBgIIAEoAxIQCghyZXZpc2lvbhgJIAEoAxIOCgZsYWJlbHMYCiADKAkSDwoHcGVuZGluZxgLIAEoCBIrCgp0cmFuc2NyaXB0GAwgASgLMhcuYXJ0aWNsZXMudjEuVHJhbnNjcmlwdBIPCgdzdW1tYXJ5GA0gASgJQgYKBF91cmwiWQoZR2V0TGlzdGVuZXJBcnRpY2xlUmVxdWVzdBIMCgJpZBgBIAEoCUgAEhUKC2V4dGVybmFsX2lkGAIgASgJSAASDQoDdXJsGAMgASgJSABCCAoGbG9va3VwIksKGkdldExpc3RlbmVyQXJ0aWNsZVJlc3BvbnNlEi0KB2FydGljbGUYASABKAsyHC5hcnRpY2xlcy52MS5MaXN0ZW5lckFydGljbGUiWgobTGlzdExpc3RlbmVyQXJ0aWNsZXNSZXF1ZXN0EhIKBWxhYmVsGAEgASgJSACIAQESDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFQggKBl9sYWJlbCJdChxMaXN0TGlzdGVuZXJBcnRpY2xlc1Jlc3BvbnNlEi4KCGFydGljbGVzGAEgAygLMhwuYXJ0aWNsZXMudjEuTGlzdGVuZXJBcnRpY2xlEg0KBWNvdW50GAIgASgDInUKDkxpc3RlbmluZ0V2ZW50EhIKCmFydGljbGVfaWQYASABKAkSLQoEdHlwZRgCIAEoDjIfLmFydGljbGVzLnYxLkxpc3RlbmluZ0V2ZW50VHlwZRIPCgdwZXJjZW50GAMgASgFEg8KB3NlY29uZHMYBCABKAEiRQoWUmVjb3JkTGlzdGVuaW5nUmVxdWVzdBIrCgZldmVudHMYASADKAsyGy5hcnRpY2xlcy52MS5MaXN0ZW5pbmdFdmVudCIrChdSZWNvcmRMaXN0ZW5pbmdSZXNwb25zZRIQCghhY2NlcHRlZBgBIAEoBSJGChZHZXRBcnRpY2xlU3RhdHNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSDAoEZnJvbRgCIAEoCRIKCgJ0bxgDIAEoCSIyChZHZXRQcm9qZWN0U3RhdHNSZXF1ZXN0EgwKBGZyb20YASABKAkSCgoCdG8YAiABKAkinQEKDFN0YXRzRmlndXJlcxITCgtpbXByZXNzaW9ucxgBIAEoAxINCgVwbGF5cxgCIAEoAxISCgpwcm9ncmVzczI1GAMgASgDEhIKCnByb2dyZXNzNTAYBCABKAMSEgoKcHJvZ3Jlc3M3NRgFIAEoAxITCgtjb21wbGV0aW9ucxgGIAEoAxIYChBzZWNvbmRzX2xpc3RlbmVkGAcgASgBIkUKCkRhaWx5U3RhdHMSCwoDZGF5GAEgASgJEioKB2ZpZ3VyZXMYAiABKAsyGS5hcnRpY2xlcy52MS5TdGF0c0ZpZ3VyZXMiYgoRQXJ0aWNsZVN0YXRzVG90YWwSEgoKYXJ0aWNsZV9pZBgBIAEoCRIqCgdmaWd1cmVzGAIgASgLMhkuYXJ0aWNsZXMudjEuU3RhdHNGaWd1cmVzEg0KBXRpdGxlGAMgASgJIqoBCgtTdGF0c1JlcG9ydBIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEigKBXRvdGFsGAMgASgLMhkuYXJ0aWNsZXMudjEuU3RhdHNGaWd1cmVzEiUKBGRheXMYBCADKAsyFy5hcnRpY2xlcy52MS5EYWlseVN0YXRzEjAKCGFydGljbGVzGAUgAygLMh4uYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXRzVG90YWwiQwoXR2V0QXJ0aWNsZVN0YXRzUmVzcG9uc2USKAoGcmVwb3J0GAEgASgLMhguYXJ0aWNsZXMudjEuU3RhdHNSZXBvcnQiQwoXR2V0UHJvamVjdFN0YXRzUmVzcG9uc2USKAoGcmVwb3J0GAEgASgLMhguYXJ0aWNsZXMudjEuU3RhdHNSZXBvcnQq5QEKEkxpc3RlbmluZ0V2ZW50VHlwZRIkCiBMSVNURU5JTkdfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEiMKH0xJU1RFTklOR19FVkVOVF9UWVBFX0lNUFJFU1NJT04QARIdChlMSVNURU5JTkdfRVZFTlRfVFlQRV9QTEFZEAISIQodTElTVEVOSU5HX0VWRU5UX1RZUEVfUFJPR1JFU1MQAxIhCh1MSVNURU5JTkdfRVZFTlRfVFlQRV9DT01QTEVURRAEEh8KG0xJU1RFTklOR19FVkVOVF9UWVBFX0xJU1RFThAFMokECg9MaXN0ZW5lclNlcnZpY2USZwoSR2V0TGlzdGVuZXJBcnRpY2xlEiYuYXJ0aWNsZXMudjEuR2V0TGlzdGVuZXJBcnRpY2xlUmVxdWVzdBonLmFydGljbGVzLnYxLkdldExpc3RlbmVyQXJ0aWNsZVJlc3BvbnNlIgASbQoUTGlzdExpc3RlbmVyQXJ0aWNsZXMSKC5hcnRpY2xlcy52MS5MaXN0TGlzdGVuZXJBcnRpY2xlc1JlcXVlc3QaKS5hcnRpY2xlcy52MS5MaXN0TGlzdGVuZXJBcnRpY2xlc1Jlc3BvbnNlIgASXgoPUmVjb3JkTGlzdGVuaW5nEiMuYXJ0aWNsZXMudjEuUmVjb3JkTGlzdGVuaW5nUmVxdWVzdBokLmFydGljbGVzLnYxLlJlY29yZExpc3RlbmluZ1Jlc3BvbnNlIgASXgoPR2V0QXJ0aWNsZVN0YXRzEiMuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVN0YXRzUmVxdWVzdBokLmFydGljbGVzLnYxLkdldEFydGljbGVTdGF0c1Jlc3BvbnNlIgASXgoPR2V0UHJvamVjdFN0YXRzEiMuYXJ0aWNsZXMudjEuR2V0UHJvamVjdFN0YXRzUmVxdWVzdBokLmFydGljbGVzLnYxLkdldFByb2plY3RTdGF0c1Jlc3BvbnNlIgBiBnByb3RvMw", [file_articles_v1_articles]);
+  fileDesc("ChphcnRpY2xlcy92MS9saXN0ZW5lci5wcm90bxILYXJ0aWNsZXMudjEiuwIKD0xpc3RlbmVyQXJ0aWNsZRIKCgJpZBgBIAEoCRINCgV0aXRsZRgCIAEoCRIMCgRsYW5nGAMgASgJEhAKA3VybBgEIAEoCUgAiAEBEiUKBWF1ZGlvGAUgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBiABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSDQoFYWRkZWQYByABKAMSDwoHdXBkYXRlZBgIIAEoAxIQCghyZXZpc2lvbhgJIAEoAxIOCgZsYWJlbHMYCiADKAkSDwoHcGVuZGluZxgLIAEoCBIrCgp0cmFuc2NyaXB0GAwgASgLMhcuYXJ0aWNsZXMudjEuVHJhbnNjcmlwdBIPCgdzdW1tYXJ5GA0gASgJQgYKBF91cmwiWQoZR2V0TGlzdGVuZXJBcnRpY2xlUmVxdWVzdBIMCgJpZBgBIAEoCUgAEhUKC2V4dGVybmFsX2lkGAIgASgJSAASDQoDdXJsGAMgASgJSABCCAoGbG9va3VwIksKGkdldExpc3RlbmVyQXJ0aWNsZVJlc3BvbnNlEi0KB2FydGljbGUYASABKAsyHC5hcnRpY2xlcy52MS5MaXN0ZW5lckFydGljbGUiWgobTGlzdExpc3RlbmVyQXJ0aWNsZXNSZXF1ZXN0EhIKBWxhYmVsGAEgASgJSACIAQESDQoFbGltaXQYAiABKAUSDgoGb2Zmc2V0GAMgASgFQggKBl9sYWJlbCJdChxMaXN0TGlzdGVuZXJBcnRpY2xlc1Jlc3BvbnNlEi4KCGFydGljbGVzGAEgAygLMhwuYXJ0aWNsZXMudjEuTGlzdGVuZXJBcnRpY2xlEg0KBWNvdW50GAIgASgDIoUBCg5MaXN0ZW5pbmdFdmVudBISCgphcnRpY2xlX2lkGAEgASgJEi0KBHR5cGUYAiABKA4yHy5hcnRpY2xlcy52MS5MaXN0ZW5pbmdFdmVudFR5cGUSDwoHcGVyY2VudBgDIAEoBRIPCgdzZWNvbmRzGAQgASgBEg4KBnNvdXJjZRgFIAEoCSJFChZSZWNvcmRMaXN0ZW5pbmdSZXF1ZXN0EisKBmV2ZW50cxgBIAMoCzIbLmFydGljbGVzLnYxLkxpc3RlbmluZ0V2ZW50IisKF1JlY29yZExpc3RlbmluZ1Jlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgFIkYKFkdldEFydGljbGVTdGF0c1JlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIMCgRmcm9tGAIgASgJEgoKAnRvGAMgASgJIjIKFkdldFByb2plY3RTdGF0c1JlcXVlc3QSDAoEZnJvbRgBIAEoCRIKCgJ0bxgCIAEoCSKwAQoMU3RhdHNGaWd1cmVzEhMKC2ltcHJlc3Npb25zGAEgASgDEg0KBXBsYXlzGAIgASgDEhIKCnByb2dyZXNzMjUYAyABKAMSEgoKcHJvZ3Jlc3M1MBgEIAEoAxISCgpwcm9ncmVzczc1GAUgASgDEhMKC2NvbXBsZXRpb25zGAYgASgDEhgKEHNlY29uZHNfbGlzdGVuZWQYByABKAESEQoJZG93bmxvYWRzGAggASgDIkkKC1NvdXJjZVN0YXRzEg4KBnNvdXJjZRgBIAEoCRIqCgdmaWd1cmVzGAIgASgLMhkuYXJ0aWNsZXMudjEuU3RhdHNGaWd1cmVzIkUKCkRhaWx5U3RhdHMSCwoDZGF5GAEgASgJEioKB2ZpZ3VyZXMYAiABKAsyGS5hcnRpY2xlcy52MS5TdGF0c0ZpZ3VyZXMiYgoRQXJ0aWNsZVN0YXRzVG90YWwSEgoKYXJ0aWNsZV9pZBgBIAEoCRIqCgdmaWd1cmVzGAIgASgLMhkuYXJ0aWNsZXMudjEuU3RhdHNGaWd1cmVzEg0KBXRpdGxlGAMgASgJItcBCgtTdGF0c1JlcG9ydBIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEigKBXRvdGFsGAMgASgLMhkuYXJ0aWNsZXMudjEuU3RhdHNGaWd1cmVzEiUKBGRheXMYBCADKAsyFy5hcnRpY2xlcy52MS5EYWlseVN0YXRzEjAKCGFydGljbGVzGAUgAygLMh4uYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXRzVG90YWwSKwoJYnlfc291cmNlGAYgAygLMhguYXJ0aWNsZXMudjEuU291cmNlU3RhdHMiQwoXR2V0QXJ0aWNsZVN0YXRzUmVzcG9uc2USKAoGcmVwb3J0GAEgASgLMhguYXJ0aWNsZXMudjEuU3RhdHNSZXBvcnQiQwoXR2V0UHJvamVjdFN0YXRzUmVzcG9uc2USKAoGcmVwb3J0GAEgASgLMhguYXJ0aWNsZXMudjEuU3RhdHNSZXBvcnQqiAIKEkxpc3RlbmluZ0V2ZW50VHlwZRIkCiBMSVNURU5JTkdfRVZFTlRfVFlQRV9VTlNQRUNJRklFRBAAEiMKH0xJU1RFTklOR19FVkVOVF9UWVBFX0lNUFJFU1NJT04QARIdChlMSVNURU5JTkdfRVZFTlRfVFlQRV9QTEFZEAISIQodTElTVEVOSU5HX0VWRU5UX1RZUEVfUFJPR1JFU1MQAxIhCh1MSVNURU5JTkdfRVZFTlRfVFlQRV9DT01QTEVURRAEEh8KG0xJU1RFTklOR19FVkVOVF9UWVBFX0xJU1RFThAFEiEKHUxJU1RFTklOR19FVkVOVF9UWVBFX0RPV05MT0FEEAYyiQQKD0xpc3RlbmVyU2VydmljZRJnChJHZXRMaXN0ZW5lckFydGljbGUSJi5hcnRpY2xlcy52MS5HZXRMaXN0ZW5lckFydGljbGVSZXF1ZXN0GicuYXJ0aWNsZXMudjEuR2V0TGlzdGVuZXJBcnRpY2xlUmVzcG9uc2UiABJtChRMaXN0TGlzdGVuZXJBcnRpY2xlcxIoLmFydGljbGVzLnYxLkxpc3RMaXN0ZW5lckFydGljbGVzUmVxdWVzdBopLmFydGljbGVzLnYxLkxpc3RMaXN0ZW5lckFydGljbGVzUmVzcG9uc2UiABJeCg9SZWNvcmRMaXN0ZW5pbmcSIy5hcnRpY2xlcy52MS5SZWNvcmRMaXN0ZW5pbmdSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVjb3JkTGlzdGVuaW5nUmVzcG9uc2UiABJeCg9HZXRBcnRpY2xlU3RhdHMSIy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlU3RhdHNSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVN0YXRzUmVzcG9uc2UiABJeCg9HZXRQcm9qZWN0U3RhdHMSIy5hcnRpY2xlcy52MS5HZXRQcm9qZWN0U3RhdHNSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0UHJvamVjdFN0YXRzUmVzcG9uc2UiAGIGcHJvdG8z", [file_articles_v1_articles]);
 
 /**
  * @generated from message articles.v1.ListenerArticle
@@ -235,6 +235,14 @@ export type ListeningEvent = Message<"articles.v1.ListeningEvent"> & {
    * @generated from field: double seconds = 4;
    */
   seconds: number;
+
+  /**
+   * Where the listen happened: "player" (the player on the publisher's page; empty means it too),
+   * "embed" (the embed page), "console" (the publisher's console) or "podcast" (a podcast app).
+   *
+   * @generated from field: string source = 5;
+   */
+  source: string;
 };
 
 /**
@@ -370,6 +378,13 @@ export type StatsFigures = Message<"articles.v1.StatsFigures"> & {
    * @generated from field: double seconds_listened = 7;
    */
   secondsListened: number;
+
+  /**
+   * Podcast downloads (feed enclosure requests, one per listener, episode and day).
+   *
+   * @generated from field: int64 downloads = 8;
+   */
+  downloads: bigint;
 };
 
 /**
@@ -378,6 +393,30 @@ export type StatsFigures = Message<"articles.v1.StatsFigures"> & {
  */
 export const StatsFiguresSchema: GenMessage<StatsFigures> = /*@__PURE__*/
   messageDesc(file_articles_v1_listener, 10);
+
+/**
+ * @generated from message articles.v1.SourceStats
+ */
+export type SourceStats = Message<"articles.v1.SourceStats"> & {
+  /**
+   * "player", "embed", "console" or "podcast".
+   *
+   * @generated from field: string source = 1;
+   */
+  source: string;
+
+  /**
+   * @generated from field: articles.v1.StatsFigures figures = 2;
+   */
+  figures?: StatsFigures | undefined;
+};
+
+/**
+ * Describes the message articles.v1.SourceStats.
+ * Use `create(SourceStatsSchema)` to create a new message.
+ */
+export const SourceStatsSchema: GenMessage<SourceStats> = /*@__PURE__*/
+  messageDesc(file_articles_v1_listener, 11);
 
 /**
  * @generated from message articles.v1.DailyStats
@@ -399,7 +438,7 @@ export type DailyStats = Message<"articles.v1.DailyStats"> & {
  * Use `create(DailyStatsSchema)` to create a new message.
  */
 export const DailyStatsSchema: GenMessage<DailyStats> = /*@__PURE__*/
-  messageDesc(file_articles_v1_listener, 11);
+  messageDesc(file_articles_v1_listener, 12);
 
 /**
  * @generated from message articles.v1.ArticleStatsTotal
@@ -428,7 +467,7 @@ export type ArticleStatsTotal = Message<"articles.v1.ArticleStatsTotal"> & {
  * Use `create(ArticleStatsTotalSchema)` to create a new message.
  */
 export const ArticleStatsTotalSchema: GenMessage<ArticleStatsTotal> = /*@__PURE__*/
-  messageDesc(file_articles_v1_listener, 12);
+  messageDesc(file_articles_v1_listener, 13);
 
 /**
  * @generated from message articles.v1.StatsReport
@@ -460,6 +499,13 @@ export type StatsReport = Message<"articles.v1.StatsReport"> & {
    * @generated from field: repeated articles.v1.ArticleStatsTotal articles = 5;
    */
   articles: ArticleStatsTotal[];
+
+  /**
+   * The totals split by where the listens came from; sources without any figure are left out.
+   *
+   * @generated from field: repeated articles.v1.SourceStats by_source = 6;
+   */
+  bySource: SourceStats[];
 };
 
 /**
@@ -467,7 +513,7 @@ export type StatsReport = Message<"articles.v1.StatsReport"> & {
  * Use `create(StatsReportSchema)` to create a new message.
  */
 export const StatsReportSchema: GenMessage<StatsReport> = /*@__PURE__*/
-  messageDesc(file_articles_v1_listener, 13);
+  messageDesc(file_articles_v1_listener, 14);
 
 /**
  * @generated from message articles.v1.GetArticleStatsResponse
@@ -484,7 +530,7 @@ export type GetArticleStatsResponse = Message<"articles.v1.GetArticleStatsRespon
  * Use `create(GetArticleStatsResponseSchema)` to create a new message.
  */
 export const GetArticleStatsResponseSchema: GenMessage<GetArticleStatsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_listener, 14);
+  messageDesc(file_articles_v1_listener, 15);
 
 /**
  * @generated from message articles.v1.GetProjectStatsResponse
@@ -501,7 +547,7 @@ export type GetProjectStatsResponse = Message<"articles.v1.GetProjectStatsRespon
  * Use `create(GetProjectStatsResponseSchema)` to create a new message.
  */
 export const GetProjectStatsResponseSchema: GenMessage<GetProjectStatsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_listener, 15);
+  messageDesc(file_articles_v1_listener, 16);
 
 /**
  * @generated from enum articles.v1.ListeningEventType
@@ -538,6 +584,14 @@ export enum ListeningEventType {
    * @generated from enum value: LISTENING_EVENT_TYPE_LISTEN = 5;
    */
   LISTEN = 5,
+
+  /**
+   * A podcast app fetched the episode's file (counted by the gateway's enclosure rules; never
+   * accepted from a player's beacon).
+   *
+   * @generated from enum value: LISTENING_EVENT_TYPE_DOWNLOAD = 6;
+   */
+  DOWNLOAD = 6,
 }
 
 /**

@@ -10,7 +10,7 @@ import { spokenTextOf } from "../admission/admit.js";
 import { openingOf } from "../opening.js";
 import type { ListeningChannel } from "../../../lib/bus/listening.js";
 import type { ListeningEventIn } from "../stats/aggregator.js";
-import type { Figures, StatsReport, StatsStore } from "../stats/store.js";
+import type { Figures, ListeningSource, StatsReport, StatsStore } from "../stats/store.js";
 import { isParked, PENDING_STATUSES, type ArticleStore, type StoredArticle } from "../store/port.js";
 import type { RequestAudio } from "./context.js";
 import type { OnDemandBudget } from "../on-demand-budget.js";
@@ -49,7 +49,11 @@ const EVENT_KINDS: Partial<Record<ListeningEventType, ListeningEventIn["type"]>>
   [ListeningEventType.PROGRESS]: "progress",
   [ListeningEventType.COMPLETE]: "complete",
   [ListeningEventType.LISTEN]: "listen",
+  [ListeningEventType.DOWNLOAD]: "download",
 };
+
+/** What a player may name as its source; "podcast" is implied by a download, never claimed. */
+const PLAYER_SOURCES: ReadonlySet<string> = new Set<ListeningSource>(["player", "embed", "console"]);
 
 const notFound = () => new ConnectError("No ready audio for this article", Code.NotFound);
 /** The player shows "audio not available yet"; the article keeps waiting for a later lookup or the publisher. */
@@ -74,6 +78,7 @@ const figures = (f: Figures): StatsFigures => ({
   progress75: BigInt(f.progress75),
   completions: BigInt(f.completions),
   secondsListened: Math.round(f.secondsListened * 10) / 10,
+  downloads: BigInt(f.downloads),
 });
 
 function reportMessage(r: StatsReport, range: { from: string; to: string }, titles = new Map<string, string>()): StatsReportMessage {
@@ -84,6 +89,7 @@ function reportMessage(r: StatsReport, range: { from: string; to: string }, titl
     total: figures(r.total),
     days: r.days.map((d) => ({ $typeName: "articles.v1.DailyStats", day: d.day, figures: figures(d.figures) })),
     articles: r.articles.map((a) => ({ $typeName: "articles.v1.ArticleStatsTotal", articleId: a.articleId, figures: figures(a.figures), title: titles.get(a.articleId) ?? "" })),
+    bySource: r.bySource.map((s) => ({ $typeName: "articles.v1.SourceStats", source: s.source, figures: figures(s.figures) })),
   };
 }
 
@@ -168,10 +174,12 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
       const events: ListeningEventIn[] = [];
       for (const [i, e] of req.events.entries()) {
         const type = EVENT_KINDS[e.type];
-        if (!type) throw v.invalid(`events[${i}].type: must be impression, play, progress, complete or listen`);
+        if (!type) throw v.invalid(`events[${i}].type: must be impression, play, progress, complete, listen or download`);
+        if (e.source !== "" && type !== "download" && !PLAYER_SOURCES.has(e.source)) throw v.invalid(`events[${i}].source: must be player, embed or console`);
         if (type === "progress" && ![25, 50, 75, 100].includes(e.percent)) throw v.invalid(`events[${i}].percent: must be 25, 50, 75 or 100`);
         if (!Number.isFinite(e.seconds) || e.seconds < 0) throw v.invalid(`events[${i}].seconds: must be a non-negative number`);
-        events.push({ articleId: v.requiredId(`events[${i}].articleId`, e.articleId), type, percent: e.percent, seconds: e.seconds });
+        const source = type === "download" ? "podcast" : ((e.source || "player") as ListeningSource);
+        events.push({ articleId: v.requiredId(`events[${i}].articleId`, e.articleId), type, percent: e.percent, seconds: e.seconds, source });
       }
       await listening.send({ projectId, at: Date.now(), events });
       return { accepted: events.length };

@@ -7,9 +7,9 @@
 import type { Logger } from "../../../lib/log.js";
 import type { ArticleStore } from "../store/port.js";
 import { boundsForDuration, type FigureBounds } from "./plausible.js";
-import { zeroFigures, type Figures, type StatsStore } from "./store.js";
+import { zeroFigures, type Figures, type ListeningSource, type StatsStore } from "./store.js";
 
-export type ListeningEventKind = "impression" | "play" | "progress" | "complete" | "listen";
+export type ListeningEventKind = "impression" | "play" | "progress" | "complete" | "listen" | "download";
 
 export interface ListeningEventIn {
   articleId: string;
@@ -18,6 +18,8 @@ export interface ListeningEventIn {
   percent?: number;
   /** Seconds listened since the player's previous batch. */
   seconds?: number;
+  /** Absent: the player on the publisher's page. */
+  source?: ListeningSource;
 }
 
 /** One player's batch can claim at most this much listening per article. */
@@ -53,6 +55,8 @@ function deltaOf(e: ListeningEventIn): Partial<Figures> {
       return { ...base, completions: 1 };
     case "listen":
       return base;
+    case "download":
+      return { downloads: 1 };
     case "progress":
       if (e.percent === 25) return { ...base, progress25: 1 };
       if (e.percent === 50) return { ...base, progress50: 1 };
@@ -68,7 +72,7 @@ export function createListeningAggregator(opts: AggregatorOptions): ListeningAgg
   const knownFor = opts.knownForMs ?? 60_000;
   /** bounds: undefined when the article is not a ready one of the project. */
   const known = new Map<string, { bounds: FigureBounds | undefined; until: number }>();
-  let pending = new Map<string, { projectId: string; articleId: string; day: string; figures: Figures; bounds: FigureBounds }>();
+  let pending = new Map<string, { projectId: string; articleId: string; day: string; source: ListeningSource; figures: Figures; bounds: FigureBounds }>();
   let flushing: Promise<void> = Promise.resolve();
 
   async function boundsOf(projectId: string, articleId: string): Promise<FigureBounds | undefined> {
@@ -88,7 +92,7 @@ export function createListeningAggregator(opts: AggregatorOptions): ListeningAgg
     pending = new Map();
     for (const p of batch.values()) {
       try {
-        await stats.add(p.projectId, p.articleId, p.day, p.figures, p.bounds);
+        await stats.add(p.projectId, p.articleId, p.day, p.figures, p.bounds, p.source);
       } catch (err) {
         // Analytics: a lost increment is logged, never allowed to block playback or the API.
         log.warn({ err, projectId: p.projectId, articleId: p.articleId }, "listening figures not stored");
@@ -107,9 +111,11 @@ export function createListeningAggregator(opts: AggregatorOptions): ListeningAgg
       for (const e of events) {
         const bounds = await boundsOf(projectId, e.articleId);
         if (!bounds) continue;
-        const key = `${projectId}|${e.articleId}|${day}`;
+        // Downloads are the podcast apps' figure, whatever source was claimed.
+        const source = e.type === "download" ? "podcast" : (e.source ?? "player");
+        const key = `${projectId}|${e.articleId}|${day}|${source}`;
         let p = pending.get(key);
-        if (!p) pending.set(key, (p = { projectId, articleId: e.articleId, day, figures: zeroFigures(), bounds }));
+        if (!p) pending.set(key, (p = { projectId, articleId: e.articleId, day, source, figures: zeroFigures(), bounds }));
         p.bounds = bounds;
         for (const [k, v] of Object.entries(deltaOf(e))) p.figures[k as keyof Figures] += v as number;
         counted++;

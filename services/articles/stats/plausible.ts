@@ -34,5 +34,8 @@ export function addWithinBounds(current: Figures, delta: Partial<Figures>, bound
   const capped = (k: keyof Figures, cap: number) => Math.max(current[k], Math.min(plus(k), cap));
   for (const k of PER_PLAY) next[k] = capped(k, next.plays);
   next.secondsListened = capped("secondsListened", next.plays * bounds.secondsPerPlay);
+  // A download needs no play (a podcast app plays offline, unseen); the gateway counts each
+  // listener once a day per episode, so only adding up is left to do here.
+  next.downloads = plus("downloads");
   return next;
 }

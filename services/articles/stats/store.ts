@@ -15,14 +15,30 @@ export interface Figures {
   progress75: number;
   completions: number;
   secondsListened: number;
+  /** Podcast downloads: feed enclosure requests as the gateway counts them (one per listener, episode and day). */
+  downloads: number;
 }
 
-export const FIGURES: (keyof Figures)[] = ["impressions", "plays", "progress25", "progress50", "progress75", "completions", "secondsListened"];
+export const FIGURES: (keyof Figures)[] = ["impressions", "plays", "progress25", "progress50", "progress75", "completions", "secondsListened", "downloads"];
 
-export const zeroFigures = (): Figures => ({ impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, secondsListened: 0 });
+export const zeroFigures = (): Figures => ({ impressions: 0, plays: 0, progress25: 0, progress50: 0, progress75: 0, completions: 0, secondsListened: 0, downloads: 0 });
 
-/** `rev` counts the writes (absent on documents written before it existed). */
-export type StatsDoc = { _id: string; projectId: string; articleId: string; day: string; rev?: number } & Partial<Figures>;
+/**
+ * Where a listen happened: the player on the publisher's own page, the platform's embed page,
+ * the publisher's console, or a podcast app (downloads only).
+ */
+export const LISTENING_SOURCES = ["player", "embed", "console", "podcast"] as const;
+export type ListeningSource = (typeof LISTENING_SOURCES)[number];
+
+/**
+ * One document per article, UTC day and source. The player's documents keep the id they had
+ * before sources existed (no suffix, no `source` field), so older figures count as the player's.
+ * `rev` counts the writes (absent on documents written before it existed).
+ */
+export type StatsDoc = { _id: string; projectId: string; articleId: string; day: string; source?: ListeningSource; rev?: number } & Partial<Figures>;
+
+export const statsDocId = (projectId: string, articleId: string, day: string, source: ListeningSource) =>
+  source === "player" ? `${projectId}|${articleId}|${day}` : `${projectId}|${articleId}|${day}|${source}`;
 
 export interface DayFigures {
   day: string;
@@ -32,6 +48,8 @@ export interface DayFigures {
 export interface StatsReport {
   total: Figures;
   days: DayFigures[];
+  /** The totals per source, in LISTENING_SOURCES order; sources without figures are left out. */
+  bySource: Array<{ source: ListeningSource; figures: Figures }>;
   /** Project reports only: per-article totals, most played first. */
   articles: Array<{ articleId: string; figures: Figures }>;
 }
@@ -41,7 +59,7 @@ export interface StatsStore {
    * Adds `delta` to the article's figures of `day` (YYYY-MM-DD, UTC), as far
    * as `bounds` allow (plausible.ts): what exceeds them is dropped.
    */
-  add(projectId: string, articleId: string, day: string, delta: Partial<Figures>, bounds: FigureBounds): Promise<void>;
+  add(projectId: string, articleId: string, day: string, delta: Partial<Figures>, bounds: FigureBounds, source?: ListeningSource): Promise<void>;
   article(projectId: string, articleId: string, from: string, to: string): Promise<StatsReport>;
   project(projectId: string, from: string, to: string, maxArticles?: number): Promise<StatsReport>;
 }
@@ -54,8 +72,13 @@ function report(docs: StatsDoc[], perArticle: boolean, maxArticles: number): Sta
   const total = zeroFigures();
   const byDay = new Map<string, Figures>();
   const byArticle = new Map<string, Figures>();
+  const bySource = new Map<ListeningSource, Figures>();
   for (const d of docs) {
     addInto(total, d);
+    const source = d.source ?? "player";
+    let s = bySource.get(source);
+    if (!s) bySource.set(source, (s = zeroFigures()));
+    addInto(s, d);
     let day = byDay.get(d.day);
     if (!day) byDay.set(d.day, (day = zeroFigures()));
     addInto(day, d);
@@ -67,10 +90,11 @@ function report(docs: StatsDoc[], perArticle: boolean, maxArticles: number): Sta
   }
   const days = [...byDay.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([day, figures]) => ({ day, figures }));
   const articles = [...byArticle.entries()]
-    .sort(([ia, a], [ib, b]) => b.plays - a.plays || b.impressions - a.impressions || (ia < ib ? -1 : 1))
+    .sort(([ia, a], [ib, b]) => b.plays - a.plays || b.downloads - a.downloads || b.impressions - a.impressions || (ia < ib ? -1 : 1))
     .slice(0, maxArticles)
     .map(([articleId, figures]) => ({ articleId, figures }));
-  return { total, days, articles };
+  const sources = LISTENING_SOURCES.filter((s) => bySource.has(s)).map((source) => ({ source, figures: bySource.get(source)! }));
+  return { total, days, articles, bySource: sources };
 }
 
 function figuresOf(doc: StatsDoc | null): Figures {
@@ -127,10 +151,11 @@ export async function openStatsStoreOn(col: DocumentCollection<StatsDoc>): Promi
   }
 
   return {
-    async add(projectId, articleId, day, delta, bounds) {
+    async add(projectId, articleId, day, delta, bounds, source = "player") {
       if (!FIGURES.some((k) => (delta[k] ?? 0) > 0)) return;
-      const _id = `${projectId}|${articleId}|${day}`;
-      await inTurn(_id, () => addBounded({ _id, projectId, articleId, day }, delta, bounds));
+      const _id = statsDocId(projectId, articleId, day, source);
+      const key = source === "player" ? { _id, projectId, articleId, day } : { _id, projectId, articleId, day, source };
+      await inTurn(_id, () => addBounded(key, delta, bounds));
     },
     async article(projectId, articleId, from, to) {
       const docs = await col.find({ projectId, day: { $gte: from, $lte: to }, articleId });
