@@ -132,6 +132,32 @@ export async function playOnArticlePage(page: Page): Promise<void> {
   expect(await inPlayer<string>(page, "audio-preview", "audio.src")).to.match(/preview\.mp3$/);
 }
 
+/**
+ * Plays the article page's full audio until the platform's player has highlighted `n` different
+ * sentences of the article's text on the page (its read-along); answers them in the order heard.
+ */
+export async function sentencesHighlighted(page: Page, n: number): Promise<string[]> {
+  const heard: string[] = [];
+  await page.locator("#article-text p").first().waitFor();
+  await page.locator("#audio-full button.play").click();
+  await waitFor(
+    `${n} sentences highlighted in turn`,
+    async () => {
+      const now = (await page.evaluate(() => {
+        const hl = (CSS as unknown as { highlights: Map<string, Set<Range>> }).highlights.get("article-audio-player");
+        const r = hl && [...hl][0];
+        return r && document.getElementById("article-text")!.contains(r.commonAncestorContainer) ? r.toString() : "";
+      })) as string;
+      if (now && !heard.includes(now)) heard.push(now);
+      return heard.length >= n ? true : undefined;
+    },
+    60_000,
+    50,
+  );
+  await page.locator("#audio-full button.play").click();
+  return heard;
+}
+
 /** Nothing an editor played in the console reached the listening statistics. */
 export async function expectNoListeningCounted(cb: ConsoleBrowser, A: Api, articleId: string): Promise<void> {
   expect(cb.beacons, "listening events sent from the console").to.deep.equal([]);

@@ -9,7 +9,7 @@ import { api } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { requireMongo, requireNats } from "../../test/support/servers.js";
 import { startTestStack, TOKENS, type TestStack } from "../../test/e2e/stack-harness.js";
-import { ConsoleBrowser, expectNoListeningCounted, expectNoWriteControls, launchChromium, playOnArticlePage, statusesUntilReady, submitArticle } from "./console-flows.js";
+import { ConsoleBrowser, expectNoListeningCounted, expectNoWriteControls, launchChromium, playOnArticlePage, sentencesHighlighted, statusesUntilReady, submitArticle } from "./console-flows.js";
 
 describe("publisher console on the full stack (MongoDB, NATS JetStream, one process per service) in Chromium", function () {
   this.timeout(300_000);
@@ -52,6 +52,8 @@ describe("publisher console on the full stack (MongoDB, NATS JetStream, one proc
     const article = (await api(t.stack.url, TOKENS.aFull)("GET", `/api/articles/${encodeURIComponent(readyId)}`)).body.article;
     expect(article).to.include({ status: "ready", title: "Harbour reopens" });
     await playOnArticlePage(page);
+    // The text on the page, read along: the segments come from the full stack's audio store.
+    expect(await sentencesHighlighted(page, 2)).to.have.members(["The old harbour reopened on Friday after a year of repairs.", "Fishing boats and ferries are back at the quay."]);
     await ctx.close();
     await expectNoListeningCounted(cb, api(t.stack.url, TOKENS.aFull), readyId);
   });
