@@ -20,6 +20,8 @@ import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
 import { publisherCallers, writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
+import { jobRoutes } from "./routes/jobs.js";
+import { ArticleJobsService } from "../gen/articles/v1/jobs_pb.js";
 import { importRoutes } from "./routes/import.js";
 import type { ImportLimits } from "./import-limits.js";
 import { audioRoutes } from "./routes/audio.js";
@@ -95,6 +97,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   const callers = opts.authUrl ? publisherCallers(opts.authUrl, opts.internalToken) : undefined;
   docsRoutes(router);
   if (callers) tokenRoutes(router, callers);
+  // Before the articles' routes: /api/articles/bulk is no article id.
+  jobRoutes(router, { client: rpcClient(ArticleJobsService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }), maxBodyBytes, checkWriter: callers && writerCheck(callers) });
   articleRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,

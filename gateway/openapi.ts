@@ -2,10 +2,11 @@
 // (the ones that validate requests). Nested uses of a named schema become
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
+import { jobPaths } from "./openapi-jobs.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
 import { VOICE_SCHEMAS, VoiceSampleQuery } from "./routes/voices.js";
 import { TOKEN_SCHEMAS } from "./routes/token.js";
-import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
+import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, BULK_SCHEMAS, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
 type Json = Record<string, unknown>;
 
@@ -125,7 +126,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS, ...VOICE_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...BULK_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS, ...VOICE_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -249,6 +250,7 @@ export function buildOpenApi(): Json {
         },
       },
       ...pronunciationPaths(),
+      ...jobPaths(),
       "/api/voices": {
         get: {
           operationId: "listVoices",

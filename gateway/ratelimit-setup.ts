@@ -10,42 +10,17 @@ import { createMemoryBucketStore } from "../lib/ratelimit/memory.js";
 import type { BucketStore } from "../lib/ratelimit/port.js";
 import { createCallerResolver } from "../lib/rpc/caller.js";
 import { rpcClient } from "../lib/rpc/client.js";
-import { DEFAULT_LIMITS, projectLimitsFromSettings, type ProjectLimits, type RateLimitMiddlewareOptions } from "./ratelimit.js";
+import { projectLimitsFromSettings, type RateLimitMiddlewareOptions } from "./ratelimit.js";
+import { defaultLimitsOf, type RateLimitConfig } from "../lib/ratelimit/project-limits.js";
 
-export const RATE_LIMIT_VARS = {
-  RATE_LIMIT_ENABLED: { type: "boolean", default: true, description: "per-project REST API rate limits (docs/limits.md); false turns them off" },
-  RATE_LIMIT_READS_PER_SECOND: { type: "number", minimum: 0.001, maximum: 100_000, default: DEFAULT_LIMITS.reads.perSecond, description: "default read (GET) rate per project" },
-  RATE_LIMIT_READS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.reads.burst, description: "default read burst per project" },
-  RATE_LIMIT_WRITES_PER_SECOND: { type: "number", minimum: 0.001, maximum: 100_000, default: DEFAULT_LIMITS.writes.perSecond, description: "default write (POST/PUT/DELETE) rate per project" },
-  RATE_LIMIT_WRITES_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.writes.burst, description: "default write burst per project" },
-  RATE_LIMIT_IMPORTS_PER_SECOND: { type: "number", minimum: 0.001, maximum: 100_000, default: DEFAULT_LIMITS.imports.perSecond, description: "default bulk import rate per project, in lines per second (docs/import.md)" },
-  RATE_LIMIT_IMPORTS_BURST: { type: "integer", minimum: 1, maximum: 1_000_000, default: DEFAULT_LIMITS.imports.burst, description: "default bulk import burst per project, in lines" },
-  RATE_LIMIT_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ratelimit", description: "NATS KV bucket shared by the gateway replicas" },
-} as const;
-
-export interface RateLimitConfig {
-  RATE_LIMIT_ENABLED: boolean;
-  RATE_LIMIT_READS_PER_SECOND: number;
-  RATE_LIMIT_READS_BURST: number;
-  RATE_LIMIT_WRITES_PER_SECOND: number;
-  RATE_LIMIT_WRITES_BURST: number;
-  RATE_LIMIT_IMPORTS_PER_SECOND: number;
-  RATE_LIMIT_IMPORTS_BURST: number;
-  RATE_LIMIT_KV_BUCKET: string;
-  NATS_URL?: string;
-}
+export { RATE_LIMIT_VARS, defaultLimitsOf, type RateLimitConfig } from "../lib/ratelimit/project-limits.js";
 
 export interface GatewayRateLimit {
   options: RateLimitMiddlewareOptions;
+  /** Where the buckets live, for work paced through the same writes bucket in this process (bulk jobs, lib/ratelimit/write-pacer.ts). */
+  store: BucketStore;
+  shared: boolean;
   close(): Promise<void>;
-}
-
-export function defaultLimitsOf(cfg: RateLimitConfig): ProjectLimits {
-  return {
-    reads: { perSecond: cfg.RATE_LIMIT_READS_PER_SECOND, burst: cfg.RATE_LIMIT_READS_BURST },
-    writes: { perSecond: cfg.RATE_LIMIT_WRITES_PER_SECOND, burst: cfg.RATE_LIMIT_WRITES_BURST },
-    imports: { perSecond: cfg.RATE_LIMIT_IMPORTS_PER_SECOND, burst: cfg.RATE_LIMIT_IMPORTS_BURST },
-  };
 }
 
 /** Undefined when RATE_LIMIT_ENABLED=false. */
@@ -71,6 +46,8 @@ export async function gatewayRateLimit(cfg: RateLimitConfig, auth: { url?: strin
     log.warn({ err: { message: (err as Error)?.message } }, what);
   };
   return {
+    store,
+    shared,
     options: {
       resolveCaller: createCallerResolver({ auth: client, internalToken: auth.internalToken }),
       limitsOf: projectLimitsFromSettings({ auth: client, defaults: defaultLimitsOf(cfg), onError: warn("project rate limits unavailable, using the defaults") }),

@@ -19,17 +19,9 @@ import type { CallerResolver } from "../lib/rpc/caller.js";
 import type { Decision, RateLimiter } from "../lib/ratelimit/limiter.js";
 import type { BucketPolicy } from "../lib/ratelimit/port.js";
 import { HttpError } from "./errors.js";
+import { mergeLimits, projectBucketKey, type LimitClass, type ProjectLimits } from "../lib/ratelimit/project-limits.js";
 
-export type LimitClass = "reads" | "writes" | "imports";
-export type ProjectLimits = Record<LimitClass, BucketPolicy>;
-
-/** Defaults: a reader polling a few articles and a CMS publishing in bursts both fit comfortably. */
-export const DEFAULT_LIMITS: ProjectLimits = Object.freeze({
-  reads: { perSecond: 50, burst: 100 },
-  writes: { perSecond: 10, burst: 20 },
-  // Lines of a bulk import (docs/import.md): an archive loads at full speed, and a project's writes keep their own bucket.
-  imports: { perSecond: 10_000, burst: 10_000 },
-});
+export { DEFAULT_LIMITS, mergeLimits, projectBucketKey, type LimitClass, type ProjectLimits } from "../lib/ratelimit/project-limits.js";
 
 export interface RateLimitMiddlewareOptions {
   limiter: RateLimiter;
@@ -136,7 +128,7 @@ export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
   }
 
   function counted(ctx: Context, next: Next, cls: LimitClass, projectId: string, policy: BucketPolicy): Promise<void> {
-    const key = `${projectId}.${cls}`;
+    const key = projectBucketKey(projectId, cls);
     const d = opts.limiter.takeNow(key, policy);
     if (!d) return opts.limiter.take(key, policy).then((later) => admit(ctx, next, cls, policy, later));
     return admit(ctx, next, cls, policy, d);
@@ -147,15 +139,6 @@ export function rateLimitMiddleware(opts: RateLimitMiddlewareOptions) {
     ctx.set(rateLimitHeaders(cls, policy, d.remaining, d.fullInMs));
     return next();
   }
-}
-
-/** A project's limits: its `rateLimit` settings over the deployment's defaults. */
-export function mergeLimits(defaults: ProjectLimits, s: RateLimitSettings | undefined): ProjectLimits {
-  return {
-    reads: { ...defaults.reads, ...(s?.reads ?? {}) },
-    writes: { ...defaults.writes, ...(s?.writes ?? {}) },
-    imports: { ...defaults.imports, ...(s?.imports ?? {}) },
-  };
 }
 
 export interface ImportPace {
@@ -174,7 +157,7 @@ export function importPacer(opts: RateLimitMiddlewareOptions) {
     const caller = await opts.resolveCaller({ get: () => authorization } as unknown as Headers);
     if (caller.kind !== "publisher") return undefined;
     const { projectId } = caller;
-    const key = `${projectId}.imports`;
+    const key = projectBucketKey(projectId, "imports");
     const first = (await opts.limitsOf(projectId)).imports;
     return {
       headers: { "RateLimit-Policy": rateLimitHeaders("imports", first, 0, 0)["RateLimit-Policy"] },

@@ -666,3 +666,100 @@ export function validatePronunciations(body: unknown): PronunciationRule[] {
   }
   return body as PronunciationRule[];
 }
+
+// ---- Bulk jobs (docs/api.md#bulk-actions) ----
+// The articles service checks the same again (services/articles/jobs/handlers.ts) and resolves filters.
+
+/** Most articles one job takes; the articles service holds the same number (MAX_JOB_ARTICLES). */
+export const BULK_MAX_ARTICLES = 10_000;
+
+const bulkLabel: Schema = { type: "string", minLength: 1, maxLength: LIMITS.label, allOf: [notBlank, safeId] };
+
+export const BulkFilter: Schema = {
+  type: "object",
+  additionalProperties: false,
+  description: "The articles the list with the same query shows now (never deleted ones), newest first. An empty filter takes every live article of the project.",
+  properties: {
+    q: { type: "string", minLength: 1, maxLength: 200, allOf: [notBlank, safeId], description: "Words of the title and text, as GET /api/articles?q= finds them.", examples: ["Nabu"] },
+    status: { ...ArticleStatusSchema, description: "Only articles in this status.", examples: ["ready"] },
+    label: { ...bulkLabel, description: "Only articles carrying this label.", examples: ["politics"] },
+  },
+};
+
+export const BulkRequest: Schema = {
+  type: "object",
+  required: ["action"],
+  description: `Either ids or filter (not both), at most ${BULK_MAX_ARTICLES} articles; labels for addLabels and removeLabels only.`,
+  properties: {
+    action: { type: "string", enum: ["regenerate", "delete", "addLabels", "removeLabels"], description: "regenerate: a new revision of each article, read again as an update would (charged like one); delete: as DELETE; addLabels / removeLabels: the labels change, the audio stays (no new revision, nothing charged)." },
+    ids: { type: "array", minItems: 1, maxItems: BULK_MAX_ARTICLES, items: ArticleIdParam, description: "The articles, by id." },
+    filter: BulkFilter,
+    labels: { type: "array", minItems: 1, maxItems: LIMITS.labels, items: bulkLabel, description: "What addLabels adds or removeLabels removes." },
+  },
+};
+
+export const BulkJob: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["id", "action", "state", "total", "done", "failed", "remaining", "errors", "labels", "created"],
+  properties: {
+    id: { type: "string", description: "The job's id (GET /api/jobs/{id})." },
+    action: { type: "string", enum: ["regenerate", "delete", "addLabels", "removeLabels"] },
+    state: { type: "string", enum: ["running", "done", "cancelled", "failed"], description: "failed: stopped before its end, `reason` says why (the daily limit or the credit ran out, a service kept failing)." },
+    total: { type: "integer", minimum: 0, description: "Articles the job took at its start." },
+    done: { type: "integer", minimum: 0 },
+    failed: { type: "integer", minimum: 0 },
+    remaining: { type: "integer", minimum: 0, description: "total − done − failed: left untouched so far (for good, once the job is no longer running)." },
+    errors: {
+      type: "array",
+      description: "The first 100 articles that failed, each with its reason.",
+      items: { type: "object", additionalProperties: false, required: ["articleId", "error"], properties: { articleId: { type: "string" }, error: { type: "string" } } },
+    },
+    reason: { type: "string", description: "Why the job stopped before its end." },
+    labels: { type: "array", items: { type: "string" } },
+    created: { type: "string", format: "date-time" },
+    finished: { type: "string", format: "date-time" },
+  },
+};
+
+export const BulkStartResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "id", "job"],
+  properties: { result: { const: "ok" }, id: { type: "string", description: "The job's id." }, job: BulkJob },
+};
+
+export const BulkJobResult: Schema = {
+  type: "object",
+  additionalProperties: false,
+  required: ["result", "job"],
+  properties: { result: { const: "ok" }, job: BulkJob },
+};
+
+export const JobIdParam: Schema = { type: "string", minLength: 1, maxLength: 64, pattern: "^[A-Za-z0-9_-]+$", description: "A job id from POST /api/articles/bulk.", examples: ["job_3kT9aZ0qLm2xYw1v"] };
+
+/** Named in the OpenAPI document beside SCHEMAS. */
+export const BULK_SCHEMAS = { BulkFilter, BulkRequest, BulkJob, BulkStartResult, BulkJobResult } as const;
+
+export interface BulkBody {
+  action: "regenerate" | "delete" | "addLabels" | "removeLabels";
+  ids?: string[];
+  filter?: { q?: string; status?: string; label?: string };
+  labels?: string[];
+}
+
+const bulkBodyCheck = compile(bodyAjv, BulkRequest, "body");
+
+export const validateBulk = {
+  /** 400 naming the field; also when both or neither of ids and filter are given. */
+  body(data: unknown): BulkBody {
+    bulkBodyCheck(data);
+    const b = data as BulkBody;
+    if ((b.ids === undefined) === (b.filter === undefined)) throw new HttpError(400, "body: give either ids or filter (not both)");
+    const labelled = b.action === "addLabels" || b.action === "removeLabels";
+    if (labelled && b.labels === undefined) throw new HttpError(400, `labels: is required for ${b.action}`);
+    if (!labelled && b.labels !== undefined) throw new HttpError(400, "labels: only addLabels and removeLabels take labels");
+    return b;
+  },
+  jobId: compile(bodyAjv, JobIdParam, "id"),
+};

@@ -39,7 +39,8 @@ import type { AuthStore } from "../services/auth/store/port.js";
 import type { ArticleStore } from "../services/articles/store/port.js";
 import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
 import { startGateway } from "../gateway/app.js";
-import { gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
+import { defaultLimitsOf, gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
+import { openJobStore } from "../services/articles/jobs/open.js";
 import { IMPORT_VARS, importLimitsOf } from "../gateway/import-limits.js";
 import { reservePort } from "../lib/net/free-port.js";
 import { audioBaseUrlOf, publicBaseUrlOf, PUBLIC_URL_VARS, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
@@ -157,6 +158,11 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
 
     const articleStore = await openArticleStore(cfg);
     closers.push(() => articleStore.close());
+    const jobStore = await openJobStore(cfg);
+    closers.push(() => jobStore.close());
+    // Before the articles service: its bulk jobs are paced through the very buckets the gateway counts writes in.
+    const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
+    if (rateLimit) closers.push(() => rateLimit.close());
     const stats = await openStatsStore(cfg);
     const articles = await startArticlesService({
       store: articleStore,
@@ -177,6 +183,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       supersededGraceMs: cfg.SUPERSEDED_AUDIO_GRACE_MS,
       onDemandBudget: { defaults: onDemandBudgetDefaults(cfg) },
       pageFetches: pageQueueLimits(cfg),
+      jobs: jobStore,
+      bulkPace: rateLimit && { store: rateLimit.store, shared: rateLimit.shared, defaults: defaultLimitsOf(cfg).writes },
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);
@@ -209,8 +217,6 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
     closers.push(async () => queueSampler?.stop());
 
-    const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
-    if (rateLimit) closers.push(() => rateLimit.close());
     await reserved?.release();
     const gateway = await startGateway({
       storeChanges: storeChangesOf(authStore, articleStore),

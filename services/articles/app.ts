@@ -22,7 +22,16 @@ import { listenerHandlers } from "./handlers/listener.js";
 import type { PageFetches, RequestAudio } from "./handlers/context.js";
 import type { PageQueueLimits } from "./pages/queue.js";
 import { startReconciler } from "./reconciler.js";
-import { createArticlesHandlers } from "./service.js";
+import { createArticlesParts } from "./service.js";
+import { ArticleJobsService } from "../../gen/articles/v1/jobs_pb.js";
+import { createBulkActions } from "./jobs/actions.js";
+import { jobHandlers } from "./jobs/handlers.js";
+import { openEmbeddedJobStore } from "./jobs/open.js";
+import type { JobStore } from "./jobs/port.js";
+import { startJobRunner } from "./jobs/runner.js";
+import { createArticleWrites } from "./handlers/article-writes.js";
+import { createWritePacer } from "../../lib/ratelimit/write-pacer.js";
+import type { BucketPolicy } from "../../lib/ratelimit/port.js";
 import { createListeningAggregator } from "./stats/aggregator.js";
 import { openEmbeddedStatsStore } from "./stats/open.js";
 import type { StatsStore } from "./stats/store.js";
@@ -78,6 +87,15 @@ export interface ArticlesServiceOptions {
   supersededGraceMs?: number;
   /** Bounds on background page fetches of articles created from a URL (PAGE_FETCHES, PAGE_FETCHES_PER_PROJECT). */
   pageFetches?: PageQueueLimits;
+  /** Bulk jobs (jobs/); default: in memory (tests). */
+  jobs?: JobStore;
+  /**
+   * The bucket store the gateway counts the projects' API writes in, and the deployment's default writes
+   * policy: bulk jobs are paced through the same buckets. Absent: jobs are not paced (rate limits off).
+   */
+  bulkPace?: { store: BucketStore; shared?: boolean; defaults: BucketPolicy };
+  /** Bulk job lease and scan periods (tests shorten them). */
+  bulkRunner?: { leaseMs?: number; scanMs?: number; retryMs?: number };
 }
 
 /** Unexpected failures reach the caller as a plain Internal error (errors.ts). */
@@ -123,7 +141,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
   let admission: Admission | undefined;
   let pages: PageFetches | undefined;
   const audioFiles = opts.blobs ? createAudioFiles({ blobs: opts.blobs, store: opts.store, log: opts.log, graceMs: opts.supersededGraceMs }) : undefined;
-  const handlers = createArticlesHandlers({
+  const { handlers, shared } = createArticlesParts({
     audioFiles,
     store: opts.store,
     bus: opts.bus,
@@ -139,10 +157,29 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     onPages: (p) => (pages = p),
   });
 
+  const jobStore = opts.jobs ?? (await openEmbeddedJobStore());
+  /** The project's writes policy as the gateway applies it: its settings over the defaults (the defaults while settings cannot be read). */
+  const writesPolicy = async (projectId: string, defaults: BucketPolicy): Promise<BucketPolicy> => {
+    try {
+      return { ...defaults, ...(await settings.get(projectId)).rateLimit?.writes };
+    } catch {
+      return defaults;
+    }
+  };
+  const bulkPace = opts.bulkPace;
+  const runner = startJobRunner({
+    store: jobStore,
+    act: createBulkActions({ store: shared.store, writes: createArticleWrites(shared) }),
+    pace: bulkPace && createWritePacer({ store: bulkPace.store, shared: bulkPace.shared, policyOf: (p) => writesPolicy(p, bulkPace.defaults) }),
+    log: opts.log,
+    ...opts.bulkRunner,
+  });
+  const jobs = jobHandlers(shared, jobStore, runner);
+
   const server = await startRpcServer({
     name: "articles",
-    services: [ArticlesService.typeName, ListenerService.typeName],
-    routes: (router) => router.service(ArticlesService, handlers).service(ListenerService, listener),
+    services: [ArticlesService.typeName, ListenerService.typeName, ArticleJobsService.typeName],
+    routes: (router) => router.service(ArticlesService, handlers).service(ListenerService, listener).service(ArticleJobsService, jobs),
     host: opts.host,
     port: opts.port,
     inProcess: opts.inProcess,
@@ -174,6 +211,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     setServing: server.setServing,
     async close() {
       server.setServing(false);
+      await runner.close();
       await reconciler?.stop();
       await scheduler?.stop();
       await pages?.close();
@@ -183,6 +221,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
       await server.close();
       await listening.close();
       await aggregator.close();
+      if (!opts.jobs) await jobStore.close();
     },
   };
 }

@@ -17,6 +17,9 @@ import { ARTICLES_UPGRADE, openArticleStore } from "./store/open.js";
 import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "./on-demand-budget.js";
 import { PAGE_FETCH_VARS, pageQueueLimits } from "./pages/queue.js";
 import { upgradeFromNedb } from "../../lib/store/nedb-upgrade.js";
+import { RATE_LIMIT_VARS } from "../../lib/ratelimit/project-limits.js";
+import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
+import { openJobStore } from "./jobs/open.js";
 
 const schema = {
   RPC_HOST: { type: "string", default: "127.0.0.1", description: "bind address of the RPC listener" },
@@ -34,6 +37,11 @@ const schema = {
   RECONCILE_STALE_MS: { type: "integer", minimum: 1000, default: 120_000, description: "age after which a pending article is re-queued" },
   ...ON_DEMAND_BUDGET_VARS,
   ...PAGE_FETCH_VARS,
+  // The gateway's rate-limit settings: bulk jobs are paced through the same writes buckets (docs/limits.md).
+  RATE_LIMIT_ENABLED: RATE_LIMIT_VARS.RATE_LIMIT_ENABLED,
+  RATE_LIMIT_WRITES_PER_SECOND: RATE_LIMIT_VARS.RATE_LIMIT_WRITES_PER_SECOND,
+  RATE_LIMIT_WRITES_BURST: RATE_LIMIT_VARS.RATE_LIMIT_WRITES_BURST,
+  RATE_LIMIT_KV_BUCKET: RATE_LIMIT_VARS.RATE_LIMIT_KV_BUCKET,
   ON_DEMAND_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ondemand", description: "NATS KV bucket the articles replicas share the on-demand budgets in" },
 } as const;
 
@@ -58,6 +66,13 @@ async function main(): Promise<void> {
     ? await (await import("../../lib/ratelimit/nats-kv.js")).createNatsKvBucketStore({ url: config.NATS_URL, bucket: config.ON_DEMAND_KV_BUCKET, idleTtlMs: 86_400_000 })
     : undefined;
 
+  const jobs = await openJobStore(config);
+  // With NATS the gateways' own buckets (shared through the KV bucket); without, this process's (still the project's rate).
+  const writeBuckets = !config.RATE_LIMIT_ENABLED
+    ? undefined
+    : config.NATS_URL
+      ? await (await import("../../lib/ratelimit/nats-kv.js")).createNatsKvBucketStore({ url: config.NATS_URL, bucket: config.RATE_LIMIT_KV_BUCKET })
+      : createMemoryBucketStore();
   const svc = await startArticlesService({
     store,
     bus,
@@ -77,6 +92,8 @@ async function main(): Promise<void> {
     supersededGraceMs: config.SUPERSEDED_AUDIO_GRACE_MS,
     onDemandBudget: { defaults: onDemandBudgetDefaults(config), store: budgetStore },
     pageFetches: pageQueueLimits(config),
+    jobs,
+    bulkPace: writeBuckets && { store: writeBuckets, shared: Boolean(config.NATS_URL), defaults: { perSecond: config.RATE_LIMIT_WRITES_PER_SECOND, burst: config.RATE_LIMIT_WRITES_BURST } },
   });
   const metrics = await maybeStartMetricsServer(config, log);
   const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);
@@ -88,6 +105,8 @@ async function main(): Promise<void> {
     await bus.close();
     await blobs.close();
     await budgetStore?.close();
+    await writeBuckets?.close();
+    await jobs.close();
     await store.close();
     closeRpcClients();
     await closeMongo();

@@ -20,18 +20,12 @@ export interface OnDemandTarget extends StatusTarget {
 type Api = ReturnType<typeof api>;
 
 export function onDemandScenarios(target: () => OnDemandTarget): void {
-  const { cliJson } = operator(target);
-  let n = 0;
+  const { cliJson, projectWithTokens } = operator(target);
 
   /** A project and tokens; `settings` as for settings:set. */
   async function project(prefix: string, ...settings: string[]) {
-    const id = `${prefix}-${Date.now().toString(36)}-${n++}`;
-    await cliJson("projects:create", id);
-    const { token } = await cliJson("tokens:issue", id, "full");
-    const { token: readToken } = await cliJson("tokens:issue", id, "read");
-    if (settings.length) await cliJson("settings:set", id, ...settings);
-    const rpc = rpcClient(ArticlesService, target().articlesUrl, { token });
-    return { id, A: api(target().url, token), R: api(target().url, readToken), rpc };
+    const p = await projectWithTokens(prefix, ...settings);
+    return { ...p, rpc: rpcClient(ArticlesService, target().articlesUrl, { token: p.token }) };
   }
   const usage = async (id: string) => {
     const s = await cliJson("settings:get", id);

@@ -68,6 +68,7 @@ export class PublisherSite {
  */
 /** The admin CLI against the target, as an operator runs it. */
 export function operator(target: () => StatusTarget) {
+  let projects = 0;
   async function cli(...argv: string[]): Promise<{ code: number; out: string; err: string }> {
     let out = "";
     let err = "";
@@ -89,7 +90,17 @@ export function operator(target: () => StatusTarget) {
     if (settings.length) await cliJson("settings:set", id, ...settings);
     return api(target().url, token);
   }
-  return { cli, cliJson, project };
+
+  /** A project of a fresh id (`prefix` and a suffix) with a full and a read token; `settings` as for settings:set. */
+  async function projectWithTokens(prefix: string, ...settings: string[]) {
+    const id = `${prefix}-${Date.now().toString(36)}-${++projects}`;
+    await cliJson("projects:create", id);
+    const { token } = await cliJson("tokens:issue", id, "full");
+    const { token: readToken } = await cliJson("tokens:issue", id, "read");
+    if (settings.length) await cliJson("settings:set", id, ...settings);
+    return { id, token, readToken, A: api(target().url, token), R: api(target().url, readToken) };
+  }
+  return { cli, cliJson, project, projectWithTokens };
 }
 
 export function statusScenarios(target: () => StatusTarget, site: PublisherSite): void {

@@ -3,7 +3,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
 import { buildOpenApi } from "../../gateway/openapi.js";
-import { ArticleCreateRequest, ArticleUpdateRequest, SCHEMAS, validate, VoiceLangRule, validatePronunciations, requestValidator } from "../../gateway/schemas.js";
+import { ArticleCreateRequest, ArticleUpdateRequest, SCHEMAS, validate, VoiceLangRule, validatePronunciations, requestValidator, validateBulk } from "../../gateway/schemas.js";
 import { PronunciationPreviewRequest } from "../../gateway/routes/pronunciation-preview.js";
 import { validateListener } from "../../gateway/listener-schemas.js";
 import { addCharacterRules } from "../../lib/text-rules.js";
@@ -202,6 +202,7 @@ describe("gateway: docs and OpenAPI", function () {
     "post /player/v1/events": (v) => validateListener.events(v),
     "put /api/pronunciations": (v) => void validatePronunciations(v),
     "post /api/pronunciations/preview": (v) => requestValidator(PronunciationPreviewRequest, "body")(v),
+    "post /api/articles/bulk": (v) => void validateBulk.body(v),
   };
 
   it("every operation carries examples the server accepts: bodies, path and query parameters", () => {

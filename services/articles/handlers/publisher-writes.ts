@@ -10,6 +10,7 @@ import { publicError } from "../errors.js";
 import { DuplicateExternalIdError, type ArticlePatch } from "../store/port.js";
 import { articleCreator } from "./create.js";
 import * as v from "../validate.js";
+import { createArticleWrites } from "./article-writes.js";
 import { duplicate, EXISTING_ID_KEY, notFound, type HandlerShared } from "./context.js";
 
 type Writes = Pick<ServiceImpl<typeof ArticlesService>, "createArticle" | "createArticles" | "updateArticle" | "deleteArticle" | "requestArticleAudio">;
@@ -26,7 +27,8 @@ function itemError(err: unknown, log: Logger, requestId: string | undefined): It
 }
 
 export function publisherWriteHandlers(s: HandlerShared): Writes {
-  const { store, log, emit, publisher, admitNow, refundUnused, audioFiles, requestAudio, toProto } = s;
+  const { store, log, emit, publisher, admitNow, requestAudio, toProto } = s;
+  const writes = createArticleWrites(s);
 
   const { createOne } = articleCreator(s);
 
@@ -91,52 +93,14 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
 
       const what = target.case === "id" ? `'${target.value}'` : `with externalId '${target.value}'`;
       const lookup = () => (target.case === "id" ? store.get(caller.projectId, target.value) : store.getByExternalId(caller.projectId, target.value));
-      // Concurrent edits of one article: each retry re-reads the revision, so the last writer wins cleanly.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const current = await lookup();
-        if (!current) throw notFound(what);
-        if (current.status === "deleted") throw v.invalid(`Article ${what} is deleted and cannot be updated`);
-        if (patch.externalId !== undefined && patch.externalId !== current.externalId) {
-          const holder = await store.getByExternalId(caller.projectId, patch.externalId);
-          if (holder && holder.id !== current.id) throw duplicate(patch.externalId);
-        }
-        // Before the update: the new revision drops the old reservation, which then could not be found to refund.
-        await refundUnused(current);
-        let outcome;
-        try {
-          outcome = await store.update(caller.projectId, current.id, current.revision, patch);
-        } catch (e) {
-          if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId);
-          throw e;
-        }
-        if (outcome.ok) {
-          const requestId = requestIdOf(ctx);
-          log.info({ articleId: current.id, projectId: caller.projectId, revision: outcome.article.revision, ...requestIdFields(requestId) }, "article updated");
-          emit(outcome.article);
-          // The old revision's URLs are no longer handed out; listeners already on them get the grace period.
-          audioFiles?.supersede(current.id, outcome.article.revision);
-          await admitNow(outcome.article, requestId);
-          return { id: current.id };
-        }
-        if (outcome.reason === "deleted") throw v.invalid(`Article ${what} is deleted and cannot be updated`);
-        if (outcome.reason === "not_found") throw notFound(what);
-      }
-      throw new ConnectError(`Article ${what} is being changed concurrently; try again`, Code.Aborted);
+      const a = await writes.revise(caller.projectId, lookup, what, patch, requestIdOf(ctx));
+      return { id: a.id };
     },
 
     async deleteArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
       const id = v.requiredId("id", req.id);
-      const before = await store.get(caller.projectId, id);
-      const a = await store.markDeleted(caller.projectId, id);
-      if (!a) throw notFound(`'${id}'`);
-      if (before && before.status !== "deleted") {
-        emit(a);
-        await refundUnused(before);
-      }
-      // Also when it was deleted before: a repeated DELETE retries a takedown that failed.
-      await audioFiles?.removeAll(id);
-      log.info({ articleId: id, projectId: caller.projectId, ...requestIdFields(requestIdOf(ctx)) }, "article deleted");
+      await writes.remove(caller.projectId, id, requestIdOf(ctx));
       return {};
     },
   };

@@ -262,6 +262,11 @@ export interface ArticleStore {
   listReady(projectId: string, opts: { label?: string; limit: number; offset: number }): Promise<ArticlePage>;
   /** Applies only when the revision is still expectedRevision and the article is not deleted. Throws DuplicateExternalIdError. */
   update(projectId: string, id: string, expectedRevision: number, patch: ArticlePatch, now?: Date): Promise<UpdateOutcome>;
+  /**
+   * Sets the labels of a live article at `expectedRevision` without a new revision (no new audio):
+   * what a bulk job's addLabels and removeLabels do. Same outcomes as update.
+   */
+  relabel(projectId: string, id: string, expectedRevision: number, labels: string[], now?: Date): Promise<UpdateOutcome>;
   /** Idempotent; null when the project has no such article. */
   markDeleted(projectId: string, id: string, now?: Date): Promise<StoredArticle | null>;
 

@@ -265,6 +265,14 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       return { ok: false, reason: current.status === "deleted" ? "deleted" : "revision_changed" };
     },
 
+    async relabel(projectId, id, expectedRevision, labels, now = new Date()): Promise<UpdateOutcome> {
+      const updated = await conditional({ projectId, revision: expectedRevision, ...notDeleted, _id: id }, { $set: { labels: [...labels], ...touched(now) } });
+      if (updated) return { ok: true, article: updated };
+      const current = await one({ projectId, _id: id });
+      if (!current) return { ok: false, reason: "not_found" };
+      return { ok: false, reason: current.status === "deleted" ? "deleted" : "revision_changed" };
+    },
+
     async markDeleted(projectId, id, now = new Date()) {
       // The files are taken down (audio-files.ts): no URL to them is handed out any more.
       const to = moved("deleted", now);
