@@ -10,7 +10,7 @@
 //   npx tsx bench/read-path.ts        (also part of `npm run bench`'s api suite)
 //
 // Variables: BENCH_READ_IDS (10000), BENCH_READ_TEXT (1200 characters per
-// article), BENCH_DURATION, BENCH_RUNS, BENCH_WARMUP, BENCH_CONNECTIONS as
+// article), BENCH_READ_LEVELS (info,warn), BENCH_READ_CASES (ids10000,ids1000,mix), BENCH_DURATION, BENCH_RUNS, BENCH_WARMUP, BENCH_CONNECTIONS as
 // for bench/run.ts. Articles are stored waiting (audio on demand), so the
 // mix's writes measure the API, not renders.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -33,6 +33,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** Which systems: access log on (info), off (warn). */
   levels: (process.env.BENCH_READ_LEVELS ?? "info,warn").split(",").filter(Boolean),
+  /** Which cases: ids10000 (all ids), ids1000, mix. */
+  cases: new Set((process.env.BENCH_READ_CASES ?? "ids10000,ids1000,mix").split(",").filter(Boolean)),
 };
 
 const WORDS = "harbour council budget river station morning school market summer bridge library festival weather railway garden museum".split(" ");
@@ -137,12 +139,11 @@ export async function benchReadPath(): Promise<Record<string, Record<string, Pai
         if (typeof started === "string") throw new Error(`reference did not start: ${started}`);
         ref = started;
         console.log(`${name}:`);
-        results[level] = {
-          ids10000: await measure(`GET by id, ${ids.length} ids`, sut, ref, "getById", all),
-          ids1000: await measure("GET by id, 1,000 ids", sut, ref, "getById", some),
-          // Last: its creates add articles (and let go of every kept answer).
-          mix: await measure(`95/5 read/write mix, ${ids.length} ids`, sut, ref, "mix95", all),
-        };
+        const out: Record<string, Pair> = (results[level] = {});
+        if (cfg.cases.has("ids10000")) out.ids10000 = await measure(`GET by id, ${ids.length} ids`, sut, ref, "getById", all);
+        if (cfg.cases.has("ids1000")) out.ids1000 = await measure("GET by id, 1,000 ids", sut, ref, "getById", some);
+        // Last: its creates add articles.
+        if (cfg.cases.has("mix")) out.mix = await measure(`95/5 read/write mix, ${ids.length} ids`, sut, ref, "mix95", all);
       } finally {
         await sut.stop();
       }

@@ -31,7 +31,7 @@ import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./erro
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
 import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, textIndexOf, type TextIndex } from "./sqlite-search.js";
-import { deflateRawSync, inflateRawSync } from "node:zlib";
+import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
 import { SizedFifo } from "../sized-fifo.js";
 
 export interface SqliteDatabaseOptions {
@@ -104,8 +104,11 @@ function storedOf(doc: Doc, packed: readonly string[]): Stored {
   return { doc: toJson(rest), packed: out ? toJson(out) : null };
 }
 
-const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflateRawSync(packed, DEFLATE));
-const inflated = (z: Buffer | null | undefined): string | null => (z ? inflateRawSync(z, INFLATE).toString("utf8") : null);
+// One zlib stream each, reused: a stream made per call cost more than the work (reused-zlib.ts).
+const deflater = reusedDeflateRaw(DEFLATE);
+const inflater = reusedInflateRaw(INFLATE);
+const deflated = (packed: string | null): Buffer | null => (packed === null ? null : deflater.buffer(Buffer.from(packed, "utf8")));
+const inflated = (z: Buffer | null | undefined): string | null => (z ? inflater.text(z) : null);
 
 /** Characters of inflated text kept per table for rows read again (a hot article is read many times). */
 const RECENT_PACKED_CHARS = 4 * 1024 * 1024;
