@@ -23,7 +23,8 @@ import { articleRoutes } from "./routes/articles.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { ArticleJobsService } from "../gen/articles/v1/jobs_pb.js";
 import { importRoutes } from "./routes/import.js";
-import type { ImportLimits } from "./import-limits.js";
+import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from "./import-limits.js";
+import { importLanes } from "./import-lanes.js";
 import { audioRoutes } from "./routes/audio.js";
 import { liveAudioRoutes } from "./routes/live-audio.js";
 import { docsRoutes } from "./routes/docs.js";
@@ -99,6 +100,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   if (callers) tokenRoutes(router, callers);
   // Before the articles' routes: /api/articles/bulk is no article id.
   jobRoutes(router, { client: rpcClient(ArticleJobsService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }), maxBodyBytes, checkWriter: callers && writerCheck(callers) });
+  // Imports and single creates take turns per project in one set of lanes.
+  const lanes = importLanes((opts.imports ?? DEFAULT_IMPORT_LIMITS).callsInFlight);
   articleRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes,
@@ -106,6 +109,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     publicBaseUrl: opts.publicBaseUrl,
     blobs: opts.blobs,
     storeChanges: opts.storeChanges,
+    lanes,
+    callers,
   });
   importRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
@@ -114,6 +119,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     pacer: opts.rateLimit ? importPacer(opts.rateLimit) : undefined,
     limits: opts.imports,
     callers,
+    lanes,
   });
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),

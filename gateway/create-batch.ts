@@ -37,13 +37,19 @@ export function errorOf(e: ItemError): ConnectError {
 
 export type CreateArticleFn = (authorization: string, requestId: string, article: Item["article"]) => Promise<string>;
 
-export function createBatcher(client: Client<typeof ArticlesService>): CreateArticleFn {
-  const createOne = async (authorization: string, item: Item) => (await client.createArticle(item.article, { headers: { authorization, [REQUEST_ID_HEADER]: item.requestId } })).id;
+/** Runs a token's call when its project's turn comes (import-lanes.ts createLane). */
+export type CreateTurn = <T>(authorization: string, call: () => Promise<T>) => Promise<T>;
+
+/** `turn`: where each call waits for its project's turn among the gateway's creates; default: none, at once. */
+export function createBatcher(client: Client<typeof ArticlesService>, turn: CreateTurn = (_authorization, call) => call()): CreateArticleFn {
+  const createOne = (authorization: string, item: Item) =>
+    turn(authorization, async () => (await client.createArticle(item.article, { headers: { authorization, [REQUEST_ID_HEADER]: item.requestId } })).id);
   const send = groupCommit<string, Item, Outcome>(
     async (authorization, items) => {
       if (items.length === 1) return [{ id: await createOne(authorization, items[0]) }];
       const headers = { authorization, [REQUEST_ID_HEADER]: items[0].requestId };
-      const res = await client.createArticles({ items: items.map((i) => create(CreateArticlesItemSchema, { article: i.article, requestId: i.requestId })) }, { headers });
+      // Creates of this token that arrive while the call waits for its turn gather into the next batch.
+      const res = await turn(authorization, () => client.createArticles({ items: items.map((i) => create(CreateArticlesItemSchema, { article: i.article, requestId: i.requestId })) }, { headers }));
       return res.results.map((r): Outcome => {
         if (r.outcome.case === "id") return { id: r.outcome.value };
         if (r.outcome.case === "error") return { error: errorOf(r.outcome.value) };

@@ -14,7 +14,7 @@ import {
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
+import { bearerTokenOf, type CallerResolver } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { createCoalescer } from "../coalesce.js";
 import { createBatcher } from "../create-batch.js";
@@ -26,6 +26,7 @@ import { baseOf } from "../public-links.js";
 import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
 import { createKeptAnswers, type KeptAnswers } from "../kept-answers.js";
+import { laneKeyOf, type ImportLanes } from "../import-lanes.js";
 
 export interface ArticleRoutesOptions {
   client: Client<typeof ArticlesService>;
@@ -46,6 +47,10 @@ export interface ArticleRoutesOptions {
    * and reused until it grows (kept-answers.ts).
    */
   storeChanges?: () => number;
+  /** Fair turns of the creates' store work, shared with the imports (import-lanes.ts); absent: creates go at once. */
+  lanes?: ImportLanes;
+  /** Whose project a token is, for the lanes; absent: the token itself stands for it. */
+  callers?: CallerResolver;
 }
 
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
@@ -144,7 +149,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   };
   const reads: Reads = { shared: createCoalescer<string>(opts.maxSharedReads), kept: opts.storeChanges && createKeptAnswers(opts.storeChanges) };
   const base = (ctx: Context) => baseOf(ctx, opts.publicBaseUrl);
-  const createArticle = createBatcher(client);
+  const lanes = opts.lanes;
+  const createArticle = createBatcher(client, lanes && (async (authorization, call) => lanes.createLane(await laneKeyOf(authorization, opts.callers))(call)));
 
   router.get("/api/articles", async (ctx) => {
     const call = callOptions(ctx);

@@ -10,7 +10,7 @@ import { bearerTokenOf, type CallerResolver } from "../../lib/rpc/caller.js";
 import { longUploads, sendContinue } from "../body.js";
 import { HttpError } from "../errors.js";
 import { DEFAULT_IMPORT_LIMITS, meteredUpload, openImports, type ImportLimits } from "../import-limits.js";
-import { importLanes, type ImportLanes } from "../import-lanes.js";
+import { importLanes, laneKeyOf, type ImportLanes } from "../import-lanes.js";
 import { articlesSender, audioTimingOf, runImport, summaryLine, type ImportSink } from "../import-stream.js";
 import type { ImportPace } from "../ratelimit.js";
 import type { WriterCheck } from "../writer-check.js";
@@ -38,14 +38,8 @@ export interface ImportRoutesOptions {
   limits?: ImportLimits;
   /** Whose project a token is, for the per-project cap and the fair lanes; absent: the token itself stands for it. */
   callers?: CallerResolver;
-  /** The fair turns of the imports' store work; default: a set of lanes of this route's own. */
+  /** The fair turns of the creates' store work, shared with POST /api/articles; default: a set of lanes of this route's own. */
   lanes?: ImportLanes;
-}
-
-/** The project a token writes to, or the token itself when no auth service is there to say. */
-async function projectKey(authorization: string, callers: CallerResolver | undefined): Promise<string> {
-  const caller = callers ? await callers(new Headers({ authorization })) : undefined;
-  return caller?.kind === "publisher" ? `project:${caller.projectId}` : `token:${bearerTokenOf(authorization)}`;
 }
 
 /** A sink over the answer stream that waits for the client to read, or to leave. */
@@ -80,7 +74,7 @@ export function importRoutes(router: Router, opts: ImportRoutesOptions): void {
       throw new HttpError(415, `Content-Encoding '${encoding.slice(0, 40)}' is not supported: send the lines uncompressed`, { "Accept-Encoding": "identity" });
     }
     const audio = audioTimingOf(ctx.query.audio);
-    const project = await projectKey(authorization, opts.callers);
+    const project = await laneKeyOf(authorization, opts.callers);
     // Refused before any of the body is read: the place is taken only once the import really starts.
     const leave = open.enter(project);
     try {

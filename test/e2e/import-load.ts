@@ -51,15 +51,52 @@ export async function bystanderDuring(base: string, readPath: string, token: str
   return { reads: rs.map((x) => x.ms), probes: ps.map((x) => x.ms), lag, failedReads: rs.filter((x) => x.status !== 200).length + ps.filter((x) => x.status !== 200).length };
 }
 
+export interface TimedCreate {
+  /** When it was sent and answered, on performance.now()'s clock. */
+  sentAt: number;
+  doneAt: number;
+  status: number;
+}
+
+/** Single creates (POST /api/articles) with `token` at 5/s while `work` runs, each timed. */
+export async function createsDuring(base: string, token: string, work: () => Promise<unknown>): Promise<TimedCreate[]> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  const u = new URL(`${base}/api/articles`);
+  const creates: Promise<TimedCreate>[] = [];
+  const one = (n: number) =>
+    new Promise<TimedCreate>((resolve) => {
+      const sentAt = performance.now();
+      const body = JSON.stringify({ title: `Bystander create ${n}`, text: `Published while another project imports, number ${n}.` });
+      const req = http.request(
+        { host: u.hostname, port: u.port, path: u.pathname, method: "POST", agent, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve({ sentAt, doneAt: performance.now(), status: res.statusCode ?? 0 }));
+        },
+      );
+      req.on("error", () => resolve({ sentAt, doneAt: performance.now(), status: 0 }));
+      req.end(body);
+    });
+  const timer = setInterval(() => creates.push(one(creates.length)), 200);
+  try {
+    await work();
+  } finally {
+    clearInterval(timer);
+  }
+  const out = await Promise.all(creates);
+  agent.destroy();
+  return out;
+}
+
 /**
  * One import of `body`, keeping only the answer's last line (a million result
  * lines are not worth parsing here; fetch's whole-text answer also held this
  * process's other requests up for seconds).
  */
-export function importKeepingLast(base: string, token: string, body: string): Promise<{ status: number; last: any }> {
+export function importKeepingLast(base: string, token: string, body: string, query = ""): Promise<{ status: number; last: any }> {
   return new Promise((resolve, reject) => {
-    const u = new URL(`${base}/api/articles/import`);
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" } }, (res) => {
+    const u = new URL(`${base}/api/articles/import${query}`);
+    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname + u.search, method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/x-ndjson" } }, (res) => {
       let tail = "";
       res.setEncoding("utf8");
       res.on("data", (c: string) => (tail = (tail + c).slice(-1000)));

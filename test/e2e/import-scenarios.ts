@@ -5,7 +5,8 @@ import { expect } from "chai";
 import { compileSchema, ImportLineResult, ImportSummary } from "../../gateway/schemas.js";
 import { api } from "../support/http.js";
 import { ndjson, openImport, postImport } from "../support/import.js";
-import { bystanderDuring, descriptorsOf, importKeepingLast, maxOf, trickleImports } from "./import-load.js";
+import { expectNoStall, percentile } from "../support/bystander.js";
+import { bystanderDuring, createsDuring, descriptorsOf, importKeepingLast, maxOf, trickleImports, type TimedCreate } from "./import-load.js";
 
 export interface ImportTarget {
   url: string;
@@ -208,6 +209,34 @@ export function importIsolationScenarios(target: () => IsolationTarget): void {
     expect(maxOf(during.reads), report).to.be.below(Math.max(3_000, 10 * maxOf(ref.reads)));
     expect(maxOf(during.probes), report).to.be.below(1_000 + 4 * maxOf(ref.probes));
     expect(during.lag, report).to.be.below(1_000 + 4 * ref.lag);
+  });
+
+  it("two imports of valid lines: another project's single creates are answered while they run, within a generous bound of their reference", async function () {
+    this.timeout(600_000);
+    const { url, full, other } = target();
+    const latency = (cs: TimedCreate[]) => cs.map((c) => c.doneAt - c.sentAt);
+    const ref = await createsDuring(url, other, () => sleep(2_000));
+    const filler = "The council met on Tuesday to discuss the library budget and the schedule for repairs. ".repeat(3);
+    const bodyOf = (n: number) => ndjson(Array.from({ length: 3_000 }, (_, i) => ({ title: `Bulk ${n} ${i}`, text: `${i} ${filler}` })));
+    const bodies = [bodyOf(1), bodyOf(2)];
+    let started = 0;
+    let ended = 0;
+    const during = await createsDuring(url, other, async () => {
+      started = performance.now();
+      const answers = await Promise.all(bodies.map((b) => importKeepingLast(url, full, b, "?audio=onDemand")));
+      ended = performance.now();
+      for (const a of answers) expect(a.last).to.deep.equal({ result: "ok", imported: 3_000, failed: 0 });
+    });
+    const report = JSON.stringify({
+      ref: { n: ref.length, p99: percentile(latency(ref), 99) },
+      during: { n: during.length, p50: percentile(latency(during), 50), p99: percentile(latency(during), 99), importSeconds: (ended - started) / 1000 },
+    });
+    expect([...ref, ...during].filter((c) => c.status !== 200), report).to.deep.equal([]);
+    // Not queued behind the imports: every create sent in the first half of their time was answered before they ended.
+    const early = during.filter((c) => c.sentAt < started + (ended - started) / 2);
+    expect(early.length, report).to.be.greaterThan(0);
+    expect(early.filter((c) => c.doneAt > ended).length, report).to.equal(0);
+    expectNoStall("a bystander project's single creates, p99", percentile(latency(during), 99), percentile(latency(ref), 99));
   });
 
   it("a project may have two imports open: a third gets 429 with Retry-After before its body is read, another project is not affected", async () => {

@@ -86,4 +86,48 @@ describe("gateway: import limits and lanes", () => {
     expect(order).to.have.length(6);
     expect(lanes.pending).to.equal(0);
   });
+  it("lanes: single creates take their project's turn without waiting for imports, and take turns among projects", async () => {
+    const lanes = importLanes(1, 2);
+    const order: string[] = [];
+    const held: Array<() => void> = [];
+    /** A call that runs until released. */
+    const call = (name: string) => () =>
+      new Promise<void>((resolve) => {
+        order.push(name);
+        held.push(() => resolve());
+      });
+    const done = [
+      // The imports' one place is taken by a's first call; a and b have more waiting.
+      lanes.lane("a")(call("a-import1")),
+      lanes.lane("a")(call("a-import2")),
+      lanes.lane("b")(call("b-import1")),
+      // Another project's create starts at once, ahead of every waiting import call, and so does a's own.
+      lanes.createLane("c")(call("c-create1")),
+      lanes.createLane("a")(call("a-create1")),
+      // Both create places are taken now: these wait, then go one project at a time.
+      lanes.createLane("c")(call("c-create2")),
+      lanes.createLane("c")(call("c-create3")),
+      lanes.createLane("d")(call("d-create1")),
+    ];
+    expect(order).to.deep.equal(["a-import1", "c-create1", "a-create1"]);
+    expect(lanes.pending).to.equal(8);
+    // A create place is given back: the next create goes, the oldest waiting project first, never an import.
+    held.splice(1, 1)[0]();
+    await sleep(5);
+    expect(order).to.deep.equal(["a-import1", "c-create1", "a-create1", "c-create2"]);
+    held.splice(1, 1)[0]();
+    await sleep(5);
+    expect(order.slice(4)).to.deep.equal(["d-create1"]);
+    // The import place is given back: the next import in turn (b, which has not been served yet).
+    held.splice(0, 1)[0]();
+    await sleep(5);
+    expect(order.slice(5)).to.deep.equal(["b-import1"]);
+    while (held.length) {
+      held.shift()!();
+      await sleep(5);
+    }
+    await Promise.all(done);
+    expect(order).to.have.length(8);
+    expect(lanes.pending).to.equal(0);
+  });
 });
