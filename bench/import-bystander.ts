@@ -1,5 +1,6 @@
 // What an import does to everyone else (docs/import.md, issue 33): another
-// project's GET by id at ~20/s and /livez every 250 ms, measured from this
+// project's GET by id at ~20/s, a third project's single creates
+// (POST /api/articles) at 5/s and /livez every 250 ms, measured from this
 // process against the embedded default running in its own (bench/sut.ts), first
 // with no import (the reference), then during
 //   - 100,000 and 1,000,000 invalid lines (`x`) in one import request,
@@ -19,7 +20,7 @@ import { quantile } from "./quantile.js";
 const HERE = import.meta.dirname;
 const PHASES = new Set((process.argv[2] ?? "ref,100k,1m,valid,trickle").split(","));
 const tok = (p: string) => `bench-bystander-${p}-0123456789`;
-const PROJECTS = ["reader", "flood", "imp1", "imp2", "imp3", "imp4", "trickle"];
+const PROJECTS = ["reader", "writer", "flood", "imp1", "imp2", "imp3", "imp4", "trickle"];
 const TRICKLE_WINDOW_S = 2;
 const TRICKLE_MIN_RATE = 64;
 
@@ -29,6 +30,8 @@ async function startServer(): Promise<{ url: string; child: ChildProcess }> {
     env: {
       ...process.env,
       LOG_LEVEL: "warn",
+      // Every project's articles are stored waiting: the creates measure the API, not renders.
+      BENCH_AUDIO: "onDemand",
       BENCH_SEED_TOKENS: JSON.stringify(PROJECTS.map((p) => ({ token: tok(p), project: p, scope: "full" }))),
       // The import bucket as `npm start` has it (10,000 lines/s), except where a phase says otherwise.
       RATE_LIMIT_IMPORTS_PER_SECOND: process.env.RATE_LIMIT_IMPORTS_PER_SECOND ?? "10000",
@@ -63,20 +66,51 @@ function get(url: string, token?: string): Promise<number> {
   });
 }
 
-/** Bystander reads (20/s) and /livez probes (4/s) while `work` runs. */
+/** One single create of the writer project; resolves to its latency (a failure counts as NaN). */
+function post(base: string, n: number): Promise<number> {
+  return new Promise((resolve) => {
+    const t0 = performance.now();
+    const body = JSON.stringify({ title: `Bystander create ${n}`, text: `A short article the writer project publishes while others import, number ${n}.` });
+    const u = new URL(`${base}/api/articles`);
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: "POST", agent, headers: { authorization: `Bearer ${tok("writer")}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode === 200 ? performance.now() - t0 : NaN));
+      },
+    );
+    req.on("error", () => resolve(NaN));
+    req.end(body);
+  });
+}
+
+/** Bystander reads (20/s), single creates of another project (5/s) and /livez probes (4/s) while `work` runs. */
 async function bystander(base: string, articleId: string, work: () => Promise<unknown>) {
   const reads: Promise<number>[] = [];
+  const creates: Promise<number>[] = [];
   const probes: Promise<number>[] = [];
   const r = setInterval(() => reads.push(get(`${base}/api/articles/${articleId}`, tok("reader"))), 50);
+  const c = setInterval(() => creates.push(post(base, creates.length)), 200);
   const p = setInterval(() => probes.push(get(`${base}/livez`)), 250);
   const t0 = performance.now();
   await work();
   const seconds = (performance.now() - t0) / 1000;
   clearInterval(r);
+  clearInterval(c);
   clearInterval(p);
   const rs = await Promise.all(reads);
+  const cs = await Promise.all(creates);
+  const ok = cs.filter((ms) => !Number.isNaN(ms));
   const ps = await Promise.all(probes);
-  return { seconds, n: rs.length, p50: quantile(rs, 0.5), p99: quantile(rs, 0.99), max: Math.max(...rs), livezMax: Math.max(...ps) };
+  return {
+    seconds,
+    n: rs.length,
+    p50: quantile(rs, 0.5),
+    p99: quantile(rs, 0.99),
+    max: Math.max(...rs),
+    creates: { n: cs.length, failed: cs.length - ok.length, p50: quantile(ok, 0.5), p99: quantile(ok, 0.99), max: Math.max(...ok) },
+    livezMax: Math.max(...ps),
+  };
 }
 
 /** One import request with this body; resolves to its last answer line. */
@@ -100,6 +134,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (s: Awaited<ReturnType<typeof bystander>>, ref?: Awaited<ReturnType<typeof bystander>>) =>
   `reads n=${s.n} p50 ${s.p50.toFixed(1)} ms, p99 ${s.p99.toFixed(1)} ms, max ${s.max.toFixed(0)} ms` +
   (ref ? ` (p99 ${(s.p99 / ref.p99).toFixed(1)}x the reference)` : "") +
+  `; creates n=${s.creates.n}${s.creates.failed ? ` (${s.creates.failed} failed)` : ""} p50 ${s.creates.p50.toFixed(1)} ms, p99 ${s.creates.p99.toFixed(1)} ms, max ${s.creates.max.toFixed(0)} ms` +
+  (ref ? ` (p99 ${(s.creates.p99 / ref.creates.p99).toFixed(1)}x the reference)` : "") +
   `; /livez max ${s.livezMax.toFixed(0)} ms; ${s.seconds.toFixed(1)} s`;
 
 async function trickle(base: string, pid: number, n: number) {

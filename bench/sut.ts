@@ -80,7 +80,11 @@ async function embedded(): Promise<{ url: string; stop: Stop }> {
     const { rpcClient } = await import("../lib/rpc/client.js");
     const { AuthService } = await import("../gen/auth/v1/auth_pb.js");
     const auth = rpcClient(AuthService, sys.services.find((s) => s.name === "auth")!.url, { token: admin });
-    await auth.updateProjectSettings({ projectId: "bench", patchJson: JSON.stringify({ audio: "onDemand" }) });
+    // Every project of BENCH_SEED_TOKENS, or the bench project without them.
+    const seeded = process.env.BENCH_SEED_TOKENS ? (JSON.parse(process.env.BENCH_SEED_TOKENS) as Array<{ project: string }>).map((t) => t.project) : ["bench"];
+    for (const projectId of new Set(seeded)) {
+      await auth.updateProjectSettings({ projectId, patchJson: JSON.stringify({ audio: "onDemand" }) });
+    }
   }
   return {
     url: sys.url,
