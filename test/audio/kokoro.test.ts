@@ -12,8 +12,7 @@ import { Writable } from "node:stream";
 import { pino } from "pino";
 import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { engineFor, voiceCatalog } from "../../services/audio/engine/catalog.js";
-import { createKokoroEngine, defaultKokoroDir } from "../../services/audio/engine/kokoro/index.js";
-import { kokoroFiles } from "../../services/audio/engine/kokoro/files.js";
+import { createKokoroEngine } from "../../services/audio/engine/kokoro/index.js";
 import { clauses, pack, sentences } from "../../services/audio/engine/kokoro/phonemes.js";
 import { renderWithProviders } from "../../services/audio/pipeline.js";
 import { createSpeechRouter, localProvider, speechRouterFromEnv } from "../../services/audio/providers/index.js";
@@ -22,23 +21,7 @@ import { SPEECH_NICENESS } from "../../services/audio/engine/native.js";
 import { expectNoStall, readEvery } from "../support/bystander.js";
 import { descendantsOf, type ProcessInfo } from "../support/processes.js";
 import { decode, expectOnTarget, silences } from "./measure.js";
-
-function kokoroInstalled(): boolean {
-  try {
-    kokoroFiles(process.env.KOKORO_DIR ?? defaultKokoroDir());
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function requireKokoro(ctx: Mocha.Context): void {
-  if (kokoroInstalled()) return;
-  const msg = `Kokoro tests did not run: its files are not in ${process.env.KOKORO_DIR ?? defaultKokoroDir()} (node scripts/install-voices.mjs)`;
-  if (process.env.CI === "true") throw new Error(msg);
-  console.warn(`      ⚠ ${msg}`);
-  ctx.skip();
-}
+import { requireKokoro } from "../support/kokoro.js";
 
 /** Processes under this one whose command line names the Kokoro host. */
 function kokoroHosts(): ProcessInfo[] {
