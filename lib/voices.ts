@@ -1,7 +1,7 @@
 // The spec's voice table: which voices exist, which locales each accepts,
 // and which provider speaks it when that provider is configured. Which local
 // engine speaks a voice (Kokoro, Pico, eSpeak) is services/audio/engine/catalog.ts.
-export type Lang = "en-US" | "de-DE";
+export type Lang = "en-US" | "en-GB" | "de-DE";
 export type ProviderName = "openai" | "azure" | "local";
 
 export interface VoiceInfo {
@@ -11,12 +11,16 @@ export interface VoiceInfo {
   provider: ProviderName;
 }
 
-export const LANGS: readonly Lang[] = ["de-DE", "en-US"];
+/** Every locale the API accepts. */
+export const LANGS: readonly Lang[] = ["de-DE", "en-GB", "en-US"];
+/** The locales of the spec's voices (OpenAI's and, for German, Azure's). */
+export const SPEC_LANGS: readonly Lang[] = ["de-DE", "en-US"];
 
 /**
  * Kokoro-82M's English voices (the style vectors of kokoro-js 1.2.1), selectable by their own
  * names. The prefix says accent and sex: a = American, b = British; f = female, m = male. The
- * platform's English locale is en-US: the British voices read it with British pronunciation.
+ * American voices speak en-US, the British ones en-GB (and en-US, as they did before en-GB was a
+ * locale: they read it with British pronunciation all the same).
  */
 export const KOKORO_VOICE_NAMES = [
   "af_alloy", "af_aoede", "af_bella", "af_heart", "af_jessica", "af_kore", "af_nicole", "af_nova", "af_river", "af_sarah", "af_sky",
@@ -26,10 +30,10 @@ export const KOKORO_VOICE_NAMES = [
 ] as const;
 
 export const VOICES: readonly VoiceInfo[] = [
-  ...["echo", "fable", "alloy", "onyx", "nova", "shimmer"].map((name) => ({ name, langs: LANGS, provider: "openai" as const })),
+  ...["echo", "fable", "alloy", "onyx", "nova", "shimmer"].map((name) => ({ name, langs: SPEC_LANGS, provider: "openai" as const })),
   { name: "de-DE-ConradNeural", langs: ["de-DE"], provider: "azure" },
   { name: "de-DE-KatjaNeural", langs: ["de-DE"], provider: "azure" },
-  ...KOKORO_VOICE_NAMES.map((name) => ({ name, langs: ["en-US"] as const, provider: "local" as const })),
+  ...KOKORO_VOICE_NAMES.map((name) => ({ name, langs: name.startsWith("b") ? (["en-GB", "en-US"] as const) : (["en-US"] as const), provider: "local" as const })),
 ];
 
 export const VOICE_NAMES = VOICES.map((v) => v.name);

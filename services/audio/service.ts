@@ -55,6 +55,7 @@ export interface AudioServiceDeps {
 /** What VoiceSample reads: one short sentence per locale, with a number and a name, so the sample shows how the engine handles both. */
 export const SAMPLE_TEXT: Readonly<Record<Lang, string>> = Object.freeze({
   "en-US": "Good morning. This is how I read your articles: clearly, at an easy pace, and even the 42 figures in your budget story.",
+  "en-GB": "Good morning. This is how I read your articles: clearly, at an easy pace, and even the 42 figures in your council story.",
   "de-DE": "Guten Morgen. So lese ich Ihre Artikel vor: deutlich, in ruhigem Tempo, und auch die 42 Zahlen in Ihrem Bericht über den Haushalt.",
 });
 

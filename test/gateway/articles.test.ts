@@ -286,7 +286,7 @@ describe("gateway: article endpoints", function () {
       ["voice without lang", { title: "t", text: "t", voice: "echo" }, "lang: is required when voice is given"],
       ["lang without voice", { title: "t", text: "t", lang: "de-DE" }, "voice: is required when lang is given"],
       ["unknown voice", { title: "t", text: "t", voice: "robot", lang: "en-US" }, "voice: must be one of: echo"],
-      ["unknown lang", { title: "t", text: "t", voice: "echo", lang: "fr-FR" }, "lang: must be one of: de-DE, en-US"],
+      ["unknown lang", { title: "t", text: "t", voice: "echo", lang: "fr-FR" }, "lang: must be one of: de-DE, en-GB, en-US"],
       ["voice/lang mismatch", { title: "t", text: "t", voice: "de-DE-ConradNeural", lang: "en-US" }, "lang: Voice 'de-DE-ConradNeural' does not speak 'en-US'; allowed: de-DE"],
       ["relative url", { title: "t", text: "t", url: "/story" }, "url: must be an absolute http(s) URL"],
       ["ftp url", { title: "t", text: "t", url: "ftp://example.com/x" }, "url: must be an absolute http(s) URL"],

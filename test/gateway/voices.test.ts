@@ -76,6 +76,19 @@ describe("GET /api/voices", function () {
       expect(Object.keys(v.samples).sort(), v.name).to.deep.equal([...v.langs].sort());
       expect(Object.keys(v.speaks).sort(), v.name).to.deep.equal([...v.langs].sort());
     }
+    // Kokoro's voices by their accent: the American ones speak en-US, the British ones en-GB (and en-US, as before en-GB was a locale).
+    expect(by.get("af_heart")!.langs).to.deep.equal(["en-US"]);
+    expect(by.get("bm_george")!.langs).to.deep.equal(["en-GB", "en-US"]);
+    expect(by.get("alloy")!.langs).to.not.include("en-GB");
+  });
+
+  it("takes an article in en-GB with a British Kokoro voice, and refuses en-GB with a voice that does not speak it", async () => {
+    const post = (body: object) => fetch(`${url}/api/articles`, { method: "POST", headers: { authorization: `Bearer ${FULL}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const ok = await post({ title: "Weather", text: "Rain is expected across the north by the afternoon.", voice: "bf_emma", lang: "en-GB" });
+    expect(ok.status, await ok.clone().text()).to.equal(200);
+    const wrong = await post({ title: "Weather", text: "Rain again.", voice: "af_heart", lang: "en-GB" });
+    expect(wrong.status).to.equal(400);
+    expect(await wrong.text()).to.match(/af_heart.*en-GB/);
   });
 
   it("says which engines are there as configured: the OpenAI key is set, the Azure key is not", async () => {

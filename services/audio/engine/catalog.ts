@@ -58,8 +58,9 @@ export function kokoroSex(voice: KokoroVoice): "female" | "male" {
   return voice[1] === "f" ? "female" : "male";
 }
 
-/** The Kokoro voice that reads `voice` in `lang`, or undefined (Kokoro speaks English only). */
+/** The Kokoro voice that reads `voice` in `lang`, or undefined (Kokoro speaks English only; en-GB in its British voices). */
 export function kokoroVoiceFor(voice: string, lang: string): KokoroVoice | undefined {
+  if (lang === "en-GB") return isKokoroVoice(voice) && kokoroAccent(voice) === "en-GB" ? voice : undefined;
   if (lang !== "en-US") return undefined;
   return isKokoroVoice(voice) ? voice : KOKORO_FOR_SPEC[voice];
 }

@@ -1,7 +1,8 @@
+import type { Lang } from "../../../lib/voices.js";
 export interface SpeechRequest {
   text: string;
   voice: string;
-  lang: "en-US" | "de-DE";
+  lang: Lang;
   /** Loudness the voice is leveled to before encoding (default -19 LUFS, -1 dBTP); null: raw eSpeak level (for comparisons). */
   level?: { lufs: number; truePeak: number } | null;
 }

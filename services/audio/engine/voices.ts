@@ -45,7 +45,7 @@ function profileOf(voice: string): Profile | undefined {
   return PROFILES[spec ?? (kokoroSex(voice) === "female" ? "alloy" : "echo")];
 }
 
-const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "de-DE": "de" };
+const BASE: Record<SpeechRequest["lang"], string> = { "en-US": "en-us", "en-GB": "en-gb", "de-DE": "de" };
 
 const DEFAULT_LEVEL = { lufs: -19, truePeak: -1 };
 

@@ -26,11 +26,14 @@ const AZURE_CHARACTER: Record<string, Character> = {
   "de-DE-ConradNeural": "male",
   "en-US-JennyNeural": "female",
   "en-US-GuyNeural": "male",
+  "en-GB-SoniaNeural": "female",
+  "en-GB-RyanNeural": "male",
 };
 
 const AZURE_VOICE: Record<Lang, Record<Character, string>> = {
   "de-DE": { female: "de-DE-KatjaNeural", male: "de-DE-ConradNeural" },
   "en-US": { female: "en-US-JennyNeural", male: "en-US-GuyNeural" },
+  "en-GB": { female: "en-GB-SoniaNeural", male: "en-GB-RyanNeural" },
 };
 
 const OPENAI_VOICE: Record<Character, string> = { female: "nova", male: "onyx" };
