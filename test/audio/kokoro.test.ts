@@ -4,21 +4,25 @@
 // under NODE_ENV=test); these render short texts only. Without the files (`npm ci` installs them:
 // scripts/install-voices.mjs) they skip, except under CI=true, where they must run.
 import { expect } from "chai";
+import { fork } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { Writable } from "node:stream";
 import { pino } from "pino";
 import { createLocalEngine, type SpeechEngine } from "../../services/audio/engine/index.js";
 import { engineFor, voiceCatalog } from "../../services/audio/engine/catalog.js";
+import { espeakVoice } from "../../services/audio/engine/voices.js";
 import { createKokoroEngine } from "../../services/audio/engine/kokoro/index.js";
 import { clauses, pack, sentences } from "../../services/audio/engine/kokoro/phonemes.js";
 import { renderWithProviders } from "../../services/audio/pipeline.js";
 import { createSpeechRouter, localProvider, speechRouterFromEnv } from "../../services/audio/providers/index.js";
 import { localEnginesOf } from "../../services/audio/providers/config.js";
 import { SPEECH_NICENESS } from "../../services/audio/engine/native.js";
-import { expectNoStall, readEvery } from "../support/bystander.js";
+import { expectNoStall, readEvery, timed } from "../support/bystander.js";
+import { waitFor } from "../support/http.js";
 import { descendantsOf, type ProcessInfo } from "../support/processes.js";
 import { decode, expectOnTarget, silences } from "./measure.js";
 import { requireKokoro } from "../support/kokoro.js";
@@ -76,6 +80,13 @@ describe("Kokoro engine", function () {
       const george = voiceCatalog({ kokoro: true }).find((v) => v.name === "bm_george")!;
       expect(george).to.include({ engine: "kokoro", neural: true, available: true, accent: "en-GB" });
       expect(voiceCatalog({}).find((v) => v.name === "shimmer")!.speaks).to.deep.equal({ "de-DE": "espeak", "en-US": "espeak" });
+      // en-GB: the British voices by their own names, with eSpeak's en-gb as the fallback.
+      expect(george.langs).to.deep.equal(["en-GB", "en-US"]);
+      expect(george.speaks).to.deep.equal({ "en-GB": "kokoro", "en-US": "kokoro" });
+      expect(voiceCatalog({ kokoro: true }).find((v) => v.name === "af_heart")!.langs).to.deep.equal(["en-US"]);
+      expect(engineFor("bf_emma", "en-GB", {})).to.equal("espeak");
+      expect(espeakVoice("bf_emma", "en-GB").name).to.match(/^en-gb\+/);
+      expect(() => espeakVoice("af_heart", "en-GB")).to.throw(/does not speak 'en-GB'/);
     });
 
     it("loads only eSpeak under NODE_ENV=test unless LOCAL_ENGINES asks", () => {
@@ -149,6 +160,42 @@ describe("Kokoro engine", function () {
       const short = kokoro.synthesize({ text: "Seven.", voice: "am_adam", lang: "en-US" }).then(() => order.push("short"));
       await Promise.all([long, short]);
       expect(order).to.deep.equal(["short", "long"]);
+    });
+
+    it("reads en-GB in a British voice", async () => {
+      const mp3 = await kokoro.synthesize({ text: "The colour of the autumn leaves drew visitors to the park.", voice: "bm_george", lang: "en-GB" });
+      const { sampleRate, samples } = await decode(mp3);
+      expect(sampleRate).to.equal(24000);
+      expect(samples.length / sampleRate).to.be.within(2, 9);
+    });
+
+    it("its host leaves at once when the service is killed (SIGKILL) in the middle of a render, not after the sentence", async () => {
+      // The reference: one sentence's render on this machine now.
+      const sentence = await timed(() => kokoro.synthesize({ text: "This is sentence number one of a long text that keeps the model busy for a while.", voice: "af_heart", lang: "en-US" }));
+      const parent = fork(fileURLToPath(new URL("./fixtures/kokoro-parent.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], stdio: ["ignore", "ignore", "inherit", "ipc"] });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          parent.once("message", () => resolve());
+          parent.once("exit", (code) => reject(new Error(`the stand-in exited (${code})`)));
+        });
+        const host = await waitFor("the host rendering", async () => descendantsOf(parent.pid!).find((p) => readFileSync(`/proc/${p.pid}/cmdline`, "utf8").includes("kokoro/host"))?.pid, 60_000, 50);
+        // Into the model call.
+        await new Promise((r) => setTimeout(r, 300));
+        const killed = performance.now();
+        parent.kill("SIGKILL");
+        const alive = () => {
+          try {
+            return !readFileSync(`/proc/${host}/stat`, "utf8").split(") ")[1].startsWith("Z");
+          } catch {
+            return false;
+          }
+        };
+        await waitFor("the host gone", async () => (alive() ? undefined : true), 60_000, 10);
+        const lingered = performance.now() - killed;
+        expect(lingered, `the host lingered ${lingered.toFixed(0)} ms; one sentence takes ${sentence.toFixed(0)} ms`).to.be.below(sentence / 2);
+      } finally {
+        if (parent.exitCode === null && parent.signalCode === null) parent.kill("SIGKILL");
+      }
     });
 
     it("refuses German and unknown voices as bad input", async () => {

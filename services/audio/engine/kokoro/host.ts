@@ -16,8 +16,11 @@ import type { HostReply, KokoroHostRequest, KokoroJob } from "../native-host-pro
 import { EdgeShaper } from "../pcm.js";
 import { KOKORO_FORMAT, KOKORO_RATE } from "../types.js";
 import { loadLame } from "../wasm-lame.js";
+import { exitWithParent } from "../orphan-watch.js";
 import { kokoroFiles } from "./files.js";
 import { clauses, espeakIpa, pack, sentences, tokenize, toKokoroIpa, vocabOf } from "./phonemes.js";
+
+exitWithParent();
 
 try {
   setPriority(0, SPEECH_NICENESS);
