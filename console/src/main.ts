@@ -6,7 +6,7 @@ import "uplot/dist/uPlot.min.css";
 import { session, setUnauthorizedHandler, tokenInfo, ApiError } from "./api.js";
 import { clear, field, h } from "./dom.js";
 import { LANGS, lang, pickLang, setLang, t, type Lang } from "./i18n.js";
-import { articlePage, articlesPage, newArticlePage } from "./pages/articles.js";
+import { articlePage, articlesPage, newArticlePage, newFromUrlPage } from "./pages/articles.js";
 import { importPage } from "./pages/import.js";
 import { playerPage } from "./pages/player.js";
 import { pronunciationsPage } from "./pages/pronunciations.js";
@@ -19,6 +19,7 @@ const pages: Record<string, Page> = {
   articles: articlesPage,
   article: articlePage,
   new: newArticlePage,
+  "new-url": newFromUrlPage,
   pronunciations: pronunciationsPage,
   // The charts (and uPlot) are a chunk of their own, loaded on the first visit.
   stats: async (main, route) => (await import("./pages/stats.js")).statsPage(main, route),
@@ -237,7 +238,7 @@ async function render(keep?: string): Promise<void> {
   if (!shell || shell.lang !== lang()) shell = buildShell(root);
   setMenu(false);
   for (const [p, a] of shell.links) {
-    if (p === name || (p === "articles" && (name === "article" || name === "new"))) a.setAttribute("aria-current", "page");
+    if (p === name || (p === "articles" && (name === "article" || name === "new" || name === "new-url"))) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");
   }
   // A new <main> per route: a page that finishes after the user left draws into a detached one.

@@ -542,7 +542,7 @@ describe("publisher console in a real browser (Chromium)", function () {
         }
       }
     }
-    summary.push(`axe: ${pagesChecked} page views checked (8 pages × 2 widths × 2 themes × 2 languages), ${results.length} violations`);
+    summary.push(`axe: ${pagesChecked} page views checked (${PAGES.length + 1} pages × 2 widths × 2 themes × 2 languages), ${results.length} violations`);
     expect(results).to.deep.equal([]);
   });
 });

@@ -14,13 +14,14 @@ export const PAGES: Array<{ name: string; hash: string; ready: string }> = [
   { name: "articles", hash: "#/articles", ready: "table.articles" },
   { name: "article", hash: "", ready: "#status-line" },
   { name: "new", hash: "#/new", ready: "h1" },
+  { name: "new-url", hash: "#/new-url", ready: "h1" },
   { name: "pronunciations", hash: "#/pronunciations", ready: "table.rules" },
   { name: "stats", hash: "#/stats", ready: ".kpis" },
   { name: "player", hash: "#/player", ready: "#snippet" },
   { name: "import", hash: "#/import", ready: "h1" },
 ];
 
-export const WRITE_CONTROLS = "#new-article, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #verify-hosts, #rotate-key, #import-start, form.article-form";
+export const WRITE_CONTROLS = "#new-article, #new-from-url, #url-form, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #verify-hosts, #rotate-key, #import-start, form.article-form";
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] });

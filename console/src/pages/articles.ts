@@ -85,7 +85,14 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     ...PAGE_SIZES.map((n) => h("option", { value: n, selected: n === limit }, String(n))),
   );
   main.append(
-    h("div", { class: "page-head" }, heading(t("articles.title")), canWrite() ? h("a", { class: "button primary", href: "#/new", id: "new-article" }, t("articles.new")) : readOnlyNote()),
+    h(
+      "div",
+      { class: "page-head" },
+      heading(t("articles.title")),
+      canWrite()
+        ? h("div", { class: "head-actions" }, h("a", { class: "button primary", href: "#/new", id: "new-article" }, t("articles.new")), h("a", { class: "button", href: "#/new-url", id: "new-from-url" }, t("article.fromUrlTitle")))
+        : readOnlyNote(),
+    ),
     lookupForm(),
     h("div", { class: "filters" }, field(t("articles.filterStatus"), statusSel), field(t("articles.filterLabel"), labelInput, t("articles.filterHint")), field(t("articles.pageSize"), sizeSel)),
     list,
@@ -232,6 +239,48 @@ function articleForm(a: Partial<Article> | undefined, submitLabel: string, onSub
     out,
   );
   return form;
+}
+
+/** New article from URL: the platform fetches the page and takes title, text, language and address from it (docs/sources.md). */
+export function newFromUrlPage(main: HTMLElement): void {
+  main.append(heading(t("article.fromUrlTitle")));
+  if (!canWrite()) {
+    main.append(readOnlyNote());
+    return;
+  }
+  const url = h("input", { id: "u-url", name: "url", type: "url", required: true, autocomplete: "url", placeholder: "https://" });
+  const labels = h("input", { id: "u-labels", name: "labels", type: "text" });
+  const out = h("div", { class: "form-status", "aria-live": "polite" });
+  const form: HTMLFormElement = h(
+    "form",
+    {
+      id: "url-form",
+      class: "article-form",
+      novalidate: true,
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const body: Record<string, unknown> = { url: url.value.trim(), fetch: true };
+        const ls = labels.value.split(",").map((x) => x.trim()).filter(Boolean);
+        if (ls.length) body.labels = ls;
+        const btn = form.querySelector("button[type=submit]") as HTMLButtonElement;
+        btn.disabled = true;
+        clear(out, h("p", { role: "status" }, t("common.saving")));
+        try {
+          const r = await call<{ id: string }>("POST", "/api/articles", { body });
+          go(`#/article/${encodeURIComponent(r.id)}?created=1`);
+        } catch (err) {
+          clear(out, notice(err));
+        } finally {
+          btn.disabled = false;
+        }
+      },
+    },
+    field(t("article.fieldPageUrl"), url, t("article.fromUrlHint")),
+    field(t("article.fieldLabels"), labels, t("article.labelsHint")),
+    h("button", { type: "submit", class: "primary" }, t("article.fromUrlCreate")),
+    out,
+  );
+  main.append(form);
 }
 
 export function newArticlePage(main: HTMLElement): void {
@@ -459,6 +508,11 @@ export async function articlePage(main: HTMLElement, route: Route): Promise<void
       const x = (await call<{ article: Article }>("GET", `/api/articles/${encodeURIComponent(a.id)}`)).article;
       if (!stillCurrent(gen)) return;
       if (x.status !== status) {
+        // Created from a URL: its page has been read, and its title, text and address are the page's now.
+        if (status === "recrawling" && !a.text) {
+          go(`#/article/${encodeURIComponent(a.id)}?t=${Date.now()}`);
+          return;
+        }
         status = x.status;
         setStatus(status);
         textDrawn = drawText(x, text);
