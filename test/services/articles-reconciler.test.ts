@@ -55,6 +55,25 @@ describe("articles reconciler", () => {
     expect(bus.published.find((j) => j.articleId === "updated")).to.deep.equal({ articleId: "updated", projectId: "p", revision: 2 });
   });
 
+  it("hands an article whose page was never read back to the page fetches, never to the bus; an errored one no more", async () => {
+    await store.insert({ ...draft("from-url"), text: "", url: "https://example.com/a", pageFetch: "pending" }, longAgo());
+    await store.insert({ ...draft("gone"), text: "", url: "https://example.com/b", pageFetch: "pending" }, longAgo());
+    await store.pageFetchFailed("gone", 1, "the page answered 404 Not Found");
+    const fetched: string[] = [];
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000, admit: async () => undefined, fetchPage: (a) => void fetched.push(a.id) });
+    await rec.initialRun;
+    expect(fetched).to.deep.equal(["from-url"]);
+    expect(bus.published).to.deep.equal([]);
+    // Stale only once unchanged for the stale period: a fresh cut-off leaves it be.
+    await rec.runOnce(Date.now() - 60 * 60_000);
+    expect(fetched).to.deep.equal(["from-url"]);
+    // Without page fetches (an older caller) it is still never published: it has no text to read.
+    await rec.stop();
+    rec = startReconciler({ store, bus, log, intervalMs: 60_000 });
+    await rec.initialRun;
+    expect(bus.published).to.deep.equal([]);
+  });
+
   it("leaves parked (audio on demand) articles alone, at start and on every pass, until they are asked for", async () => {
     await store.insert({ ...draft("parked"), admission: "pending", parked: true }, longAgo());
     await store.insert({ ...draft("pending"), admission: "pending" }, longAgo());
