@@ -36,6 +36,8 @@ import { playerRoutes, type PlayerEventLimits } from "./routes/player.js";
 import { statsRoutes } from "./routes/stats.js";
 import { healthRoutes, type HealthTarget } from "./routes/health.js";
 import { pronunciationRoutes } from "./routes/pronunciations.js";
+import { sourceRoutes } from "./routes/sources.js";
+import { SourcesService } from "../gen/articles/v1/sources_pb.js";
 import { pronunciationPreviewRoutes } from "./routes/pronunciation-preview.js";
 import { voicesRoutes } from "./routes/voices.js";
 import { tokenRoutes } from "./routes/token.js";
@@ -124,6 +126,11 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   pronunciationRoutes(router, {
     client: rpcClient(ArticlesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
     maxBodyBytes: opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+  });
+  sourceRoutes(router, {
+    client: rpcClient(SourcesService, opts.articlesUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 }),
+    maxBodyBytes,
+    checkWriter: callers && writerCheck(callers),
   });
   if (opts.audioUrl) {
     const audio = rpcClient(AudioService, opts.audioUrl, { timeoutMs: opts.rpcTimeoutMs ?? 30_000 });

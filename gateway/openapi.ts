@@ -3,6 +3,8 @@
 // $refs, found by object identity, so each schema is written down once.
 import { LISTENER_SCHEMAS, listenerPaths } from "./openapi-listener.js";
 import { jobPaths } from "./openapi-jobs.js";
+import { sourcePaths } from "./openapi-sources.js";
+import { SOURCE_SCHEMAS } from "./source-schemas.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
 import { VOICE_SCHEMAS, VoiceSampleQuery } from "./routes/voices.js";
 import { TOKEN_SCHEMAS } from "./routes/token.js";
@@ -126,7 +128,7 @@ const DESCRIPTION = [
 
 /** A fresh copy of the document (callers may serialise or mutate it freely). */
 export function buildOpenApi(): Json {
-  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...BULK_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS, ...VOICE_SCHEMAS };
+  const named = { ...SCHEMAS, ...PRONUNCIATION_SCHEMAS, ...BULK_SCHEMAS, ...PREVIEW_SCHEMAS, ...TOKEN_SCHEMAS, ...VOICE_SCHEMAS, ...SOURCE_SCHEMAS };
   const names = new Map<unknown, string>(Object.entries(named).map(([name, schema]) => [schema, name]));
   const schemas = Object.fromEntries(Object.entries(named).map(([name, schema]) => [name, withRefs(schema, names, true)]));
   const articleId = pathParam("articleId", ArticleIdParam);
@@ -139,7 +141,7 @@ export function buildOpenApi(): Json {
     info: { title: "Article Audio Publishing API", version: "1.0.0", description: DESCRIPTION },
     servers: [{ url: "/" }],
     security: [{ bearerAuth: [] }],
-    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "token" }, { name: "voices", description: "Voices, the engines that speak them, and samples (docs/voices.md)." }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
+    tags: [{ name: "articles" }, { name: "pronunciations" }, { name: "sources", description: "Feeds and sitemaps the project follows (docs/sources.md)." }, { name: "token" }, { name: "voices", description: "Voices, the engines that speak them, and samples (docs/voices.md)." }, { name: "docs" }, { name: "audio" }, { name: "listener", description: "Player, podcast feeds, oEmbed and listening statistics (docs/player.md)." }],
     paths: {
       "/api": {
         get: {
@@ -298,6 +300,7 @@ export function buildOpenApi(): Json {
         },
       },
       ...listenerPaths(),
+      ...sourcePaths(),
     },
     components: {
       schemas: { ...schemas, ...LISTENER_SCHEMAS },

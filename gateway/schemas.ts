@@ -763,3 +763,6 @@ export const validateBulk = {
   },
   jobId: compile(bodyAjv, JobIdParam, "id"),
 };
+
+/** Field schemas other request bodies take over as they are (the sources' url, labels, voice and lang: source-schemas.ts). */
+export const SHARED_FIELDS = { httpUrl, labels, voice, lang } as const;

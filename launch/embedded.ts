@@ -24,6 +24,8 @@ import { privateAllowList, startArticlesService } from "../services/articles/app
 import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "../services/articles/on-demand-budget.js";
 import { PAGE_FETCH_VARS, pageQueueLimits } from "../services/articles/pages/queue.js";
 import { openStatsStore } from "../services/articles/stats/open.js";
+import { openSourceStore } from "../services/articles/sources/open.js";
+import { SOURCE_VARS, sourceOptionsOf } from "../services/articles/sources/config.js";
 import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "../services/articles/store/open.js";
 import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
@@ -73,6 +75,7 @@ export const EMBEDDED_VARS = {
   ...PLAYER_VARS,
   ...ON_DEMAND_BUDGET_VARS,
   ...PAGE_FETCH_VARS,
+  ...SOURCE_VARS,
   ...OEMBED_VARS,
   // One METRICS_PORT listener covers every service of the process.
   ...METRICS_VARS,
@@ -164,6 +167,8 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     const rateLimit = await gatewayRateLimit(cfg, { url: auth.url, internalToken }, logger("gateway"));
     if (rateLimit) closers.push(() => rateLimit.close());
     const stats = await openStatsStore(cfg);
+    const sourceStore = await openSourceStore(cfg);
+    closers.push(() => sourceStore.close());
     const articles = await startArticlesService({
       store: articleStore,
       bus,
@@ -185,6 +190,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       pageFetches: pageQueueLimits(cfg),
       jobs: jobStore,
       bulkPace: rateLimit && { store: rateLimit.store, shared: rateLimit.shared, defaults: defaultLimitsOf(cfg).writes },
+      sources: { store: sourceStore, ...sourceOptionsOf(cfg) },
     });
     closers.push(() => articles.close());
     const statusSampler = sampleArticleStatuses(articleStore, cfg.METRICS_SAMPLE_MS, log);

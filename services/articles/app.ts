@@ -41,6 +41,8 @@ import type { ArticleStore } from "./store/port.js";
 import { publicError } from "./errors.js";
 import { createOnDemandBudget, type OnDemandBudgetDefaults } from "./on-demand-budget.js";
 import type { BucketStore } from "../../lib/ratelimit/port.js";
+import { SourcesService } from "../../gen/articles/v1/sources_pb.js";
+import { startSources, type SourcesOptions } from "./sources/start.js";
 
 export interface ArticlesServiceOptions {
   store: ArticleStore;
@@ -96,7 +98,10 @@ export interface ArticlesServiceOptions {
   bulkPace?: { store: BucketStore; shared?: boolean; defaults: BucketPolicy };
   /** Bulk job lease and scan periods (tests shorten them). */
   bulkRunner?: { leaseMs?: number; scanMs?: number; retryMs?: number };
+  /** The feeds projects follow (sources/): where they are kept (default: in memory) and their bounds. */
+  sources?: SourcesOptions;
 }
+
 
 /** Unexpected failures reach the caller as a plain Internal error (errors.ts). */
 function hideInternalErrors(log: Logger): Interceptor {
@@ -156,6 +161,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     pageFetches: opts.pageFetches,
     onPages: (p) => (pages = p),
   });
+  const sources = await startSources({ options: opts.sources, shared, admission: admission!, settings, emit, resolveCaller, fetchOptions: opts.fetchOptions, log: opts.log });
 
   const jobStore = opts.jobs ?? (await openEmbeddedJobStore());
   /** The project's writes policy as the gateway applies it: its settings over the defaults (the defaults while settings cannot be read). */
@@ -178,8 +184,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
 
   const server = await startRpcServer({
     name: "articles",
-    services: [ArticlesService.typeName, ListenerService.typeName, ArticleJobsService.typeName],
-    routes: (router) => router.service(ArticlesService, handlers).service(ListenerService, listener).service(ArticleJobsService, jobs),
+    services: [ArticlesService.typeName, ListenerService.typeName, ArticleJobsService.typeName, SourcesService.typeName],
+    routes: (router) => router.service(ArticlesService, handlers).service(ListenerService, listener).service(ArticleJobsService, jobs).service(SourcesService, sources.handlers),
     host: opts.host,
     port: opts.port,
     inProcess: opts.inProcess,
@@ -211,6 +217,7 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
     setServing: server.setServing,
     async close() {
       server.setServing(false);
+      await sources.close();
       await runner.close();
       await reconciler?.stop();
       await scheduler?.stop();

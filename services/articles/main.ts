@@ -12,6 +12,8 @@ import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { privateAllowList, startArticlesService } from "./app.js";
 import { AUDIO_FILES_VARS } from "./audio-files.js";
 import { openStatsStore } from "./stats/open.js";
+import { openSourceStore } from "./sources/open.js";
+import { SOURCE_VARS, sourceOptionsOf } from "./sources/config.js";
 import { listeningNames, natsListeningChannel } from "../../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "./store/open.js";
 import { ON_DEMAND_BUDGET_VARS, onDemandBudgetDefaults } from "./on-demand-budget.js";
@@ -42,6 +44,7 @@ const schema = {
   RATE_LIMIT_WRITES_PER_SECOND: RATE_LIMIT_VARS.RATE_LIMIT_WRITES_PER_SECOND,
   RATE_LIMIT_WRITES_BURST: RATE_LIMIT_VARS.RATE_LIMIT_WRITES_BURST,
   RATE_LIMIT_KV_BUCKET: RATE_LIMIT_VARS.RATE_LIMIT_KV_BUCKET,
+  ...SOURCE_VARS,
   ON_DEMAND_KV_BUCKET: { type: "string", pattern: "^[A-Za-z0-9_-]+$", default: "ondemand", description: "NATS KV bucket the articles replicas share the on-demand budgets in" },
 } as const;
 
@@ -73,6 +76,7 @@ async function main(): Promise<void> {
     : config.NATS_URL
       ? await (await import("../../lib/ratelimit/nats-kv.js")).createNatsKvBucketStore({ url: config.NATS_URL, bucket: config.RATE_LIMIT_KV_BUCKET })
       : createMemoryBucketStore();
+  const sourceStore = await openSourceStore(config);
   const svc = await startArticlesService({
     store,
     bus,
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
     pageFetches: pageQueueLimits(config),
     jobs,
     bulkPace: writeBuckets && { store: writeBuckets, shared: Boolean(config.NATS_URL), defaults: { perSecond: config.RATE_LIMIT_WRITES_PER_SECOND, burst: config.RATE_LIMIT_WRITES_BURST } },
+    sources: { store: sourceStore, ...sourceOptionsOf(config) },
   });
   const metrics = await maybeStartMetricsServer(config, log);
   const statusSampler = sampleArticleStatuses(store, config.METRICS_SAMPLE_MS, log);
@@ -107,6 +112,7 @@ async function main(): Promise<void> {
     await budgetStore?.close();
     await writeBuckets?.close();
     await jobs.close();
+    await sourceStore.close();
     await store.close();
     closeRpcClients();
     await closeMongo();

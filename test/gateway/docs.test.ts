@@ -1,4 +1,5 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
+import { validateSource } from "../../gateway/source-schemas.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { expect } from "chai";
@@ -203,6 +204,8 @@ describe("gateway: docs and OpenAPI", function () {
     "put /api/pronunciations": (v) => void validatePronunciations(v),
     "post /api/pronunciations/preview": (v) => requestValidator(PronunciationPreviewRequest, "body")(v),
     "post /api/articles/bulk": (v) => void validateBulk.body(v),
+    "post /api/sources": (v) => validateSource.create(v),
+    "put /api/sources/{sourceId}": (v) => validateSource.update(v),
   };
 
   it("every operation carries examples the server accepts: bodies, path and query parameters", () => {

@@ -8,6 +8,7 @@ import type { AnalyseInput, Analysis, PageContent } from "./analyse.js";
 import { explainContent } from "./classify.js";
 import { CONTENT_LIMITS, ContentBusyError, ContentRejectedError, type ContentLimits } from "./limits.js";
 import type { ContentJob, ContentResult } from "./protocol.js";
+import type { ParsedFeed, SourceKind } from "../sources/parse-feed.js";
 
 export interface ContentWork {
   /** What will be spoken and its content-type scores. Throws ContentRejectedError (final) or ContentBusyError (retry later). */
@@ -16,6 +17,8 @@ export interface ContentWork {
   extract(projectId: string, html: string, url?: string): Promise<string>;
   /** A fetched page's article with its title, date, language and canonical URL (create from a URL). */
   extractPage(projectId: string, html: string, url?: string): Promise<PageContent>;
+  /** A fetched feed or sitemap as items (sources/parse-feed.ts), at most `maxItems` of them. Throws ContentRejectedError naming what is wrong with it. */
+  parseFeed(projectId: string, body: string, opts: { kind?: SourceKind; maxItems: number; url?: string }): Promise<ParsedFeed>;
   /** Gets the threads' code ready now, so the first article pays only for starting a thread (a service calls this at start). */
   prepare(): void;
   close(): Promise<void>;
@@ -48,6 +51,9 @@ export function createContentPool(overrides: Partial<ContentLimits> = {}): Conte
     },
     async extractPage(projectId, html, url) {
       return ((await pool.run(projectId, { kind: "page", html, url })) as { page: PageContent }).page;
+    },
+    async parseFeed(projectId, body, opts) {
+      return ((await pool.run(projectId, { kind: "feed", body, feedKind: opts.kind, maxItems: opts.maxItems, url: opts.url })) as { feed: ParsedFeed }).feed;
     },
     prepare: () => pool.prepare(),
     close: () => pool.close(),
