@@ -3,7 +3,8 @@
 import { expect } from "chai";
 import { parseHTML } from "linkedom";
 import { extractPage } from "../../services/articles/content/extract.js";
-import { isoDateTime, localeOf, pageMetaOf } from "../../services/articles/content/page-meta.js";
+import { isoDateTime, localesOf, pageMetaOf } from "../../services/articles/content/page-meta.js";
+import { voiceForPage } from "../../services/articles/pages/fetch-page.js";
 import { articlePageHtml, newsParagraphs } from "../support/article-pages.js";
 
 const metaOf = (html: string, url = "https://news.example/a/b.html") => pageMetaOf(parseHTML(html).document, url);
@@ -34,11 +35,24 @@ describe("page metadata: date, language, canonical URL", () => {
     expect(metaOf(page('<meta property="og:locale" content="en_GB">')).lang).to.equal("en_GB");
     expect(metaOf(page('<meta property="og:locale" content="en_GB">', undefined, ' lang="de"')).lang).to.equal("de");
     expect(metaOf(page("")).lang).to.equal(undefined);
-    expect(localeOf("de-AT")).to.equal("de-DE");
-    expect(localeOf("de_DE")).to.equal("de-DE");
-    expect(localeOf("EN")).to.equal("en-US");
-    expect(localeOf("fr-FR")).to.equal(undefined);
-    expect(localeOf("")).to.equal(undefined);
+    expect(localesOf("de-AT")).to.deep.equal(["de-DE"]);
+    expect(localesOf("de_DE")).to.deep.equal(["de-DE"]);
+    expect(localesOf("en-us")).to.deep.equal(["en-US", "en-GB"]);
+    expect(localesOf("en_GB")).to.deep.equal(["en-GB", "en-US"]);
+    expect(localesOf("EN")).to.have.members(["en-GB", "en-US"]);
+    expect(localesOf("fr-FR")).to.deep.equal([]);
+    expect(localesOf("")).to.deep.equal([]);
+  });
+
+  it("keeps the project's voice for a page in a language it speaks, and finds one that speaks it otherwise", () => {
+    expect(voiceForPage({ voice: "alloy", lang: "en-US" }, "de")).to.deep.equal({ voice: "alloy", lang: "de-DE" });
+    // A British page: alloy speaks English, if not British English.
+    expect(voiceForPage({ voice: "alloy", lang: "en-US" }, "en-GB")).to.deep.equal({ voice: "alloy", lang: "en-US" });
+    expect(voiceForPage({ voice: "bf_emma", lang: "en-US" }, "en-GB")).to.deep.equal({ voice: "bf_emma", lang: "en-GB" });
+    expect(voiceForPage({ voice: "de-DE-KatjaNeural", lang: "de-DE" }, "en")).to.deep.equal({ voice: "alloy", lang: "en-US" });
+    expect(voiceForPage({ voice: "af_heart", lang: "en-US" }, "de-CH")).to.deep.equal({ voice: "alloy", lang: "de-DE" });
+    expect(voiceForPage({ voice: "nova", lang: "en-US" }, "fr")).to.deep.equal({ voice: "nova", lang: "en-US" });
+    expect(voiceForPage({ voice: "nova", lang: "de-DE" }, undefined)).to.deep.equal({ voice: "nova", lang: "de-DE" });
   });
 
   it("takes the canonical URL from <link rel=canonical> (relative ones resolved against the page), else og:url; never a non-http one", () => {

@@ -104,11 +104,17 @@ function langOf(document: Doc): string | undefined {
   return locale || undefined;
 }
 
-/** The voice locale a declared language tag asks for ("de", "de-AT", "de_DE" → de-DE); undefined when no voice speaks it. */
-export function localeOf(tag: string | undefined): Lang | undefined {
-  const primary = (tag ?? "").trim().toLowerCase().split(/[-_]/)[0];
-  if (!primary) return undefined;
-  return LANGS.find((l) => l.toLowerCase().split("-")[0] === primary);
+/**
+ * The voice locales a declared language tag asks for, best first: the same locale ("en-GB",
+ * "de_DE"), then the others of its language in the platform's order ("en" → en-GB, en-US).
+ * Empty when no voice speaks the language.
+ */
+export function localesOf(tag: string | undefined): Lang[] {
+  const norm = (tag ?? "").trim().replace(/_/g, "-").toLowerCase();
+  const primary = norm.split("-")[0];
+  if (!primary) return [];
+  const same = LANGS.filter((l) => l.toLowerCase().split("-")[0] === primary);
+  return [...same.filter((l) => l.toLowerCase() === norm), ...same.filter((l) => l.toLowerCase() !== norm)];
 }
 
 function canonicalOf(document: Doc, pageUrl: string | undefined): string | undefined {

@@ -19,7 +19,6 @@ import { withCachedPronunciations } from "../store/pronunciation-cache.js";
 import * as v from "../validate.js";
 import { fetchArticlePage } from "../pages/fetch-page.js";
 import { createPageQueue, type PageQueueLimits } from "../pages/queue.js";
-import { checkVoiceLang, type Lang } from "../../../lib/voices.js";
 
 export interface ArticlesServiceDeps {
   store: ArticleStore;
@@ -196,14 +195,8 @@ export function createHandlerShared(deps: ArticlesServiceDeps) {
     return v.defaultVoice();
   }
 
-  /** Who reads `lang` in the project: its default voice when that voice speaks it, else the platform's default voice (it speaks every locale). */
-  async function voiceFor(projectId: string, lang: Lang): Promise<{ voice: string; lang: string }> {
-    const d = await projectDefaultVoice(projectId);
-    return { voice: checkVoiceLang(d.voice, lang) === null ? d.voice : v.defaultVoice().voice, lang };
-  }
-
   const pages: PageFetches = createPageQueue(
-    (id) => fetchArticlePage({ store, content: admission.content, emit, log, admit: (aid, rev) => admission.admit(aid, rev), voiceFor, fetchOptions: deps.recrawlFetch }, id),
+    (id) => fetchArticlePage({ store, content: admission.content, emit, log, admit: (aid, rev) => admission.admit(aid, rev), fetchOptions: deps.recrawlFetch }, id),
     deps.pageFetches,
   );
   deps.onPages?.(pages);

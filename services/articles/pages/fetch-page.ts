@@ -10,12 +10,12 @@ import type { Logger } from "../../../lib/log.js";
 import { FetchLimitError, safeFetch, UnsafeUrlError, type SafeFetchOptions } from "../../../lib/net/safe-fetch.js";
 import { decodeBody } from "../../../lib/net/text-body.js";
 import { normalizeHttpUrl } from "../../../lib/urls.js";
-import { checkVoiceLang, type Lang } from "../../../lib/voices.js";
+import { checkVoiceLang, DEFAULT_VOICE, VOICES } from "../../../lib/voices.js";
 import { xmlText } from "../../../lib/xml-text.js";
 import { PAGE_FETCH_OPTIONS } from "../admission/recrawl.js";
 import type { PageContent } from "../content/analyse.js";
 import { ContentBusyError, ContentRejectedError } from "../content/limits.js";
-import { localeOf } from "../content/page-meta.js";
+import { localesOf } from "../content/page-meta.js";
 import type { ContentWork } from "../content/pool.js";
 import type { StatusEmitter } from "../events/publish.js";
 import type { ArticleStore, PageFill, StoredArticle } from "../store/port.js";
@@ -28,8 +28,6 @@ export interface PageFetchDeps {
   log: Logger;
   /** Admits the filled revision (admission/admit.ts); its failures leave it to the reconciler. */
   admit(id: string, revision: number): Promise<unknown>;
-  /** The voice that reads `lang` for the project: its default voice when that speaks it. */
-  voiceFor(projectId: string, lang: Lang): Promise<{ voice: string; lang: string }>;
   /** FETCH_ALLOW_PRIVATE and tests' overrides. */
   fetchOptions?: SafeFetchOptions;
 }
@@ -96,12 +94,29 @@ function titleOf(page: PageContent, url: string): string {
   return title.length > LIMITS.title ? `${title.slice(0, LIMITS.title - 1).trimEnd()}…` : title;
 }
 
+/**
+ * Who reads a page declared in `tag`: the article's voice (the project's default) in that language
+ * when it speaks it, the platform's default voice when that does, else the first voice that does.
+ * Unchanged when the page names no language, or one no voice speaks.
+ */
+export function voiceForPage(current: { voice: string; lang: string }, tag: string | undefined): { voice: string; lang: string } {
+  const wanted = localesOf(tag);
+  for (const voice of [current.voice, DEFAULT_VOICE]) {
+    const lang = wanted.find((l) => checkVoiceLang(voice, l) === null);
+    if (lang) return { voice, lang };
+  }
+  for (const lang of wanted) {
+    const v = VOICES.find((x) => (x.langs as readonly string[]).includes(lang));
+    if (v) return { voice: v.name, lang };
+  }
+  return current;
+}
+
 /** What the page gives the article, with what its creator gave kept. */
-async function fillOf(deps: PageFetchDeps, a: StoredArticle, page: PageContent & { finalUrl: string }): Promise<PageFill> {
+function fillOf(a: StoredArticle, page: PageContent & { finalUrl: string }): PageFill {
   const url = urlOf(page);
   const keeps = new Set(a.pageKeeps ?? []);
-  const pageLang = localeOf(page.meta.lang);
-  const voice = keeps.has("voice") || !pageLang ? { voice: a.voice, lang: a.lang } : checkVoiceLang(a.voice, pageLang) === null ? { voice: a.voice, lang: pageLang } : await deps.voiceFor(a.projectId, pageLang);
+  const voice = keeps.has("voice") ? { voice: a.voice, lang: a.lang } : voiceForPage(a, page.meta.lang);
   return {
     title: keeps.has("title") ? a.title : titleOf(page, url ?? a.url ?? ""),
     text: xmlText(page.text),
@@ -123,7 +138,7 @@ export async function fetchArticlePage(deps: PageFetchDeps, id: string): Promise
   let filled: StoredArticle | null;
   try {
     const page = await readPage(deps, a.projectId, a.url);
-    filled = await store.pageFetched(a.id, a.revision, await fillOf(deps, a, page));
+    filled = await store.pageFetched(a.id, a.revision, fillOf(a, page));
     if (!filled) return null;
     log.info({ articleId: a.id, projectId: a.projectId, chars: filled.text.length, lang: filled.lang }, "article page fetched");
   } catch (err) {
