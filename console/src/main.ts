@@ -112,7 +112,7 @@ function signIn(root: HTMLElement): void {
   );
   clear(
     root,
-    h("header", { class: "top" }, h("p", { class: "brand" }, t("app.name")), controls()),
+    topHeader(controls()),
     h("main", { id: "main", class: "narrow" }, heading(t("auth.title")), h("p", null, t("auth.intro")), form),
   );
   input.focus();
@@ -121,26 +121,26 @@ function signIn(root: HTMLElement): void {
 /**
  * The signed-in frame: skip link, header (navigation, session, preferences; behind a menu button on
  * a phone) and <main>. Built once per sign-in and language, so a route change replaces only <main>
- * and the header keeps its state; `shellLang` tells when the language changed under it.
+ * and the header keeps its state; `lang` tells when the language changed under it.
  */
-let shell: { lang: Lang; links: Map<string, HTMLAnchorElement>; menu: HTMLElement; toggle: HTMLButtonElement } | undefined;
+let shell: { lang: Lang; links: Map<string, HTMLAnchorElement> } | undefined;
+/** The header's menu (on a phone: behind its button), signed in or not. */
+let menuOf: { menu: HTMLElement; toggle: HTMLButtonElement } | undefined;
 
 function setMenu(open: boolean): void {
-  if (!shell) return;
-  shell.toggle.setAttribute("aria-expanded", String(open));
-  shell.menu.classList.toggle("open", open);
+  if (!menuOf) return;
+  menuOf.toggle.setAttribute("aria-expanded", String(open));
+  menuOf.menu.classList.toggle("open", open);
 }
 
-function buildShell(root: HTMLElement): NonNullable<typeof shell> {
-  const links = new Map<string, HTMLAnchorElement>();
-  const navList = h("ul", null, ...NAV.map(([p, key]) => h("li", null, links.set(p, h("a", { href: `#/${p}`, onclick: () => setMenu(false) }, t(key))).get(p)!)));
+/** The header: the console's name and, on a phone, a Menu button for the rest (Escape closes it and gives focus back). */
+function topHeader(...content: HTMLElement[]): HTMLElement {
   const toggle = h("button", { type: "button", class: "menu-toggle", id: "menu-toggle", "aria-expanded": "false", "aria-controls": "site-menu", onclick: () => setMenu(toggle.getAttribute("aria-expanded") !== "true") }, t("nav.menu"));
   const menu = h(
     "div",
     {
       class: "site-menu",
       id: "site-menu",
-      // Escape closes the phone's menu and gives focus back to its button.
       onkeydown: (e: KeyboardEvent) => {
         if (e.key === "Escape" && menu.classList.contains("open")) {
           setMenu(false);
@@ -148,6 +148,16 @@ function buildShell(root: HTMLElement): NonNullable<typeof shell> {
         }
       },
     },
+    ...content,
+  );
+  menuOf = { menu, toggle };
+  return h("header", { class: "top" }, h("div", { class: "bar" }, h("p", { class: "brand" }, t("app.name")), toggle), menu);
+}
+
+function buildShell(root: HTMLElement): NonNullable<typeof shell> {
+  const links = new Map<string, HTMLAnchorElement>();
+  const navList = h("ul", null, ...NAV.map(([p, key]) => h("li", null, links.set(p, h("a", { href: `#/${p}`, onclick: () => setMenu(false) }, t(key))).get(p)!)));
+  const header = topHeader(
     h("nav", { "aria-label": t("nav.label") }, navList),
     h(
       "div",
@@ -173,10 +183,10 @@ function buildShell(root: HTMLElement): NonNullable<typeof shell> {
   clear(
     root,
     h("a", { class: "skip", href: "#main", onclick: (e: Event) => (e.preventDefault(), focusHeading(document.getElementById("main")!)) }, t("nav.skip")),
-    h("header", { class: "top" }, h("div", { class: "bar" }, h("p", { class: "brand" }, t("app.name")), toggle), menu),
+    header,
     h("main", { id: "main", tabindex: "-1" }),
   );
-  return { lang: lang(), links, menu, toggle };
+  return { lang: lang(), links };
 }
 
 /** Focus on the page's heading (or <main> when it has none). */
@@ -226,9 +236,12 @@ async function render(keep?: string): Promise<void> {
   const gen = nextGeneration();
   const root = document.getElementById("app")!;
   document.title = t("app.name");
+  // Drawn again for the control just used (the language switch): a phone's menu stays open around it.
+  const reopen = keep !== undefined && !!menuOf?.menu.classList.contains("open");
   if (!session.token) {
     shell = undefined;
     signIn(root);
+    setMenu(reopen);
     if (keep) document.getElementById(keep)?.focus();
     announce(t("nav.arrived", { title: t("auth.title") }));
     return;
@@ -236,7 +249,7 @@ async function render(keep?: string): Promise<void> {
   const route = parseRoute();
   const name = route.path[0] in pages ? route.path[0] : "articles";
   if (!shell || shell.lang !== lang()) shell = buildShell(root);
-  setMenu(false);
+  setMenu(reopen);
   for (const [p, a] of shell.links) {
     if (p === name || (p === "articles" && (name === "article" || name === "new" || name === "new-url"))) a.setAttribute("aria-current", "page");
     else a.removeAttribute("aria-current");

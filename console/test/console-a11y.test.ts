@@ -220,6 +220,12 @@ describe("publisher console: focus, announcements, small screens and the article
       if (!dark) summary.push(`sign-in header at 375 px: ${signinHeader.toFixed(0)} px`);
       expect(signinHeader).to.be.at.most(100);
       expect(await signin.evaluate(() => document.scrollingElement!.scrollWidth)).to.be.at.most(375);
+      // Its language switch is behind the menu too; choosing a language keeps the menu open and focus on the switch.
+      await signin.locator("#menu-toggle").click();
+      await signin.locator("#lang-switch").selectOption("de");
+      await signin.locator("#menu-toggle", { hasText: "Menü" }).waitFor();
+      expect(await signin.locator("#menu-toggle").getAttribute("aria-expanded")).to.equal("true");
+      expect(await focused(signin)).to.match(/^select#lang-switch/);
       await out.close();
       for (const p of PAGES) {
         await page.goto(`${sys.url}/console/${p.hash || `#/article/${encodeURIComponent(article)}`}`);
