@@ -497,6 +497,8 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(filled!.pageFetch).to.equal(undefined);
       expect(filled!.pageKeeps).to.equal(undefined);
       expect((await store.getByUrl(P, "https://example.com/news/harbour"))?.id).to.equal(a.id);
+      // Found by the page's words, as any article by its own.
+      expect((await store.list(P, 10, 0, { words: ["harbour", "reopened"] })).items.map((x) => x.id)).to.deep.equal([a.id]);
       expect(await store.pageFetchFailed(a.id, 1, "too late")).to.equal(null);
       expect(await store.claimAdmission(a.id, 1, 60_000)).to.include({ id: a.id, status: "parsed" });
     });

@@ -387,7 +387,8 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
 
     async pageFetched(id, revision, fill, now = new Date()) {
       const { url, ...fields } = fill;
-      const $set = { ...fields, ...(url === undefined ? {} : { url }), crawledAt: now.getTime() };
+      // The page's title and text are what search finds it by from now on.
+      const $set = { ...fields, ...(url === undefined ? {} : { url }), crawledAt: now.getTime(), ...(byWords ? { words: wordsField({ ...fill, parse: false }) } : {}) };
       const $unset = { pageFetch: true as const, pageKeeps: true as const };
       const to = moved("parsed", now);
       const filled = await conditional({ revision, status: "recrawling", pageFetch: "pending", ...PARKED_EXCLUDED, _id: id }, { $set: { ...$set, ...to.$set, admission: "pending" }, $unset: { ...$unset, ...to.$unset } });
