@@ -12,6 +12,8 @@ export interface Served {
   headers?: Record<string, string>;
   /** Answer with validators and 304 when they match (default true for 200s). */
   conditional?: boolean;
+  /** Answer this much later (a slow site). */
+  delayMs?: number;
 }
 
 export interface FeedServer {
@@ -28,6 +30,11 @@ export async function startFeedServer(): Promise<FeedServer> {
   const routes = new Map<string, Served & { etag: string; modified: string }>();
   const counts = new Map<string, { requests: number; notModified: number }>();
   const server = http.createServer((req, res) => {
+    const r = routes.get((req.url ?? "/").split("?")[0]);
+    if (r?.delayMs) setTimeout(() => answer(req, res), r.delayMs);
+    else answer(req, res);
+  });
+  function answer(req: http.IncomingMessage, res: http.ServerResponse): void {
     const path = (req.url ?? "/").split("?")[0];
     const c = counts.get(path) ?? { requests: 0, notModified: 0 };
     counts.set(path, c);
@@ -46,7 +53,7 @@ export async function startFeedServer(): Promise<FeedServer> {
     }
     res.writeHead(status, { "content-type": r.type ?? "application/xml; charset=utf-8", ...(conditional ? { etag: r.etag, "last-modified": r.modified } : {}), ...r.headers });
     res.end(r.body);
-  });
+  }
   server.keepAliveTimeout = 1_000;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.address() as AddressInfo).port;
