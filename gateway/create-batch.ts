@@ -21,7 +21,13 @@ const MAX_BATCH = 64;
  */
 const QUICK_TEXT_CHARS = 2_000;
 
-type Outcome = { id: string } | { error: ConnectError };
+/** A create's id, and what the publisher should know about it (CreateArticleResponse.warning). */
+export interface Created {
+  id: string;
+  warning?: string;
+}
+
+type Outcome = Created | { error: ConnectError };
 
 interface Item {
   article: Omit<CreateArticleRequest, "$typeName">;
@@ -35,7 +41,7 @@ export function errorOf(e: ItemError): ConnectError {
   return new ConnectError(e.message, code, metadata);
 }
 
-export type CreateArticleFn = (authorization: string, requestId: string, article: Item["article"]) => Promise<string>;
+export type CreateArticleFn = (authorization: string, requestId: string, article: Item["article"]) => Promise<Created>;
 
 /** Runs a token's call when its project's turn comes (import-lanes.ts createLane). */
 export type CreateTurn = <T>(authorization: string, call: () => Promise<T>) => Promise<T>;
@@ -43,15 +49,18 @@ export type CreateTurn = <T>(authorization: string, call: () => Promise<T>) => P
 /** `turn`: where each call waits for its project's turn among the gateway's creates; default: none, at once. */
 export function createBatcher(client: Client<typeof ArticlesService>, turn: CreateTurn = (_authorization, call) => call()): CreateArticleFn {
   const createOne = (authorization: string, item: Item) =>
-    turn(authorization, async () => (await client.createArticle(item.article, { headers: { authorization, [REQUEST_ID_HEADER]: item.requestId } })).id);
+    turn(authorization, async (): Promise<Created> => {
+      const res = await client.createArticle(item.article, { headers: { authorization, [REQUEST_ID_HEADER]: item.requestId } });
+      return res.warning ? { id: res.id, warning: res.warning } : { id: res.id };
+    });
   const send = groupCommit<string, Item, Outcome>(
     async (authorization, items) => {
-      if (items.length === 1) return [{ id: await createOne(authorization, items[0]) }];
+      if (items.length === 1) return [await createOne(authorization, items[0])];
       const headers = { authorization, [REQUEST_ID_HEADER]: items[0].requestId };
       // Creates of this token that arrive while the call waits for its turn gather into the next batch.
       const res = await turn(authorization, () => client.createArticles({ items: items.map((i) => create(CreateArticlesItemSchema, { article: i.article, requestId: i.requestId })) }, { headers }));
       return res.results.map((r): Outcome => {
-        if (r.outcome.case === "id") return { id: r.outcome.value };
+        if (r.outcome.case === "id") return r.warning ? { id: r.outcome.value, warning: r.warning } : { id: r.outcome.value };
         if (r.outcome.case === "error") return { error: errorOf(r.outcome.value) };
         return { error: new ConnectError("the articles service answered a create without an outcome", Code.Internal) };
       });
@@ -62,6 +71,6 @@ export function createBatcher(client: Client<typeof ArticlesService>, turn: Crea
     if (article.parse || article.text.length > QUICK_TEXT_CHARS) return createOne(authorization, { article, requestId });
     const outcome = await send(authorization, { article, requestId });
     if ("error" in outcome) throw outcome.error;
-    return outcome.id;
+    return outcome;
   };
 }

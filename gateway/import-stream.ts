@@ -36,7 +36,7 @@ const REPEAT_CHECK_BYTES = 256;
 export type ImportArticle = Omit<CreateArticleRequest, "$typeName">;
 
 /** What became of one create: its id, or why not (and who holds a taken externalId). */
-export type CreateOutcome = { id: string } | { status: number; message: string; existingId?: string };
+export type CreateOutcome = { id: string; warning?: string } | { status: number; message: string; existingId?: string };
 
 export interface ImportSink {
   /** Writes result text; false: wait for drain() before writing more. */
@@ -95,6 +95,7 @@ export function createRequestOf(b: CreateBody, audio: AudioTiming = AudioTiming.
     labels: b.labels ?? [],
     audio,
     fetch: b.fetch ?? false,
+    published: b.published,
   };
 }
 
@@ -120,7 +121,7 @@ export function articlesSender(client: Client<typeof ArticlesService>, call: { a
         { headers },
       );
       return res.results.map((r): CreateOutcome => {
-        if (r.outcome.case === "id") return { id: r.outcome.value };
+        if (r.outcome.case === "id") return r.warning ? { id: r.outcome.value, warning: r.warning } : { id: r.outcome.value };
         if (r.outcome.case !== "error") return { status: 500, message: `the articles service answered a create without an outcome (request id ${call.requestId})` };
         const { status, message } = mapError(errorOf(r.outcome.value), call.requestId);
         return { status, message, existingId: r.outcome.value.existingId || undefined };
@@ -145,7 +146,7 @@ const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 const failLine = (line: number, status: number, message: string, existingId?: string) =>
   `{"line":${line},"result":"fail","status":${status},"message":${JSON.stringify(message)}${existingId ? `,"id":${JSON.stringify(existingId)}` : ""}}\n`;
-const okLine = (line: number, id: string) => `{"line":${line},"result":"ok","id":${JSON.stringify(id)}}\n`;
+const okLine = (line: number, id: string, warning?: string) => `{"line":${line},"result":"ok","id":${JSON.stringify(id)}${warning ? `,"warning":${JSON.stringify(warning)}` : ""}}\n`;
 
 /** A line with a url and no text (`{"url": …}`) asks for the article on that page: fetch is implied (docs/import.md). */
 function fromUrlLine(body: unknown): void {
@@ -233,7 +234,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
       const o = outcomes[entry];
       const line = b.lines[entry];
       if (o && "id" in o) {
-        text += okLine(line, o.id);
+        text += okLine(line, o.id, o.warning);
         summary.imported++;
       } else {
         const f = o ?? { status: 500, message: "the articles service answered without this create" };

@@ -48,7 +48,9 @@ export function articleJson(a: Article, base: string): Record<string, unknown> {
     voice: a.voice,
     lang: a.lang,
     labels: a.labels,
+    published: orNull(a.published),
   };
+  if (a.warning) out.warning = a.warning;
   if (a.types.length > 0) out.type = a.types.map((t) => ({ Name: t.name, Score: t.score }));
   Object.assign(out, audioFields(a, base));
   if (a.status === ArticleStatus.ERRORED) {
@@ -72,6 +74,7 @@ export function listItemJson(a: Article, base: string): Record<string, unknown> 
     voice: a.voice,
     lang: a.lang,
     labels: a.labels,
+    published: orNull(a.published),
     ...audioFields(a, base),
   };
 }

@@ -85,6 +85,20 @@ const requestFields: Record<string, Schema> = {
   lang,
   parse: { type: "boolean", description: "Strip HTML and clean the text before processing." },
   isRaw: { type: "boolean", description: "Treat the text as raw (no speech normalisation)." },
+  published: {
+    type: "string",
+    format: "date-time",
+    [MESSAGE]: "must be an ISO 8601 date-time with a time zone (RFC 3339), e.g. 2024-05-01T09:30:00Z",
+    description: "When the article was published: an ISO 8601 date-time with a time zone (RFC 3339). Lists and feeds order by it; without it the article lists by its creation.",
+    examples: ["2024-05-01T09:30:00+02:00"],
+  },
+};
+
+/** Answered as stored: UTC with milliseconds, or null when none was given. */
+const publishedOut: Schema = { type: ["string", "null"], format: "date-time", description: "When the article was published (ISO 8601, UTC); null when not given. Lists order by it, else by creation." };
+const warningOut: Schema = {
+  type: "string",
+  description: "Present when the publisher should know something about the article, e.g. that its detected language has no voice and the default voice reads it.",
 };
 
 /** Named, so the document shows the request bodies as plain objects plus this one rule. */
@@ -154,6 +168,7 @@ export const ArticleUpdateRequest: Schema = {
     ...requestFields,
     externalId: { ...requestFields.externalId, description: "New external id; must be unique." },
     prompt: { type: ["string", "null"], maxLength: LIMITS.prompt, allOf: [safeText], description: "New prompt; null removes it." },
+    published: { ...requestFields.published, type: ["string", "null"], description: "New publication date; null removes it (the article lists by its creation again)." },
     labels: { ...labels, description: "Full replacement of the labels." },
   },
   ...pairRules,
@@ -229,7 +244,7 @@ const audioFields: Record<string, Schema> = {
 export const Article: Schema = {
   type: "object",
   additionalProperties: false,
-  required: ["id", "externalId", "title", "text", "prompt", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels"],
+  required: ["id", "externalId", "title", "text", "prompt", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels", "published"],
   properties: {
     id: { type: "string" },
     externalId: nullableString,
@@ -244,6 +259,8 @@ export const Article: Schema = {
     voice: { type: "string" },
     lang: { type: "string" },
     labels: { type: "array", items: { type: "string" } },
+    published: publishedOut,
+    warning: warningOut,
     type: {
       type: "array",
       description: "Content-type scores; present only when detected.",
@@ -273,7 +290,7 @@ export const ArticleListItem: Schema = {
   type: "object",
   additionalProperties: false,
   description: "Abbreviated article; note the snake-case external_id.",
-  required: ["id", "external_id", "title", "text", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels"],
+  required: ["id", "external_id", "title", "text", "added", "updated", "status", "url", "isRaw", "voice", "lang", "labels", "published"],
   properties: {
     id: { type: "string" },
     external_id: nullableString,
@@ -287,6 +304,7 @@ export const ArticleListItem: Schema = {
     voice: { type: "string" },
     lang: { type: "string" },
     labels: { type: "array", items: { type: "string" }, description: "The article's labels; empty when it has none (not in the original spec)." },
+    published: publishedOut,
     ...audioFields,
   },
 };
@@ -307,7 +325,7 @@ export const IdResult: Schema = {
   type: "object",
   additionalProperties: false,
   required: ["result", "id"],
-  properties: { result: ok, id: { type: "string", description: "Article slug." } },
+  properties: { result: ok, id: { type: "string", description: "Article slug." }, warning: warningOut },
 };
 
 export const ArticleResult: Schema = {
@@ -393,6 +411,7 @@ export const ImportLineResult: Schema = {
     id: { type: "string", description: "ok: the new article's slug; fail with a taken externalId: the slug of the article that holds it." },
     status: { type: "integer", description: "fail: the HTTP status a POST /api/articles of this line would have had." },
     message: { type: "string", description: "fail: why, naming the field." },
+    warning: { ...warningOut, description: "ok: as the warning of POST /api/articles." },
   },
 };
 
@@ -596,10 +615,12 @@ export interface CreateBody {
   isRaw?: boolean;
   prompt?: string;
   labels?: string[];
+  published?: string;
 }
 
-export interface UpdateBody extends Omit<CreateBody, "prompt"> {
+export interface UpdateBody extends Omit<CreateBody, "prompt" | "published"> {
   prompt?: string | null;
+  published?: string | null;
 }
 
 /** A request validator for another route's schema: HttpError 400 naming the field, as for the articles. */

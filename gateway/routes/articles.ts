@@ -8,6 +8,7 @@ import type { Context } from "koa";
 import {
   ArticleStatus,
   PromptChangeSchema,
+  PublishedChangeSchema,
   LabelListSchema,
   type ArticlesService,
   type Article,
@@ -138,6 +139,12 @@ function updateRequest(target: UpdateArticleRequest["target"], body: UpdateBody)
           ? create(PromptChangeSchema, { value: body.prompt })
           : undefined,
     labels: body.labels ? create(LabelListSchema, { values: body.labels }) : undefined,
+    published:
+      body.published === null
+        ? create(PublishedChangeSchema, { clear: true })
+        : body.published !== undefined
+          ? create(PublishedChangeSchema, { value: body.published })
+          : undefined,
   };
 }
 
@@ -170,8 +177,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const body = await readBody(ctx, call.headers.authorization);
     validate.createBody(body);
     const b = body as CreateBody;
-    const id = await createArticle(call.headers.authorization, ctx.state.requestId, createRequestOf(b));
-    ctx.body = { result: "ok", id };
+    const { id, warning } = await createArticle(call.headers.authorization, ctx.state.requestId, createRequestOf(b));
+    ctx.body = warning ? { result: "ok", id, warning } : { result: "ok", id };
   });
 
   router.get("/api/articles/:articleId", async (ctx) => {

@@ -164,7 +164,8 @@ export function feedRoutes(router: Router, opts: FeedRoutesOptions): void {
     return {
       title: a.title,
       guid: { "@_isPermaLink": "false", "#text": a.id },
-      pubDate: new Date(Number(a.added) * 1000).toUTCString(),
+      // The publication date when the publisher (or its feed) gave one: a back catalogue keeps its real dates.
+      pubDate: (a.published ? new Date(a.published) : new Date(Number(a.added) * 1000)).toUTCString(),
       ...(a.url ? { link: a.url } : {}),
       // The article's opening; the title only when the body has no paragraph to offer.
       description: a.summary || a.title,

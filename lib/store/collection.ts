@@ -177,6 +177,8 @@ export interface DocumentCollection<D extends { _id: string }> {
    * the number of all matches.
    */
   searchText?(index: string, words: readonly string[], filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
+  /** Drops the index of that name (an index no query uses any more); a no-op when there is none. */
+  dropIndex(name: string): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */
   close(): Promise<void>;
 }

@@ -201,6 +201,15 @@ export function mongoCollection<D extends { _id: string }>(db: Db, name: string)
       await col.createIndex(spec.keys, options);
       if (o.unique) uniqueKeys.push({ name: spec.name, field: Object.keys(spec.keys)[0] });
     },
+    async dropIndex(name) {
+      try {
+        await col.dropIndex(name);
+      } catch (e) {
+        // IndexNotFound, or NamespaceNotFound for a collection not made yet: nothing to drop.
+        const code = (e as { code?: number }).code;
+        if (code !== 27 && code !== 26 && !/index not found|ns not found/i.test((e as Error).message)) throw e;
+      }
+    },
     async close() {
       if (sweeper) clearInterval(sweeper);
       sweeper = undefined;

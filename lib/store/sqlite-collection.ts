@@ -895,6 +895,14 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         });
         return { count, docs };
       }),
+    async dropIndex(indexName) {
+      if (!NAME.test(indexName)) throw new Error(`invalid index name '${indexName}'`);
+      t.entries = t.entries.filter((x) => x.name !== indexName);
+      await write(() => {
+        s.conn.exec(`DROP INDEX IF EXISTS "${t.table}__${indexName}"`);
+        s.conn.exec(`DROP TABLE IF EXISTS "${t.table}__${indexName}__entries"`);
+      });
+    },
     async close() {
       if (closed) return;
       closed = true;

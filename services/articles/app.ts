@@ -9,6 +9,7 @@ import type { JobBus } from "../../lib/bus/port.js";
 import type { Logger } from "../../lib/log.js";
 import { createCallerResolver } from "../../lib/rpc/caller.js";
 import { startRpcServer } from "../../lib/rpc/server.js";
+import { loadLanguageDetector } from "../../lib/lang-detect.js";
 import type { RunningService } from "../../lib/service.js";
 import type { SafeFetchOptions } from "../../lib/net/safe-fetch.js";
 import type { Admission } from "./admission/admit.js";
@@ -198,6 +199,8 @@ export async function startArticlesService(opts: ArticlesServiceOptions): Promis
 
   // The content threads' code is made ready now (in the background); the threads start with the first article that needs one.
   admission!.content.prepare();
+  // The language detector's database too (half a second of CPU, once), so no create without a lang waits for it.
+  loadLanguageDetector().catch((err: unknown) => opts.log.warn({ err }, "the language detector did not load; creates without a lang will try again"));
   const admit = (a: { id: string; revision: number }) => admission!.admit(a.id, a.revision);
   const reconciler = opts.reconcile === false ? undefined : startReconciler({ store: opts.store, bus: opts.bus, log: opts.log, admit, fetchPage: (a) => pages!.add(a.projectId, a.id), ...opts.reconcile });
   const scheduler =

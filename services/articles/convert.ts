@@ -86,5 +86,7 @@ export function toProtoArticle(a: StoredArticle | ListedArticle, audioBaseUrl: s
     labels: a.labels,
     revision: BigInt(a.revision),
     transcript: ready ? transcriptFiles(a, audioBaseUrl) : undefined,
+    published: a.published ?? undefined,
+    warning: a.warning ?? undefined,
   };
 }

@@ -116,6 +116,29 @@ export function requiredId(field: string, value: string): string {
   return value;
 }
 
+/**
+ * RFC 3339 date-time (what JSON Schema's "date-time" format is): a date, a time with seconds and
+ * a time zone. The gateway checks the same with ajv; this holds for direct RPC callers.
+ */
+const DATE_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt ][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/;
+
+/** A publication date as stored: ISO 8601 in UTC with milliseconds, so every answer spells it one way. */
+export function publishedValue(value: string): string {
+  const ms = DATE_TIME.test(value) ? Date.parse(value.replace(" ", "T")) : NaN;
+  // Date.parse rolls 2024-02-30 over into March: a date that does not exist is refused instead.
+  if (Number.isNaN(ms) || !sameCalendarDay(value, ms)) throw invalid(`published must be an ISO 8601 date-time with a time zone, e.g. 2024-05-01T09:30:00Z (got '${value.slice(0, 60)}')`);
+  return new Date(ms).toISOString();
+}
+
+export const optionalPublished = (value: string | undefined) => (value === undefined ? undefined : publishedValue(value));
+
+/** Whether the date part of `value` names a real day (checked at its own offset, where it is that day). */
+function sameCalendarDay(value: string, ms: number): boolean {
+  const offset = /([+-])([0-9]{2}):([0-9]{2})$/.exec(value);
+  const shift = offset ? (offset[1] === "+" ? 1 : -1) * (Number(offset[2]) * 60 + Number(offset[3])) * 60_000 : 0;
+  return new Date(ms + shift).toISOString().slice(0, 10) === value.slice(0, 10) && Number(value.slice(11, 13)) < 24;
+}
+
 /** A real calendar day as YYYY-MM-DD (2026-11-31 is not one), returned as given. */
 export function calendarDay(field: string, value: string): string {
   const ms = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;

@@ -155,7 +155,7 @@ describe("article store on MongoDB: query shapes and exact counts", function () 
     });
     await expectIndexed("shapes_filters", sent);
     const names = (await db.collection("shapes_filters").indexes()).map((i) => i.name);
-    expect(names).to.include.members(["project_listing_label", "project_ready", "project_ready_label"]);
+    expect(names).to.include.members(["project_order_label", "project_status_order", "project_status_order_label"]);
   });
 
   it("search (issue 36): finds on the words index, hinted, each word an anchored prefix; no count or aggregate", async () => {

@@ -79,7 +79,8 @@ describe("MongoDB article store", function () {
     await openMongoArticleStore(db, "idx_check");
     await openMongoArticleStore(db, "idx_check");
     const names = (await db.collection("idx_check").indexes()).map((i) => i.name);
-    expect(names).to.include.members(["project_listing", "externalId_unique", "project_url_added", "project_ready", "project_ready_label", "due", "status_added", "tally_counters"]);
+    expect(names).to.include.members(["project_listing", "externalId_unique", "project_url_added", "project_ready", "project_order", "project_order_label", "project_status_order", "project_status_order_label", "due", "status_added", "tally_counters"]);
+    expect(names, "retired").to.not.include.members(["project_listing_label"]);
   });
 });
 

@@ -226,13 +226,15 @@ describe("SQLite collection", function () {
     expect(plan("listening_stats", { day: { $gte: "2024-01-01", $lte: "2024-01-31" }, projectId: "p" })).to.match(/USING INDEX c_listening_stats__project_day \(<expr>=\? AND <expr>>\? AND <expr><\?\)/);
     expect(plan("articles", { projectId: "p", externalId: "e" })).to.match(/USING INDEX c_articles__externalId_unique/);
     expect(plan("articles", { projectId: "p", _id: "a" })).to.match(/USING INDEX sqlite_autoindex_c_articles/);
-    // The list filters (store.ts list): by status through project_ready; by label, alone or with a status, through
-    // the multikey indexes' entry tables, a deep page too, never a sort of their own.
-    const listing = { sort: { added: -1 as const, _id: -1 as const }, limit: 20 };
-    expect(plan("articles", { projectId: "p", status: "errored" }, { ...listing, skip: 5_000 })).to.match(/USING COVERING INDEX c_articles__project_ready /).and.not.match(/TEMP B-TREE/);
+    // The lists (store.ts list) in the list order (order.ts): all through project_order; by status through
+    // project_status_order; by label, alone or with a status, through the multikey indexes' entry tables,
+    // a deep page too, never a sort of their own.
+    const listing = { sort: { sortAt: -1 as const, seq: -1 as const }, limit: 20 };
+    expect(plan("articles", { projectId: "p", deleted: false }, { ...listing, skip: 5_000 })).to.match(/USING COVERING INDEX c_articles__project_order /).and.not.match(/TEMP B-TREE/);
+    expect(plan("articles", { projectId: "p", status: "errored" }, { ...listing, skip: 5_000 })).to.match(/USING COVERING INDEX c_articles__project_status_order /).and.not.match(/TEMP B-TREE/);
     for (const skip of [0, 5_000]) {
-      expect(plan("articles", { projectId: "p", deleted: false, labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_listing_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
-      expect(plan("articles", { projectId: "p", status: "waiting", labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_ready_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
+      expect(plan("articles", { projectId: "p", deleted: false, labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_order_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
+      expect(plan("articles", { projectId: "p", status: "waiting", labels: "news" }, { ...listing, skip })).to.match(/c_articles__project_status_order_label__entries USING PRIMARY KEY/).and.not.match(/TEMP B-TREE/);
     }
   });
 

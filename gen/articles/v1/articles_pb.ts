@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file articles/v1/articles.proto.
  */
 export const file_articles_v1_articles: GenFile = /*@__PURE__*/
-  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASLaBAoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDEisKCnRyYW5zY3JpcHQYFiABKAsyFy5hcnRpY2xlcy52MS5UcmFuc2NyaXB0Qg4KDF9leHRlcm5hbF9pZEIJCgdfcHJvbXB0QgoKCF91cGRhdGVkQgYKBF91cmxCCAoGX2Vycm9yIqYBCgpUcmFuc2NyaXB0EicKCHNlZ21lbnRzGAEgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDdnR0GAIgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDc3J0GAMgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSJwoIY2hhcHRlcnMYBCABKAsyFS5hcnRpY2xlcy52MS5UZXh0RmlsZSIkCghUZXh0RmlsZRILCgNrZXkYASABKAkSCwoDdXJsGAIgASgJIiQKEFRyYW5zY3JpcHRTdG9yZWQSEAoIY2hhcHRlcnMYASABKAgiuAIKFENyZWF0ZUFydGljbGVSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESGAoLZXh0ZXJuYWxfaWQYBCABKAlIAYgBARISCgV2b2ljZRgFIAEoCUgCiAEBEhEKBGxhbmcYBiABKAlIA4gBARINCgVwYXJzZRgHIAEoCBIOCgZpc19yYXcYCCABKAgSEwoGcHJvbXB0GAkgASgJSASIAQESDgoGbGFiZWxzGAogAygJEicKBWF1ZGlvGAsgASgOMhguYXJ0aWNsZXMudjEuQXVkaW9UaW1pbmcSDQoFZmV0Y2gYDCABKAhCBgoEX3VybEIOCgxfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQgkKB19wcm9tcHQiKAoaUmVxdWVzdEFydGljbGVBdWRpb1JlcXVlc3QSCgoCaWQYASABKAkiRAobUmVxdWVzdEFydGljbGVBdWRpb1Jlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIiMKFUNyZWF0ZUFydGljbGVSZXNwb25zZRIKCgJpZBgBIAEoCSJbChVDcmVhdGVBcnRpY2xlc1JlcXVlc3QSLgoFaXRlbXMYASADKAsyHy5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlc0l0ZW0SEgoKcHJvamVjdF9pZBgCIAEoCSJcChJDcmVhdGVBcnRpY2xlc0l0ZW0SMgoHYXJ0aWNsZRgBIAEoCzIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXF1ZXN0EhIKCnJlcXVlc3RfaWQYAiABKAkiTAoWQ3JlYXRlQXJ0aWNsZXNSZXNwb25zZRIyCgdyZXN1bHRzGAEgAygLMiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXN1bHQiWAoUQ3JlYXRlQXJ0aWNsZXNSZXN1bHQSDAoCaWQYASABKAlIABInCgVlcnJvchgCIAEoCzIWLmFydGljbGVzLnYxLkl0ZW1FcnJvckgAQgkKB291dGNvbWUiWAoJSXRlbUVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIXCg9zdG9yYWdlX2ZhaWx1cmUYAyABKAkSEwoLZXhpc3RpbmdfaWQYBCABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSKsAQoTTGlzdEFydGljbGVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZvZmZzZXQYAiABKAUSLwoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1c0gAiAEBEhIKBWxhYmVsGAQgASgJSAGIAQESEgoFcXVlcnkYFCABKAlIAogBAUIJCgdfc3RhdHVzQggKBl9sYWJlbEIICgZfcXVlcnkiTQoUTGlzdEFydGljbGVzUmVzcG9uc2USDQoFY291bnQYASABKAMSJgoIYXJ0aWNsZXMYAiADKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIhsKCUxhYmVsTGlzdBIOCgZ2YWx1ZXMYASADKAkiLAoMUHJvbXB0Q2hhbmdlEg0KBXZhbHVlGAEgASgJEg0KBWNsZWFyGAIgASgIIvkCChRVcGRhdGVBcnRpY2xlUmVxdWVzdBIMCgJpZBgBIAEoCUgAEhUKC2V4dGVybmFsX2lkGAIgASgJSAASDQoFdGl0bGUYAyABKAkSDAoEdGV4dBgEIAEoCRIQCgN1cmwYBSABKAlIAYgBARIcCg9uZXdfZXh0ZXJuYWxfaWQYBiABKAlIAogBARISCgV2b2ljZRgHIAEoCUgDiAEBEhEKBGxhbmcYCCABKAlIBIgBARISCgVwYXJzZRgJIAEoCEgFiAEBEhMKBmlzX3JhdxgKIAEoCEgGiAEBEikKBnByb21wdBgLIAEoCzIZLmFydGljbGVzLnYxLlByb21wdENoYW5nZRImCgZsYWJlbHMYDCABKAsyFi5hcnRpY2xlcy52MS5MYWJlbExpc3RCCAoGdGFyZ2V0QgYKBF91cmxCEgoQX25ld19leHRlcm5hbF9pZEIICgZfdm9pY2VCBwoFX2xhbmdCCAoGX3BhcnNlQgkKB19pc19yYXciIwoVVXBkYXRlQXJ0aWNsZVJlc3BvbnNlEgoKAmlkGAEgASgJIiIKFERlbGV0ZUFydGljbGVSZXF1ZXN0EgoKAmlkGAEgASgJIhcKFURlbGV0ZUFydGljbGVSZXNwb25zZSI8ChRDbGFpbUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDIrQBChVDbGFpbUF1ZGlvSm9iUmVzcG9uc2USDQoFc3RhbGUYASABKAgSJQoHYXJ0aWNsZRgCIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUSNgoOcHJvbnVuY2lhdGlvbnMYAyADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZRItCghsb3VkbmVzcxgEIAEoCzIbLmFydGljbGVzLnYxLkxvdWRuZXNzVGFyZ2V0IlwKDkxvdWRuZXNzVGFyZ2V0EhEKBGx1ZnMYASABKAFIAIgBARIbCg50cnVlX3BlYWtfZGJ0cBgCIAEoAUgBiAEBQgcKBV9sdWZzQhEKD190cnVlX3BlYWtfZGJ0cCKqAQoYUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxINCgVlcnJvchgEIAEoCRItCg1hdWRpb19wcmV2aWV3GAUgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlIiwKGVJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2USDwoHYXBwbGllZBgBIAEoCCLaAQoXQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxIlCgVhdWRpbxgDIAEoCzIWLmFydGljbGVzLnYxLkF1ZGlvRmlsZRItCg1hdWRpb19wcmV2aWV3GAQgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEhAKCHByb3ZpZGVyGAUgASgJEjEKCnRyYW5zY3JpcHQYBiABKAsyHS5hcnRpY2xlcy52MS5UcmFuc2NyaXB0U3RvcmVkIisKGENvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIkoKE0ZhaWxBdWRpb0pvYlJlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxINCgVlcnJvchgDIAEoCSInChRGYWlsQXVkaW9Kb2JSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIIj8KFVJlY3Jhd2xBcnRpY2xlUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmFydGljbGVfaWQYAiABKAkiZwoWUmVjcmF3bEFydGljbGVSZXNwb25zZRIPCgdjaGFuZ2VkGAEgASgIEhAKCHJldmlzaW9uGAIgASgDEioKBnN0YXR1cxgDIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMiQwoZR2V0QXJ0aWNsZURlY2lzaW9uUmVxdWVzdBISCgpwcm9qZWN0X2lkGAEgASgJEhIKCmFydGljbGVfaWQYAiABKAkipAEKGkdldEFydGljbGVEZWNpc2lvblJlc3BvbnNlEioKBnN0YXR1cxgBIAEoDjIaLmFydGljbGVzLnYxLkFydGljbGVTdGF0dXMSEAoIcmV2aXNpb24YAiABKAMSDAoEcnVsZRgDIAEoCRIOCgZkZXRhaWwYBCABKAkSEgoKZGVjaWRlZF9hdBgFIAEoCRIWCg5yZXNlcnZlZF9jaGFycxgGIAEoAyIsChZSZWFkbWl0RGVmZXJyZWRSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkiKwoXUmVhZG1pdERlZmVycmVkUmVzcG9uc2USEAoIYWRtaXR0ZWQYASABKAUiGAoWUmVjb3VudEFydGljbGVzUmVxdWVzdCIqChdSZWNvdW50QXJ0aWNsZXNSZXNwb25zZRIPCgd0b29rX21zGAEgASgDIpkBChFQcm9udW5jaWF0aW9uUnVsZRINCgVtYXRjaBgBIAEoCRIWCg5jYXNlX3NlbnNpdGl2ZRgCIAEoCBIRCgRsYW5nGAMgASgJSACIAQESEAoDc2F5GAQgASgJSAGIAQESDQoFc3BlbGwYBSABKAgSEAoDaXBhGAYgASgJSAKIAQFCBwoFX2xhbmdCBgoEX3NheUIGCgRfaXBhIhoKGEdldFByb251bmNpYXRpb25zUmVxdWVzdCJTChlHZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUgoYU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0EjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUiUwoZU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZRI2Cg5wcm9udW5jaWF0aW9ucxgBIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlKokDCg1BcnRpY2xlU3RhdHVzEh4KGkFSVElDTEVfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWQVJUSUNMRV9TVEFUVVNfV0FJVElORxABEh0KGUFSVElDTEVfU1RBVFVTX1BST0NFU1NJTkcQAhIYChRBUlRJQ0xFX1NUQVRVU19SRUFEWRADEhoKFkFSVElDTEVfU1RBVFVTX0VSUk9SRUQQBBIaChZBUlRJQ0xFX1NUQVRVU19ERUxFVEVEEAUSGAoUQVJUSUNMRV9TVEFUVVNfUkVUUlkQBhIbChdBUlRJQ0xFX1NUQVRVU19GQUxMQkFDSxAHEhsKF0FSVElDTEVfU1RBVFVTX05PX01PTkVZEAgSIAocQVJUSUNMRV9TVEFUVVNfTElNSVRfUkVBQ0hFRBAJEhsKF0FSVElDTEVfU1RBVFVTX1JFSkVDVEVEEAoSGQoVQVJUSUNMRV9TVEFUVVNfUEFSU0VEEAsSHQoZQVJUSUNMRV9TVEFUVVNfUkVDUkFXTElORxAMKmMKC0F1ZGlvVGltaW5nEhwKGEFVRElPX1RJTUlOR19VTlNQRUNJRklFRBAAEhoKFkFVRElPX1RJTUlOR19JTU1FRElBVEUQARIaChZBVURJT19USU1JTkdfT05fREVNQU5EEAIysQ4KD0FydGljbGVzU2VydmljZRJYCg1DcmVhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVzcG9uc2UiABJbCg5DcmVhdGVBcnRpY2xlcxIiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVxdWVzdBojLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVzcG9uc2UiABJPCgpHZXRBcnRpY2xlEh4uYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZVJlcXVlc3QaHy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVzcG9uc2UiABJzChZHZXRBcnRpY2xlQnlFeHRlcm5hbElkEiouYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5RXh0ZXJuYWxJZFJlcXVlc3QaKy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVzcG9uc2UiABJeCg9HZXRBcnRpY2xlQnlVcmwSIy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZUJ5VXJsUmVzcG9uc2UiABJVCgxMaXN0QXJ0aWNsZXMSIC5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuTGlzdEFydGljbGVzUmVzcG9uc2UiABJYCg1VcGRhdGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuVXBkYXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVzcG9uc2UiABJYCg1EZWxldGVBcnRpY2xlEiEuYXJ0aWNsZXMudjEuRGVsZXRlQXJ0aWNsZVJlcXVlc3QaIi5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVzcG9uc2UiABJqChNSZXF1ZXN0QXJ0aWNsZUF1ZGlvEicuYXJ0aWNsZXMudjEuUmVxdWVzdEFydGljbGVBdWRpb1JlcXVlc3QaKC5hcnRpY2xlcy52MS5SZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVzcG9uc2UiABJYCg1DbGFpbUF1ZGlvSm9iEiEuYXJ0aWNsZXMudjEuQ2xhaW1BdWRpb0pvYlJlcXVlc3QaIi5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVzcG9uc2UiABJkChFSZXBvcnRBdWRpb1N0YXR1cxIlLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVxdWVzdBomLmFydGljbGVzLnYxLlJlcG9ydEF1ZGlvU3RhdHVzUmVzcG9uc2UiABJhChBDb21wbGV0ZUF1ZGlvSm9iEiQuYXJ0aWNsZXMudjEuQ29tcGxldGVBdWRpb0pvYlJlcXVlc3QaJS5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVzcG9uc2UiABJVCgxGYWlsQXVkaW9Kb2ISIC5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXF1ZXN0GiEuYXJ0aWNsZXMudjEuRmFpbEF1ZGlvSm9iUmVzcG9uc2UiABJbCg5SZWNyYXdsQXJ0aWNsZRIiLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVxdWVzdBojLmFydGljbGVzLnYxLlJlY3Jhd2xBcnRpY2xlUmVzcG9uc2UiABJnChJHZXRBcnRpY2xlRGVjaXNpb24SJi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0GicuYXJ0aWNsZXMudjEuR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2UiABJeCg9SZWFkbWl0RGVmZXJyZWQSIy5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVhZG1pdERlZmVycmVkUmVzcG9uc2UiABJeCg9SZWNvdW50QXJ0aWNsZXMSIy5hcnRpY2xlcy52MS5SZWNvdW50QXJ0aWNsZXNSZXF1ZXN0GiQuYXJ0aWNsZXMudjEuUmVjb3VudEFydGljbGVzUmVzcG9uc2UiABJkChFHZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLkdldFByb251bmNpYXRpb25zUmVzcG9uc2UiABJkChFTZXRQcm9udW5jaWF0aW9ucxIlLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVxdWVzdBomLmFydGljbGVzLnYxLlNldFByb251bmNpYXRpb25zUmVzcG9uc2UiAGIGcHJvdG8z");
+  fileDesc("ChphcnRpY2xlcy92MS9hcnRpY2xlcy5wcm90bxILYXJ0aWNsZXMudjEiKgoLQ29udGVudFR5cGUSDAoEbmFtZRgBIAEoCRINCgVzY29yZRgCIAEoASIrCgxBcnRpY2xlRXJyb3ISDQoFZXJyb3IYASABKAkSDAoEZGF0ZRgCIAEoCSI3CglBdWRpb0ZpbGUSCwoDa2V5GAEgASgJEgsKA3VybBgCIAEoCRIQCghkdXJhdGlvbhgDIAEoASKiBQoHQXJ0aWNsZRIKCgJpZBgBIAEoCRISCgpwcm9qZWN0X2lkGAIgASgJEhgKC2V4dGVybmFsX2lkGAMgASgJSACIAQESDQoFdGl0bGUYBCABKAkSDAoEdGV4dBgFIAEoCRITCgZwcm9tcHQYBiABKAlIAYgBARINCgVhZGRlZBgHIAEoAxIUCgd1cGRhdGVkGAggASgDSAKIAQESKgoGc3RhdHVzGAkgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCgN1cmwYCiABKAlIA4gBARIOCgZpc19yYXcYCyABKAgSDQoFcGFyc2UYDCABKAgSDQoFdm9pY2UYDSABKAkSDAoEbGFuZxgOIAEoCRInCgV0eXBlcxgPIAMoCzIYLmFydGljbGVzLnYxLkNvbnRlbnRUeXBlEiUKBWF1ZGlvGBAgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYESABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEgoFZXJyb3IYEiABKAlIBIgBARIpCgZlcnJvcnMYEyADKAsyGS5hcnRpY2xlcy52MS5BcnRpY2xlRXJyb3ISDgoGbGFiZWxzGBQgAygJEhAKCHJldmlzaW9uGBUgASgDEisKCnRyYW5zY3JpcHQYFiABKAsyFy5hcnRpY2xlcy52MS5UcmFuc2NyaXB0EhYKCXB1Ymxpc2hlZBgXIAEoCUgFiAEBEhQKB3dhcm5pbmcYGCABKAlIBogBAUIOCgxfZXh0ZXJuYWxfaWRCCQoHX3Byb21wdEIKCghfdXBkYXRlZEIGCgRfdXJsQggKBl9lcnJvckIMCgpfcHVibGlzaGVkQgoKCF93YXJuaW5nIqYBCgpUcmFuc2NyaXB0EicKCHNlZ21lbnRzGAEgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDdnR0GAIgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSIgoDc3J0GAMgASgLMhUuYXJ0aWNsZXMudjEuVGV4dEZpbGUSJwoIY2hhcHRlcnMYBCABKAsyFS5hcnRpY2xlcy52MS5UZXh0RmlsZSIkCghUZXh0RmlsZRILCgNrZXkYASABKAkSCwoDdXJsGAIgASgJIiQKEFRyYW5zY3JpcHRTdG9yZWQSEAoIY2hhcHRlcnMYASABKAgi3gIKFENyZWF0ZUFydGljbGVSZXF1ZXN0Eg0KBXRpdGxlGAEgASgJEgwKBHRleHQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESGAoLZXh0ZXJuYWxfaWQYBCABKAlIAYgBARISCgV2b2ljZRgFIAEoCUgCiAEBEhEKBGxhbmcYBiABKAlIA4gBARINCgVwYXJzZRgHIAEoCBIOCgZpc19yYXcYCCABKAgSEwoGcHJvbXB0GAkgASgJSASIAQESDgoGbGFiZWxzGAogAygJEicKBWF1ZGlvGAsgASgOMhguYXJ0aWNsZXMudjEuQXVkaW9UaW1pbmcSDQoFZmV0Y2gYDCABKAgSFgoJcHVibGlzaGVkGA0gASgJSAWIAQFCBgoEX3VybEIOCgxfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQgkKB19wcm9tcHRCDAoKX3B1Ymxpc2hlZCIoChpSZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVxdWVzdBIKCgJpZBgBIAEoCSJEChtSZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVzcG9uc2USJQoHYXJ0aWNsZRgBIAEoCzIULmFydGljbGVzLnYxLkFydGljbGUiNAoVQ3JlYXRlQXJ0aWNsZVJlc3BvbnNlEgoKAmlkGAEgASgJEg8KB3dhcm5pbmcYAiABKAkiWwoVQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0Ei4KBWl0ZW1zGAEgAygLMh8uYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNJdGVtEhIKCnByb2plY3RfaWQYAiABKAkiXAoSQ3JlYXRlQXJ0aWNsZXNJdGVtEjIKB2FydGljbGUYASABKAsyIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBISCgpyZXF1ZXN0X2lkGAIgASgJIkwKFkNyZWF0ZUFydGljbGVzUmVzcG9uc2USMgoHcmVzdWx0cxgBIAMoCzIhLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVzUmVzdWx0ImkKFENyZWF0ZUFydGljbGVzUmVzdWx0EgwKAmlkGAEgASgJSAASJwoFZXJyb3IYAiABKAsyFi5hcnRpY2xlcy52MS5JdGVtRXJyb3JIABIPCgd3YXJuaW5nGAMgASgJQgkKB291dGNvbWUiWAoJSXRlbUVycm9yEgwKBGNvZGUYASABKAUSDwoHbWVzc2FnZRgCIAEoCRIXCg9zdG9yYWdlX2ZhaWx1cmUYAyABKAkSEwoLZXhpc3RpbmdfaWQYBCABKAkiHwoRR2V0QXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiOwoSR2V0QXJ0aWNsZVJlc3BvbnNlEiUKB2FydGljbGUYASABKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIjQKHUdldEFydGljbGVCeUV4dGVybmFsSWRSZXF1ZXN0EhMKC2V4dGVybmFsX2lkGAEgASgJIkcKHkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSIlChZHZXRBcnRpY2xlQnlVcmxSZXF1ZXN0EgsKA3VybBgBIAEoCSJAChdHZXRBcnRpY2xlQnlVcmxSZXNwb25zZRIlCgdhcnRpY2xlGAEgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZSKsAQoTTGlzdEFydGljbGVzUmVxdWVzdBINCgVsaW1pdBgBIAEoBRIOCgZvZmZzZXQYAiABKAUSLwoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1c0gAiAEBEhIKBWxhYmVsGAQgASgJSAGIAQESEgoFcXVlcnkYFCABKAlIAogBAUIJCgdfc3RhdHVzQggKBl9sYWJlbEIICgZfcXVlcnkiTQoUTGlzdEFydGljbGVzUmVzcG9uc2USDQoFY291bnQYASABKAMSJgoIYXJ0aWNsZXMYAiADKAsyFC5hcnRpY2xlcy52MS5BcnRpY2xlIhsKCUxhYmVsTGlzdBIOCgZ2YWx1ZXMYASADKAkiLAoMUHJvbXB0Q2hhbmdlEg0KBXZhbHVlGAEgASgJEg0KBWNsZWFyGAIgASgIIqoDChRVcGRhdGVBcnRpY2xlUmVxdWVzdBIMCgJpZBgBIAEoCUgAEhUKC2V4dGVybmFsX2lkGAIgASgJSAASDQoFdGl0bGUYAyABKAkSDAoEdGV4dBgEIAEoCRIQCgN1cmwYBSABKAlIAYgBARIcCg9uZXdfZXh0ZXJuYWxfaWQYBiABKAlIAogBARISCgV2b2ljZRgHIAEoCUgDiAEBEhEKBGxhbmcYCCABKAlIBIgBARISCgVwYXJzZRgJIAEoCEgFiAEBEhMKBmlzX3JhdxgKIAEoCEgGiAEBEikKBnByb21wdBgLIAEoCzIZLmFydGljbGVzLnYxLlByb21wdENoYW5nZRImCgZsYWJlbHMYDCABKAsyFi5hcnRpY2xlcy52MS5MYWJlbExpc3QSLwoJcHVibGlzaGVkGA0gASgLMhwuYXJ0aWNsZXMudjEuUHVibGlzaGVkQ2hhbmdlQggKBnRhcmdldEIGCgRfdXJsQhIKEF9uZXdfZXh0ZXJuYWxfaWRCCAoGX3ZvaWNlQgcKBV9sYW5nQggKBl9wYXJzZUIJCgdfaXNfcmF3Ii8KD1B1Ymxpc2hlZENoYW5nZRINCgV2YWx1ZRgBIAEoCRINCgVjbGVhchgCIAEoCCIjChVVcGRhdGVBcnRpY2xlUmVzcG9uc2USCgoCaWQYASABKAkiIgoURGVsZXRlQXJ0aWNsZVJlcXVlc3QSCgoCaWQYASABKAkiFwoVRGVsZXRlQXJ0aWNsZVJlc3BvbnNlIjwKFENsYWltQXVkaW9Kb2JSZXF1ZXN0EhIKCmFydGljbGVfaWQYASABKAkSEAoIcmV2aXNpb24YAiABKAMitAEKFUNsYWltQXVkaW9Kb2JSZXNwb25zZRINCgVzdGFsZRgBIAEoCBIlCgdhcnRpY2xlGAIgASgLMhQuYXJ0aWNsZXMudjEuQXJ0aWNsZRI2Cg5wcm9udW5jaWF0aW9ucxgDIAMoCzIeLmFydGljbGVzLnYxLlByb251bmNpYXRpb25SdWxlEi0KCGxvdWRuZXNzGAQgASgLMhsuYXJ0aWNsZXMudjEuTG91ZG5lc3NUYXJnZXQiXAoOTG91ZG5lc3NUYXJnZXQSEQoEbHVmcxgBIAEoAUgAiAEBEhsKDnRydWVfcGVha19kYnRwGAIgASgBSAGIAQFCBwoFX2x1ZnNCEQoPX3RydWVfcGVha19kYnRwIqoBChhSZXBvcnRBdWRpb1N0YXR1c1JlcXVlc3QSEgoKYXJ0aWNsZV9pZBgBIAEoCRIQCghyZXZpc2lvbhgCIAEoAxIqCgZzdGF0dXMYAyABKA4yGi5hcnRpY2xlcy52MS5BcnRpY2xlU3RhdHVzEg0KBWVycm9yGAQgASgJEi0KDWF1ZGlvX3ByZXZpZXcYBSABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUiLAoZUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZRIPCgdhcHBsaWVkGAEgASgIItoBChdDb21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEiUKBWF1ZGlvGAMgASgLMhYuYXJ0aWNsZXMudjEuQXVkaW9GaWxlEi0KDWF1ZGlvX3ByZXZpZXcYBCABKAsyFi5hcnRpY2xlcy52MS5BdWRpb0ZpbGUSEAoIcHJvdmlkZXIYBSABKAkSMQoKdHJhbnNjcmlwdBgGIAEoCzIdLmFydGljbGVzLnYxLlRyYW5zY3JpcHRTdG9yZWQiKwoYQ29tcGxldGVBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiSgoTRmFpbEF1ZGlvSm9iUmVxdWVzdBISCgphcnRpY2xlX2lkGAEgASgJEhAKCHJldmlzaW9uGAIgASgDEg0KBWVycm9yGAMgASgJIicKFEZhaWxBdWRpb0pvYlJlc3BvbnNlEg8KB2FwcGxpZWQYASABKAgiPwoVUmVjcmF3bEFydGljbGVSZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSJnChZSZWNyYXdsQXJ0aWNsZVJlc3BvbnNlEg8KB2NoYW5nZWQYASABKAgSEAoIcmV2aXNpb24YAiABKAMSKgoGc3RhdHVzGAMgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cyJDChlHZXRBcnRpY2xlRGVjaXNpb25SZXF1ZXN0EhIKCnByb2plY3RfaWQYASABKAkSEgoKYXJ0aWNsZV9pZBgCIAEoCSKkAQoaR2V0QXJ0aWNsZURlY2lzaW9uUmVzcG9uc2USKgoGc3RhdHVzGAEgASgOMhouYXJ0aWNsZXMudjEuQXJ0aWNsZVN0YXR1cxIQCghyZXZpc2lvbhgCIAEoAxIMCgRydWxlGAMgASgJEg4KBmRldGFpbBgEIAEoCRISCgpkZWNpZGVkX2F0GAUgASgJEhYKDnJlc2VydmVkX2NoYXJzGAYgASgDIiwKFlJlYWRtaXREZWZlcnJlZFJlcXVlc3QSEgoKcHJvamVjdF9pZBgBIAEoCSIrChdSZWFkbWl0RGVmZXJyZWRSZXNwb25zZRIQCghhZG1pdHRlZBgBIAEoBSIYChZSZWNvdW50QXJ0aWNsZXNSZXF1ZXN0IioKF1JlY291bnRBcnRpY2xlc1Jlc3BvbnNlEg8KB3Rvb2tfbXMYASABKAMimQEKEVByb251bmNpYXRpb25SdWxlEg0KBW1hdGNoGAEgASgJEhYKDmNhc2Vfc2Vuc2l0aXZlGAIgASgIEhEKBGxhbmcYAyABKAlIAIgBARIQCgNzYXkYBCABKAlIAYgBARINCgVzcGVsbBgFIAEoCBIQCgNpcGEYBiABKAlIAogBAUIHCgVfbGFuZ0IGCgRfc2F5QgYKBF9pcGEiGgoYR2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0IlMKGUdldFByb251bmNpYXRpb25zUmVzcG9uc2USNgoOcHJvbnVuY2lhdGlvbnMYASADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZSJSChhTZXRQcm9udW5jaWF0aW9uc1JlcXVlc3QSNgoOcHJvbnVuY2lhdGlvbnMYASADKAsyHi5hcnRpY2xlcy52MS5Qcm9udW5jaWF0aW9uUnVsZSJTChlTZXRQcm9udW5jaWF0aW9uc1Jlc3BvbnNlEjYKDnByb251bmNpYXRpb25zGAEgAygLMh4uYXJ0aWNsZXMudjEuUHJvbnVuY2lhdGlvblJ1bGUqiQMKDUFydGljbGVTdGF0dXMSHgoaQVJUSUNMRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZBUlRJQ0xFX1NUQVRVU19XQUlUSU5HEAESHQoZQVJUSUNMRV9TVEFUVVNfUFJPQ0VTU0lORxACEhgKFEFSVElDTEVfU1RBVFVTX1JFQURZEAMSGgoWQVJUSUNMRV9TVEFUVVNfRVJST1JFRBAEEhoKFkFSVElDTEVfU1RBVFVTX0RFTEVURUQQBRIYChRBUlRJQ0xFX1NUQVRVU19SRVRSWRAGEhsKF0FSVElDTEVfU1RBVFVTX0ZBTExCQUNLEAcSGwoXQVJUSUNMRV9TVEFUVVNfTk9fTU9ORVkQCBIgChxBUlRJQ0xFX1NUQVRVU19MSU1JVF9SRUFDSEVEEAkSGwoXQVJUSUNMRV9TVEFUVVNfUkVKRUNURUQQChIZChVBUlRJQ0xFX1NUQVRVU19QQVJTRUQQCxIdChlBUlRJQ0xFX1NUQVRVU19SRUNSQVdMSU5HEAwqYwoLQXVkaW9UaW1pbmcSHAoYQVVESU9fVElNSU5HX1VOU1BFQ0lGSUVEEAASGgoWQVVESU9fVElNSU5HX0lNTUVESUFURRABEhoKFkFVRElPX1RJTUlOR19PTl9ERU1BTkQQAjKxDgoPQXJ0aWNsZXNTZXJ2aWNlElgKDUNyZWF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5DcmVhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkNyZWF0ZUFydGljbGVSZXNwb25zZSIAElsKDkNyZWF0ZUFydGljbGVzEiIuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuQ3JlYXRlQXJ0aWNsZXNSZXNwb25zZSIAEk8KCkdldEFydGljbGUSHi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlUmVxdWVzdBofLmFydGljbGVzLnYxLkdldEFydGljbGVSZXNwb25zZSIAEnMKFkdldEFydGljbGVCeUV4dGVybmFsSWQSKi5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlFeHRlcm5hbElkUmVxdWVzdBorLmFydGljbGVzLnYxLkdldEFydGljbGVCeUV4dGVybmFsSWRSZXNwb25zZSIAEl4KD0dldEFydGljbGVCeVVybBIjLmFydGljbGVzLnYxLkdldEFydGljbGVCeVVybFJlcXVlc3QaJC5hcnRpY2xlcy52MS5HZXRBcnRpY2xlQnlVcmxSZXNwb25zZSIAElUKDExpc3RBcnRpY2xlcxIgLmFydGljbGVzLnYxLkxpc3RBcnRpY2xlc1JlcXVlc3QaIS5hcnRpY2xlcy52MS5MaXN0QXJ0aWNsZXNSZXNwb25zZSIAElgKDVVwZGF0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5VcGRhdGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLlVwZGF0ZUFydGljbGVSZXNwb25zZSIAElgKDURlbGV0ZUFydGljbGUSIS5hcnRpY2xlcy52MS5EZWxldGVBcnRpY2xlUmVxdWVzdBoiLmFydGljbGVzLnYxLkRlbGV0ZUFydGljbGVSZXNwb25zZSIAEmoKE1JlcXVlc3RBcnRpY2xlQXVkaW8SJy5hcnRpY2xlcy52MS5SZXF1ZXN0QXJ0aWNsZUF1ZGlvUmVxdWVzdBooLmFydGljbGVzLnYxLlJlcXVlc3RBcnRpY2xlQXVkaW9SZXNwb25zZSIAElgKDUNsYWltQXVkaW9Kb2ISIS5hcnRpY2xlcy52MS5DbGFpbUF1ZGlvSm9iUmVxdWVzdBoiLmFydGljbGVzLnYxLkNsYWltQXVkaW9Kb2JSZXNwb25zZSIAEmQKEVJlcG9ydEF1ZGlvU3RhdHVzEiUuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuUmVwb3J0QXVkaW9TdGF0dXNSZXNwb25zZSIAEmEKEENvbXBsZXRlQXVkaW9Kb2ISJC5hcnRpY2xlcy52MS5Db21wbGV0ZUF1ZGlvSm9iUmVxdWVzdBolLmFydGljbGVzLnYxLkNvbXBsZXRlQXVkaW9Kb2JSZXNwb25zZSIAElUKDEZhaWxBdWRpb0pvYhIgLmFydGljbGVzLnYxLkZhaWxBdWRpb0pvYlJlcXVlc3QaIS5hcnRpY2xlcy52MS5GYWlsQXVkaW9Kb2JSZXNwb25zZSIAElsKDlJlY3Jhd2xBcnRpY2xlEiIuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXF1ZXN0GiMuYXJ0aWNsZXMudjEuUmVjcmF3bEFydGljbGVSZXNwb25zZSIAEmcKEkdldEFydGljbGVEZWNpc2lvbhImLmFydGljbGVzLnYxLkdldEFydGljbGVEZWNpc2lvblJlcXVlc3QaJy5hcnRpY2xlcy52MS5HZXRBcnRpY2xlRGVjaXNpb25SZXNwb25zZSIAEl4KD1JlYWRtaXREZWZlcnJlZBIjLmFydGljbGVzLnYxLlJlYWRtaXREZWZlcnJlZFJlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWFkbWl0RGVmZXJyZWRSZXNwb25zZSIAEl4KD1JlY291bnRBcnRpY2xlcxIjLmFydGljbGVzLnYxLlJlY291bnRBcnRpY2xlc1JlcXVlc3QaJC5hcnRpY2xlcy52MS5SZWNvdW50QXJ0aWNsZXNSZXNwb25zZSIAEmQKEUdldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuR2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAEmQKEVNldFByb251bmNpYXRpb25zEiUuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXF1ZXN0GiYuYXJ0aWNsZXMudjEuU2V0UHJvbnVuY2lhdGlvbnNSZXNwb25zZSIAYgZwcm90bzM");
 
 /**
  * @generated from message articles.v1.ContentType
@@ -209,6 +209,22 @@ export type Article = Message<"articles.v1.Article"> & {
    * @generated from field: articles.v1.Transcript transcript = 22;
    */
   transcript?: Transcript | undefined;
+
+  /**
+   * When the article was published, ISO 8601 in UTC; absent when not given.
+   * Lists and feeds order by it, else by creation (docs/api.md).
+   *
+   * @generated from field: optional string published = 23;
+   */
+  published?: string | undefined;
+
+  /**
+   * Said to the publisher about this revision (e.g. its detected language has
+   * no voice, so the default voice reads it); absent when nothing.
+   *
+   * @generated from field: optional string warning = 24;
+   */
+  warning?: string | undefined;
 };
 
 /**
@@ -377,6 +393,14 @@ export type CreateArticleRequest = Message<"articles.v1.CreateArticleRequest"> &
    * @generated from field: bool fetch = 12;
    */
   fetch: boolean;
+
+  /**
+   * When the article was published: an ISO 8601 date-time with a time zone
+   * (RFC 3339). Absent: it lists by its creation.
+   *
+   * @generated from field: optional string published = 13;
+   */
+  published?: string | undefined;
 };
 
 /**
@@ -428,6 +452,14 @@ export type CreateArticleResponse = Message<"articles.v1.CreateArticleResponse">
    * @generated from field: string id = 1;
    */
   id: string;
+
+  /**
+   * Set when the publisher should know something about the create, e.g. that
+   * the text's detected language has no voice and the default voice reads it.
+   *
+   * @generated from field: string warning = 2;
+   */
+  warning: string;
 };
 
 /**
@@ -527,6 +559,13 @@ export type CreateArticlesResult = Message<"articles.v1.CreateArticlesResult"> &
     value: ItemError;
     case: "error";
   } | { case: undefined; value?: undefined };
+
+  /**
+   * As CreateArticleResponse.warning, for a created item.
+   *
+   * @generated from field: string warning = 3;
+   */
+  warning: string;
 };
 
 /**
@@ -862,6 +901,13 @@ export type UpdateArticleRequest = Message<"articles.v1.UpdateArticleRequest"> &
    * @generated from field: articles.v1.LabelList labels = 12;
    */
   labels?: LabelList | undefined;
+
+  /**
+   * Absent: keep the publication date.
+   *
+   * @generated from field: articles.v1.PublishedChange published = 13;
+   */
+  published?: PublishedChange | undefined;
 };
 
 /**
@@ -870,6 +916,31 @@ export type UpdateArticleRequest = Message<"articles.v1.UpdateArticleRequest"> &
  */
 export const UpdateArticleRequestSchema: GenMessage<UpdateArticleRequest> = /*@__PURE__*/
   messageDesc(file_articles_v1_articles, 26);
+
+/**
+ * Absent: keep. clear = true: remove it (the article lists by its creation
+ * again). Otherwise set value (an ISO 8601 date-time with a time zone).
+ *
+ * @generated from message articles.v1.PublishedChange
+ */
+export type PublishedChange = Message<"articles.v1.PublishedChange"> & {
+  /**
+   * @generated from field: string value = 1;
+   */
+  value: string;
+
+  /**
+   * @generated from field: bool clear = 2;
+   */
+  clear: boolean;
+};
+
+/**
+ * Describes the message articles.v1.PublishedChange.
+ * Use `create(PublishedChangeSchema)` to create a new message.
+ */
+export const PublishedChangeSchema: GenMessage<PublishedChange> = /*@__PURE__*/
+  messageDesc(file_articles_v1_articles, 27);
 
 /**
  * @generated from message articles.v1.UpdateArticleResponse
@@ -886,7 +957,7 @@ export type UpdateArticleResponse = Message<"articles.v1.UpdateArticleResponse">
  * Use `create(UpdateArticleResponseSchema)` to create a new message.
  */
 export const UpdateArticleResponseSchema: GenMessage<UpdateArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 27);
+  messageDesc(file_articles_v1_articles, 28);
 
 /**
  * @generated from message articles.v1.DeleteArticleRequest
@@ -903,7 +974,7 @@ export type DeleteArticleRequest = Message<"articles.v1.DeleteArticleRequest"> &
  * Use `create(DeleteArticleRequestSchema)` to create a new message.
  */
 export const DeleteArticleRequestSchema: GenMessage<DeleteArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 28);
+  messageDesc(file_articles_v1_articles, 29);
 
 /**
  * @generated from message articles.v1.DeleteArticleResponse
@@ -916,7 +987,7 @@ export type DeleteArticleResponse = Message<"articles.v1.DeleteArticleResponse">
  * Use `create(DeleteArticleResponseSchema)` to create a new message.
  */
 export const DeleteArticleResponseSchema: GenMessage<DeleteArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 29);
+  messageDesc(file_articles_v1_articles, 30);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobRequest
@@ -938,7 +1009,7 @@ export type ClaimAudioJobRequest = Message<"articles.v1.ClaimAudioJobRequest"> &
  * Use `create(ClaimAudioJobRequestSchema)` to create a new message.
  */
 export const ClaimAudioJobRequestSchema: GenMessage<ClaimAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 30);
+  messageDesc(file_articles_v1_articles, 31);
 
 /**
  * @generated from message articles.v1.ClaimAudioJobResponse
@@ -977,7 +1048,7 @@ export type ClaimAudioJobResponse = Message<"articles.v1.ClaimAudioJobResponse">
  * Use `create(ClaimAudioJobResponseSchema)` to create a new message.
  */
 export const ClaimAudioJobResponseSchema: GenMessage<ClaimAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 31);
+  messageDesc(file_articles_v1_articles, 32);
 
 /**
  * Integrated loudness and true-peak ceiling of published files (docs/audio.md).
@@ -1005,7 +1076,7 @@ export type LoudnessTarget = Message<"articles.v1.LoudnessTarget"> & {
  * Use `create(LoudnessTargetSchema)` to create a new message.
  */
 export const LoudnessTargetSchema: GenMessage<LoudnessTarget> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 32);
+  messageDesc(file_articles_v1_articles, 33);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusRequest
@@ -1049,7 +1120,7 @@ export type ReportAudioStatusRequest = Message<"articles.v1.ReportAudioStatusReq
  * Use `create(ReportAudioStatusRequestSchema)` to create a new message.
  */
 export const ReportAudioStatusRequestSchema: GenMessage<ReportAudioStatusRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 33);
+  messageDesc(file_articles_v1_articles, 34);
 
 /**
  * @generated from message articles.v1.ReportAudioStatusResponse
@@ -1066,7 +1137,7 @@ export type ReportAudioStatusResponse = Message<"articles.v1.ReportAudioStatusRe
  * Use `create(ReportAudioStatusResponseSchema)` to create a new message.
  */
 export const ReportAudioStatusResponseSchema: GenMessage<ReportAudioStatusResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 34);
+  messageDesc(file_articles_v1_articles, 35);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobRequest
@@ -1111,7 +1182,7 @@ export type CompleteAudioJobRequest = Message<"articles.v1.CompleteAudioJobReque
  * Use `create(CompleteAudioJobRequestSchema)` to create a new message.
  */
 export const CompleteAudioJobRequestSchema: GenMessage<CompleteAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 35);
+  messageDesc(file_articles_v1_articles, 36);
 
 /**
  * @generated from message articles.v1.CompleteAudioJobResponse
@@ -1130,7 +1201,7 @@ export type CompleteAudioJobResponse = Message<"articles.v1.CompleteAudioJobResp
  * Use `create(CompleteAudioJobResponseSchema)` to create a new message.
  */
 export const CompleteAudioJobResponseSchema: GenMessage<CompleteAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 36);
+  messageDesc(file_articles_v1_articles, 37);
 
 /**
  * @generated from message articles.v1.FailAudioJobRequest
@@ -1157,7 +1228,7 @@ export type FailAudioJobRequest = Message<"articles.v1.FailAudioJobRequest"> & {
  * Use `create(FailAudioJobRequestSchema)` to create a new message.
  */
 export const FailAudioJobRequestSchema: GenMessage<FailAudioJobRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 37);
+  messageDesc(file_articles_v1_articles, 38);
 
 /**
  * @generated from message articles.v1.FailAudioJobResponse
@@ -1174,7 +1245,7 @@ export type FailAudioJobResponse = Message<"articles.v1.FailAudioJobResponse"> &
  * Use `create(FailAudioJobResponseSchema)` to create a new message.
  */
 export const FailAudioJobResponseSchema: GenMessage<FailAudioJobResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 38);
+  messageDesc(file_articles_v1_articles, 39);
 
 /**
  * @generated from message articles.v1.RecrawlArticleRequest
@@ -1196,7 +1267,7 @@ export type RecrawlArticleRequest = Message<"articles.v1.RecrawlArticleRequest">
  * Use `create(RecrawlArticleRequestSchema)` to create a new message.
  */
 export const RecrawlArticleRequestSchema: GenMessage<RecrawlArticleRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 39);
+  messageDesc(file_articles_v1_articles, 40);
 
 /**
  * @generated from message articles.v1.RecrawlArticleResponse
@@ -1225,7 +1296,7 @@ export type RecrawlArticleResponse = Message<"articles.v1.RecrawlArticleResponse
  * Use `create(RecrawlArticleResponseSchema)` to create a new message.
  */
 export const RecrawlArticleResponseSchema: GenMessage<RecrawlArticleResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 40);
+  messageDesc(file_articles_v1_articles, 41);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionRequest
@@ -1247,7 +1318,7 @@ export type GetArticleDecisionRequest = Message<"articles.v1.GetArticleDecisionR
  * Use `create(GetArticleDecisionRequestSchema)` to create a new message.
  */
 export const GetArticleDecisionRequestSchema: GenMessage<GetArticleDecisionRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 41);
+  messageDesc(file_articles_v1_articles, 42);
 
 /**
  * @generated from message articles.v1.GetArticleDecisionResponse
@@ -1295,7 +1366,7 @@ export type GetArticleDecisionResponse = Message<"articles.v1.GetArticleDecision
  * Use `create(GetArticleDecisionResponseSchema)` to create a new message.
  */
 export const GetArticleDecisionResponseSchema: GenMessage<GetArticleDecisionResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 42);
+  messageDesc(file_articles_v1_articles, 43);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredRequest
@@ -1314,7 +1385,7 @@ export type ReadmitDeferredRequest = Message<"articles.v1.ReadmitDeferredRequest
  * Use `create(ReadmitDeferredRequestSchema)` to create a new message.
  */
 export const ReadmitDeferredRequestSchema: GenMessage<ReadmitDeferredRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 43);
+  messageDesc(file_articles_v1_articles, 44);
 
 /**
  * @generated from message articles.v1.ReadmitDeferredResponse
@@ -1331,7 +1402,7 @@ export type ReadmitDeferredResponse = Message<"articles.v1.ReadmitDeferredRespon
  * Use `create(ReadmitDeferredResponseSchema)` to create a new message.
  */
 export const ReadmitDeferredResponseSchema: GenMessage<ReadmitDeferredResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 44);
+  messageDesc(file_articles_v1_articles, 45);
 
 /**
  * @generated from message articles.v1.RecountArticlesRequest
@@ -1344,7 +1415,7 @@ export type RecountArticlesRequest = Message<"articles.v1.RecountArticlesRequest
  * Use `create(RecountArticlesRequestSchema)` to create a new message.
  */
 export const RecountArticlesRequestSchema: GenMessage<RecountArticlesRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 45);
+  messageDesc(file_articles_v1_articles, 46);
 
 /**
  * @generated from message articles.v1.RecountArticlesResponse
@@ -1363,7 +1434,7 @@ export type RecountArticlesResponse = Message<"articles.v1.RecountArticlesRespon
  * Use `create(RecountArticlesResponseSchema)` to create a new message.
  */
 export const RecountArticlesResponseSchema: GenMessage<RecountArticlesResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 46);
+  messageDesc(file_articles_v1_articles, 47);
 
 /**
  * How to say a word or phrase (see docs/pronunciations.md). Exactly one of
@@ -1413,7 +1484,7 @@ export type PronunciationRule = Message<"articles.v1.PronunciationRule"> & {
  * Use `create(PronunciationRuleSchema)` to create a new message.
  */
 export const PronunciationRuleSchema: GenMessage<PronunciationRule> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 47);
+  messageDesc(file_articles_v1_articles, 48);
 
 /**
  * @generated from message articles.v1.GetPronunciationsRequest
@@ -1426,7 +1497,7 @@ export type GetPronunciationsRequest = Message<"articles.v1.GetPronunciationsReq
  * Use `create(GetPronunciationsRequestSchema)` to create a new message.
  */
 export const GetPronunciationsRequestSchema: GenMessage<GetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 48);
+  messageDesc(file_articles_v1_articles, 49);
 
 /**
  * @generated from message articles.v1.GetPronunciationsResponse
@@ -1443,7 +1514,7 @@ export type GetPronunciationsResponse = Message<"articles.v1.GetPronunciationsRe
  * Use `create(GetPronunciationsResponseSchema)` to create a new message.
  */
 export const GetPronunciationsResponseSchema: GenMessage<GetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 49);
+  messageDesc(file_articles_v1_articles, 50);
 
 /**
  * @generated from message articles.v1.SetPronunciationsRequest
@@ -1460,7 +1531,7 @@ export type SetPronunciationsRequest = Message<"articles.v1.SetPronunciationsReq
  * Use `create(SetPronunciationsRequestSchema)` to create a new message.
  */
 export const SetPronunciationsRequestSchema: GenMessage<SetPronunciationsRequest> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 50);
+  messageDesc(file_articles_v1_articles, 51);
 
 /**
  * @generated from message articles.v1.SetPronunciationsResponse
@@ -1477,7 +1548,7 @@ export type SetPronunciationsResponse = Message<"articles.v1.SetPronunciationsRe
  * Use `create(SetPronunciationsResponseSchema)` to create a new message.
  */
 export const SetPronunciationsResponseSchema: GenMessage<SetPronunciationsResponse> = /*@__PURE__*/
-  messageDesc(file_articles_v1_articles, 51);
+  messageDesc(file_articles_v1_articles, 52);
 
 /**
  * @generated from enum articles.v1.ArticleStatus

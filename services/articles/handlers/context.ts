@@ -61,6 +61,8 @@ export interface PageCreate {
   voice?: string;
   lang?: string;
   audio?: AudioTiming;
+  /** ISO 8601 with a time zone (a feed item's date); absent: the page's, else none. */
+  published?: string;
 }
 
 /** Creates an article from its page's URL (as POST /api/articles with `fetch: true`); answers its id at once. */

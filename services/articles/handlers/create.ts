@@ -9,11 +9,13 @@ import { AudioTiming, CreateArticleRequestSchema, type CreateArticleRequest } fr
 import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type PageKept } from "../store/port.js";
+import { nextSeq } from "../store/order.js";
 import * as v from "../validate.js";
+import { voiceForText, type VoiceChoice } from "../voice-choice.js";
 import { duplicate, type CreateFromPage, type HandlerShared } from "./context.js";
 
-/** Stores one article of the project and admits it (or queues its page fetch); answers its id. */
-export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<string>;
+/** Stores one article of the project and admits it (or queues its page fetch); answers its id and what the publisher should know (a warning). */
+export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<{ id: string; warning?: string }>;
 
 /** What a page's id is made of before its title is known: the URL's last path segment ("…/harbour-works.html"), else its host. */
 function slugSourceOf(url: string): string {
@@ -53,19 +55,25 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
   }
 
   const createOne: CreateArticle = async (projectId, req, requestId) => {
+    // Taken before the first await: the creates of one batch (an import's lines) keep the order they were sent in.
+    const seq = nextSeq();
     const page = req.fetch ? fromPage(req) : undefined;
     const title = page?.title ?? v.requiredText("title", req.title, v.LIMITS.title);
     const text = page?.text ?? v.requiredText("text", req.text, v.LIMITS.text);
     const url = page?.url ?? v.optionalUrl(req.url);
     const externalId = v.optionalExternalId("externalId", req.externalId);
-    const { voice, lang } = v.voiceAndLang(req.voice, req.lang) ?? (await projectDefaultVoice(projectId));
+    const published = v.optionalPublished(req.published);
+    const given = v.voiceAndLang(req.voice, req.lang);
+    // No voice and lang: the project's default voice in the language the text is written in (a page's, once it is read).
+    const { voice, lang, warning }: VoiceChoice =
+      given ?? (page ? await projectDefaultVoice(projectId) : await voiceForText(await projectDefaultVoice(projectId), title, text, req.parse, log));
     const labels = v.labelList(req.labels);
     const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
     // Parked: stored waiting, neither admitted nor queued (nothing charged) until its audio is asked for.
     // A page to fetch is read first either way; it then stays parsed until its audio is asked for.
     const parked = await onDemand(projectId, req.audio);
 
-    const base = { projectId, title, text, url, externalId, voice, lang, labels, prompt, isRaw: req.isRaw, parse: req.parse, ...(parked ? { parked: true as const } : {}) };
+    const base = { projectId, title, text, url, externalId, voice, lang, labels, prompt, published, warning, seq, isRaw: req.isRaw, parse: req.parse, ...(parked ? { parked: true as const } : {}) };
     const draft = page ? { ...base, pageFetch: "pending" as const, ...(page.keeps.length ? { pageKeeps: page.keeps } : {}) } : { ...base, admission: "pending" as const };
     // A clash of the random suffix is astronomically rare; a second draw settles it.
     for (let attempt = 0; ; attempt++) {
@@ -77,7 +85,7 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
         emit(a);
         if (page) pages.add(a.projectId, a.id);
         else if (!parked) await admitNow(a, requestId, true);
-        return a.id;
+        return warning ? { id: a.id, warning } : { id: a.id };
       } catch (e) {
         // The holder's id lets an importer reconcile a re-run; the store does not name it, one lookup does.
         if (e instanceof DuplicateExternalIdError) throw duplicate(e.externalId, (await store.getByExternalId(projectId, e.externalId))?.id);
@@ -87,8 +95,8 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
     }
   };
 
-  const createFromPage: CreateFromPage = (projectId, p, requestId) =>
-    createOne(projectId, create(CreateArticleRequestSchema, { ...p, title: p.title ?? "", labels: p.labels ?? [], audio: p.audio ?? AudioTiming.UNSPECIFIED, fetch: true }), requestId);
+  const createFromPage: CreateFromPage = async (projectId, p, requestId) =>
+    (await createOne(projectId, create(CreateArticleRequestSchema, { ...p, title: p.title ?? "", labels: p.labels ?? [], audio: p.audio ?? AudioTiming.UNSPECIFIED, fetch: true }), requestId)).id;
 
   return { createOne, createFromPage };
 }

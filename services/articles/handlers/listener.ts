@@ -115,6 +115,7 @@ export function listenerHandlers(deps: ListenerHandlerDeps): ServiceImpl<typeof 
     transcript: a.status === "ready" ? transcriptFiles(a, audioBaseUrl) : undefined,
     // What was read aloud (the parsed or crawled text where there is one), so never markup.
     summary: withSummary ? openingOf(spokenTextOf(a), a.title) : "",
+    published: a.published ?? undefined,
   });
 
   /**

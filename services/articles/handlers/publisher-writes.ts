@@ -53,7 +53,7 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
     },
     async createArticle(req, ctx) {
       const caller = await publisher(ctx, "full");
-      return { id: await createOne(caller.projectId, req, requestIdOf(ctx)) };
+      return createOne(caller.projectId, req, requestIdOf(ctx));
     },
 
     async createArticles(req, ctx) {
@@ -64,7 +64,8 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
         req.items.map(async (item) => {
           const requestId = isSaneRequestId(item.requestId) ? item.requestId : undefined;
           try {
-            return { outcome: { case: "id" as const, value: await createOne(projectId, item.article ?? emptyCreate, requestId) } };
+            const made = await createOne(projectId, item.article ?? emptyCreate, requestId);
+            return { outcome: { case: "id" as const, value: made.id }, warning: made.warning ?? "" };
           } catch (err) {
             return { outcome: { case: "error" as const, value: itemError(err, log, requestId) } };
           }
@@ -88,8 +89,11 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
         isRaw: req.isRaw,
         labels: req.labels ? v.labelList(req.labels.values) : undefined,
         prompt: req.prompt ? (req.prompt.clear ? null : v.promptValue(req.prompt.value)) : undefined,
+        published: req.published ? (req.published.clear ? null : v.publishedValue(req.published.value)) : undefined,
         admission: "pending",
       };
+      // A voice chosen now answers the warning about the language the previous one was chosen for.
+      if (patch.voice !== undefined) patch.warning = null;
 
       const what = target.case === "id" ? `'${target.value}'` : `with externalId '${target.value}'`;
       const lookup = () => (target.case === "id" ? store.get(caller.projectId, target.value) : store.getByExternalId(caller.projectId, target.value));

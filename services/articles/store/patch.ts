@@ -1,14 +1,20 @@
+import { sortAtOf } from "./order.js";
 import type { AdmissionResult, ArticlePatch } from "./port.js";
 
-/** Translates a content patch into $set/$unset, the update language both drivers speak. */
-export function patchOps(patch: ArticlePatch): { $set: Record<string, unknown>; $unset: Record<string, true> } {
+/**
+ * Translates a content patch into $set/$unset, the update language both drivers speak. A null
+ * removes the field. A publication date moves the article in the list order: `created` is the
+ * article's creation (its second and sequence), which a removed date falls back to.
+ */
+export function patchOps(patch: ArticlePatch, created: { added: number; seq: number }): { $set: Record<string, unknown>; $unset: Record<string, true> } {
   const $set: Record<string, unknown> = {};
   const $unset: Record<string, true> = {};
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;
-    if (k === "prompt" && v === null) $unset.prompt = true;
+    if (v === null) $unset[k] = true;
     else $set[k] = Array.isArray(v) ? [...v] : v;
   }
+  if (patch.published !== undefined) $set.sortAt = sortAtOf(patch.published ?? undefined, created.added, created.seq);
   return { $set, $unset };
 }
 

@@ -6,6 +6,7 @@
 // revision checks make a late worker result or a concurrent edit harmless.
 import type { LoudnessSettings } from "../../../lib/loudness.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
+import { nextSeq, sortAtOf } from "./order.js";
 
 export const ARTICLE_STATUSES = [
   "waiting",
@@ -116,6 +117,14 @@ export interface StoredArticle {
   errors: ArticleErrorEntry[];
   /** Epoch milliseconds of the last change of any kind; drives the reconciler. */
   changedAt: number;
+  /** When the article was published (ISO 8601, UTC, as the publisher or its source said); absent when not given. */
+  published?: string;
+  /** The list order (order.ts): epoch ms of `published`, else of the creation. */
+  sortAt: number;
+  /** The creation sequence (order.ts): breaks ties of `sortAt` by creation order. */
+  seq: number;
+  /** Said to the publisher about this revision, e.g. that its detected language has no voice; absent when nothing. */
+  warning?: string;
 
   // Internal bookkeeping, never shown to publishers.
   /** "pending" while this revision has not been admitted (including deferred ones). */
@@ -151,8 +160,16 @@ export type PageKept = "title" | "voice";
 /** What a publisher supplies on create; the store fills in the lifecycle fields. */
 export type NewArticle = Pick<
   StoredArticle,
-  "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels"
-> & { admission?: "pending"; admittingUntil?: number; parked?: true; pageFetch?: "pending"; pageKeeps?: PageKept[] };
+  "id" | "projectId" | "externalId" | "title" | "text" | "prompt" | "url" | "isRaw" | "parse" | "voice" | "lang" | "labels" | "published" | "warning"
+> & {
+  admission?: "pending";
+  admittingUntil?: number;
+  parked?: true;
+  pageFetch?: "pending";
+  pageKeeps?: PageKept[];
+  /** The creation sequence (order.ts nextSeq), taken when the request arrived so a batch keeps its order; default: at insert. */
+  seq?: number;
+};
 
 /** What a fetched page gives an article created from its URL (pages/fetch-page.ts). */
 export interface PageFill {
@@ -180,6 +197,10 @@ export interface ArticlePatch {
   isRaw?: boolean;
   prompt?: string | null;
   labels?: string[];
+  /** ISO 8601; null removes it (the article then lists by its creation). */
+  published?: string | null;
+  /** The new revision's warning; null removes the previous one. */
+  warning?: string | null;
   /** Set by the service: the new revision goes through admission before a job is published. */
   admission?: "pending";
 }
@@ -187,7 +208,7 @@ export interface ArticlePatch {
 export interface ArticlePage<A = StoredArticle> {
   /** All non-deleted articles of the project (that match the list's filter), not just this page. */
   count: number;
-  /** Newest first: added descending, then id descending. */
+  /** Newest first: by `published`, else creation, then by creation order (order.ts). */
   items: A[];
 }
 
@@ -361,6 +382,7 @@ export const unixSeconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 /** The document a fresh article starts as; shared by both document layouts. */
 export function initialArticle(a: NewArticle, now: Date): StoredArticle {
+  const seq = a.seq ?? nextSeq(now.getTime());
   const doc: StoredArticle = {
     id: a.id,
     projectId: a.projectId,
@@ -379,7 +401,11 @@ export function initialArticle(a: NewArticle, now: Date): StoredArticle {
     updated: null,
     errors: [],
     changedAt: now.getTime(),
+    sortAt: sortAtOf(a.published, unixSeconds(now), seq),
+    seq,
   };
+  if (a.published !== undefined) doc.published = a.published;
+  if (a.warning !== undefined) doc.warning = a.warning;
   if (a.externalId !== undefined) doc.externalId = a.externalId;
   if (a.prompt !== undefined) doc.prompt = a.prompt;
   if (a.url !== undefined) doc.url = a.url;

@@ -9,6 +9,7 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type TallySpec
 import { openSqliteCollection } from "../../../lib/store/sqlite-collection.js";
 import { dueAt } from "./due.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
+import { LIST_SORT, seqOfAdded, sortAtOf } from "./order.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
 import { backfillWords, searchByIndex, searchByWords, SEARCH_INDEX, wordsField } from "./search.js";
 import { logger } from "../../../lib/log.js";
@@ -95,6 +96,31 @@ async function once(rules: DocumentCollection<PronunciationDoc>, name: string, f
   await rules.upsertOne({ _id: marker }, { $set: { rules: [], changedAt: Date.now() } });
 }
 
+/** Documents per page of the one-time pass that gives older articles their order keys. */
+const ORDER_PAGE = 1000;
+
+/**
+ * Articles of releases before the list order (order.ts) get its keys from `added`, once: one walk
+ * over the collection by id (the primary index, so each page costs the same), each page one bulk
+ * write of the documents that lack them. Ties within a second keep their storage order.
+ */
+async function giveOrderKeys(col: DocumentCollection<ArticleDoc>): Promise<void> {
+  for (let after = ""; ; ) {
+    const page = await col.find(after ? { _id: { $gt: after } } : {}, { projection: { _id: 1, added: 1, published: 1, seq: 1 }, sort: { _id: 1 }, limit: ORDER_PAGE });
+    const missing = page.filter((d) => d.seq === undefined);
+    if (missing.length) {
+      await col.bulkUpdate(
+        missing.map((d) => {
+          const seq = seqOfAdded(d.added);
+          return { filter: { _id: d._id, seq: { $exists: false } }, update: { $set: { seq, sortAt: sortAtOf(d.published, d.added, seq) } } };
+        }),
+      );
+    }
+    if (page.length < ORDER_PAGE) return;
+    after = page[page.length - 1]._id;
+  }
+}
+
 /** A project's pronunciation rules: one document per project, keyed by its id. */
 export interface PronunciationDoc {
   _id: string;
@@ -108,10 +134,13 @@ export interface PronunciationDoc {
  * `rulesCol` holds the pronunciation rules; without it they live in memory.
  */
 export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
+  const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
+  // Before the indexes: the new list indexes (their label entries too) are then built once, from keys already there.
+  await once(rules, "order", () => giveOrderKeys(col));
+  for (const name of layout.retiredIndexes) await col.dropIndex(name);
   for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
   for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
-  const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   const byWords = layout.search === "words" || !col.ensureTextIndex;
   // Articles stored before search existed become searchable in the background: start-up does not wait.
   const searchable = byWords ? once(rules, "words", () => backfillWords(col)) : (await col.ensureTextIndex!(SEARCH_INDEX)).complete;
@@ -227,18 +256,20 @@ export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, la
       // project_ready(_label) as it stands; a label alone goes with the listing's deleted flag.
       const filter: Filter = status === undefined ? { projectId, ...notDeleted } : { projectId, status };
       if (label !== undefined) filter.labels = label;
-      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit, omit: [...LIST_OMITS] })]);
+      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: LIST_SORT, skip: offset, limit, omit: [...LIST_OMITS] })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async listReady(projectId, { label, limit, offset }) {
       const filter: Filter = label === undefined ? { projectId, status: "ready" } : { projectId, status: "ready", labels: label };
-      const [count, docs] = await Promise.all([col.tally(READY.name, readyGroup(projectId, label)), col.find(filter, { sort: { added: -1, _id: -1 }, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([col.tally(READY.name, readyGroup(projectId, label)), col.find(filter, { sort: LIST_SORT, skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async update(projectId, id, expectedRevision, patch, now = new Date()): Promise<UpdateOutcome> {
-      const { $set, $unset } = patchOps(patch);
+      // A removed publication date lists the article by its creation again, which its sequence holds.
+      const before = patch.published === null ? await one({ projectId, _id: id }) : null;
+      const { $set, $unset } = patchOps(patch, before ?? { added: 0, seq: 0 });
       const to = moved("waiting", now);
       if (byWords && (patch.title !== undefined || patch.text !== undefined || patch.parse !== undefined)) {
         // The words come from title and text together: the fields the patch keeps are read (the write stays conditional on the revision read against).
