@@ -56,8 +56,9 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
         expect(got.status, name).to.be.oneOf([name, "processing", "retry", "fallback", "ready"]);
         expect(got, name).to.include({ id, title: expected.title, externalId: expected.externalId, url: expected.url });
       } else if ("audio_duration" in expected || "prompt" in expected) {
-        // Written through the API: the whole article as the publisher saw it then.
-        expect(portable(got), name).to.deep.equal(portable(expected));
+        // Written through the API: the whole article as the publisher saw it then (with the
+        // publication date added since, which that release had none of).
+        expect(portable(got), name).to.deep.equal(portable({ ...expected, published: null }));
       } else {
         expect(got, name).to.include({ id, status: expected.status, title: expected.title, externalId: expected.externalId, url: expected.url });
         expect(got.labels, name).to.deep.equal(expected.labels);

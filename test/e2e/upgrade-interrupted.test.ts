@@ -121,7 +121,9 @@ describe("upgrade from NeDB: interrupted, and on a volume too small", function (
     const got = await sqliteDocs(path.join(dataDir, "articles", "articles.sqlite"), "articles");
     expect(got.map((d) => d._id)).to.deep.equal(want.map((d) => d._id));
     const archived = (docs: NedbDocument[]) => docs.filter((d) => d._id.startsWith("archive-"));
-    expect(archived(got)).to.deep.equal(archived(want));
+    // Less the list order's keys, which the articles store gives every article of an older release at its first open.
+    const unordered = (docs: NedbDocument[]) => docs.map(({ seq: _s, sortAt: _a, ...rest }) => rest);
+    expect(unordered(archived(got))).to.deep.equal(archived(want));
     expect(await readdir(path.join(dataDir, "nedb-before-sqlite", "articles"))).to.include("articles.db");
     console.log(`      (${want.length} documents; killed after ${progress!.documents} were reported, ${partial} in the database; the restart finished the copy and was ready in ${restartMs} ms)`);
   });
