@@ -14,8 +14,10 @@ import * as v from "../validate.js";
 import { voiceForText, type VoiceChoice } from "../voice-choice.js";
 import { duplicate, type CreateFromPage, type HandlerShared } from "./context.js";
 
-/** Stores one article of the project and admits it (or queues its page fetch); answers its id and what the publisher should know (a warning). */
-export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<{ id: string; warning?: string }>;
+/** Stores one article of the project and admits it (or queues its page fetch); answers its id. */
+export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<string>;
+/** CreateArticle answering also what the publisher should know about the article (its `warning`). */
+export type CreateArticleAnswered = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<{ id: string; warning?: string }>;
 
 /** What a page's id is made of before its title is known: the URL's last path segment ("…/harbour-works.html"), else its host. */
 function slugSourceOf(url: string): string {
@@ -24,7 +26,7 @@ function slugSourceOf(url: string): string {
   return last ? decodeURIComponent(last).replace(/\.[a-z0-9]{2,5}$/i, "") : u.hostname;
 }
 
-export function articleCreator(s: HandlerShared): { createOne: CreateArticle; createFromPage: CreateFromPage } {
+export function articleCreator(s: HandlerShared): { createOne: CreateArticle; createAnswered: CreateArticleAnswered; createFromPage: CreateFromPage } {
   const { store, log, emit, admission, admitNow, projectDefaultVoice, settings, pages } = s;
 
   /** The request's choice, else the project's setting. Unreadable settings store nothing: on-demand projects must not be charged by a fallback. */
@@ -54,7 +56,7 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
     return { title, text: "", url, keeps };
   }
 
-  const createOne: CreateArticle = async (projectId, req, requestId) => {
+  const createAnswered: CreateArticleAnswered = async (projectId, req, requestId) => {
     // Taken before the first await: the creates of one batch (an import's lines) keep the order they were sent in.
     const seq = nextSeq();
     const page = req.fetch ? fromPage(req) : undefined;
@@ -95,8 +97,10 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
     }
   };
 
-  const createFromPage: CreateFromPage = async (projectId, p, requestId) =>
-    (await createOne(projectId, create(CreateArticleRequestSchema, { ...p, title: p.title ?? "", labels: p.labels ?? [], audio: p.audio ?? AudioTiming.UNSPECIFIED, fetch: true }), requestId)).id;
+  const createOne: CreateArticle = async (projectId, req, requestId) => (await createAnswered(projectId, req, requestId)).id;
 
-  return { createOne, createFromPage };
+  const createFromPage: CreateFromPage = async (projectId, p, requestId) =>
+    (await createAnswered(projectId, create(CreateArticleRequestSchema, { ...p, title: p.title ?? "", labels: p.labels ?? [], audio: p.audio ?? AudioTiming.UNSPECIFIED, fetch: true }), requestId)).id;
+
+  return { createOne, createAnswered, createFromPage };
 }

@@ -30,7 +30,7 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
   const { store, log, emit, publisher, admitNow, requestAudio, toProto } = s;
   const writes = createArticleWrites(s);
 
-  const { createOne } = articleCreator(s);
+  const { createAnswered: createOne } = articleCreator(s);
 
   /** A publisher's batch goes to its own project; the internal token (operator imports) names the project. */
   async function batchProject(requested: string, ctx: HandlerContext): Promise<string> {
