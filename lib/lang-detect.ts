@@ -8,7 +8,7 @@
 // The text decides: a headline in another language ("Breaking News: …" over a German story)
 // must not flip it, so the title counts, but never for more than a quarter of the weight.
 import type { Lang } from "./voices.js";
-import { LANGS } from "./voices.js";
+import { DEFAULT_LANG, LANGS, SPEC_LANGS } from "./voices.js";
 
 interface Detector {
   detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
@@ -60,9 +60,13 @@ export function detectionSample(text: string, html: boolean): string {
 
 const letters = (s: string) => s.match(LETTER)?.length ?? 0;
 
-/** The locale of the platform that speaks this language, if one does ("de" → "de-DE"). */
+/**
+ * The platform's locale for this language, if a voice speaks it ("de" → "de-DE"); of several
+ * (en-US, en-GB) the default locale, else the spec's.
+ */
 export function localeOfLanguage(language: string): Lang | undefined {
-  return LANGS.find((l) => l.split("-")[0] === language);
+  const all = LANGS.filter((l) => l.split("-")[0] === language);
+  return all.find((l) => l === DEFAULT_LANG) ?? all.find((l) => SPEC_LANGS.includes(l)) ?? all[0];
 }
 
 /** The language's English name ("fr" → "French"), for messages. */

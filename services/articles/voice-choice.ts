@@ -31,7 +31,8 @@ export async function voiceForText(fallback: { voice: string; lang: string }, ti
       warning: `The text reads as ${languageName(found.language)} (${found.language}), which no voice speaks; the default voice ${fallback.voice} (${fallback.lang}) reads it. Send voice and lang to choose.`,
     };
   }
-  if (found.locale === fallback.lang) return fallback;
+  // The project's own locale of that language (en-GB for an English text) stays.
+  if (found.language === fallback.lang.split("-")[0]) return fallback;
   // The project's voice when it speaks that language too, else the platform's default voice.
   if (checkVoiceLang(fallback.voice, found.locale) === null) return { voice: fallback.voice, lang: found.locale };
   return { voice: DEFAULT_VOICE, lang: found.locale };
