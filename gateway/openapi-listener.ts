@@ -60,6 +60,16 @@ export const LISTENER_SCHEMAS: Record<string, Json> = {
           audio_live: { type: "string", description: "Audio on demand, while pending: the audio as it is made, a progressive MP3 (GET /player/v1/live/{articleId}/{revision}.mp3) to start playing on at once. Its timeline is the full file's: continue in audio from the same place once it appears." },
           segments: { type: "string", description: "Read-along: URL of the ready revision's timed segments (the JSON of GET /api/articles/{articleId}/segments, served without a token beside the audio). Absent for revisions rendered before segments were recorded." },
           transcript: { type: "string", description: "URL of the ready revision's WebVTT captions (one cue per sentence), for a <track>. Present exactly when segments is." },
+          look: {
+            type: "object",
+            description: "The project's player design (settings.look), resolved: CSS custom properties for the player, its layout and the controls it hides. Absent while the project keeps the built-in look.",
+            required: ["vars", "layout", "hide"],
+            properties: {
+              vars: { type: "object", additionalProperties: { type: "string" }, description: "e.g. {\"--aap-accent\": \"#0b57d0\"}" },
+              layout: { enum: ["full", "compact"] },
+              hide: { type: "array", items: { enum: ["seek", "time", "back", "speed"] } },
+            },
+          },
         },
       },
     },

@@ -24,6 +24,8 @@ const pages: Record<string, Page> = {
   // The charts (and uPlot) are a chunk of their own, loaded on the first visit.
   stats: async (main, route) => (await import("./pages/stats.js")).statsPage(main, route),
   player: playerPage,
+  // The designer is a chunk of its own too: most visits never open it.
+  design: async (main) => (await import("./pages/design.js")).designPage(main),
   import: importPage,
 };
 
@@ -32,6 +34,7 @@ const NAV: Array<[string, Parameters<typeof t>[0]]> = [
   ["pronunciations", "nav.pronunciations"],
   ["stats", "nav.stats"],
   ["player", "nav.player"],
+  ["design", "nav.design"],
   ["import", "nav.import"],
 ];
 

@@ -14,7 +14,7 @@ import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { consoleFiles } from "../serve.js";
-import { ConsoleBrowser, expectNoListeningCounted, expectNoWriteControls, importArchive, launchChromium, PAGES, paintTimes, playOnArticlePage, statusesUntilReady, submitArticle, type PageOptions } from "./console-flows.js";
+import { ConsoleBrowser, expectConsoleListensApart, expectNoWriteControls, importArchive, launchChromium, PAGES, paintTimes, playOnArticlePage, statusesUntilReady, submitArticle, type PageOptions } from "./console-flows.js";
 
 const FULL = "console-full-0123456789";
 const READ = "console-read-0123456789";
@@ -100,7 +100,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     expect(manifest.totalJsGzip).to.be.below(120 * 1024);
   });
 
-  it("signs in with a full token, creates an article that goes waiting → processing → ready without a reload, and plays it in the platform's player without counting the play", async () => {
+  it("signs in with a full token, creates an article that goes waiting → processing → ready without a reload, and plays it in the platform's player, the play counted as the console's, not a listener's", async () => {
     const { ctx, page } = await newPage();
     await page.goto(`${sys.url}/console/`);
     // A wrong token stays on sign-in with the API's message.
@@ -146,7 +146,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     await page.locator("#theme-switch").selectOption("dark");
     await waitFor("dark player", async () => ((await page.evaluate(`getComputedStyle(document.getElementById("audio-full").shadowRoot.querySelector(".box")).backgroundColor`)) === "rgb(31, 34, 38)" ? true : undefined), 5_000, 50);
     await ctx.close();
-    await expectNoListeningCounted(cb, A, readyId);
+    await expectConsoleListensApart(cb, A, readyId);
   });
 
   it("looks an article up by id, external id and URL", async () => {
@@ -234,7 +234,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     await ctx.close();
   });
 
-  it("shows a play recorded by the embedded player in the statistics' table view", async () => {
+  it("shows a play recorded by the embedded player in the statistics' table view and in the split by source", async () => {
     const player = (await A("GET", "/api/player")).body;
     // The real player, on its embed page, played by a listener.
     const { ctx: lctx, page: listener } = await newPage();
@@ -243,18 +243,26 @@ describe("publisher console in a real browser (Chromium)", function () {
     await waitFor("listener playing", async () => ((await listener.evaluate(`document.querySelector("article-audio-player").shadowRoot.querySelector("audio").currentTime`)) as number) > 1 ? true : undefined, 20_000, 100);
     await listener.goto("about:blank"); // pagehide: the player sends its beacon
     await lctx.close();
-    await waitFor("play counted", async () => ((await A("GET", "/api/stats")).body.total.plays >= 1 ? true : undefined), 30_000, 250);
+    const counted = await waitFor("play counted", async () => {
+      const b = (await A("GET", "/api/stats")).body;
+      return b.bySource.embed.plays >= 1 ? b : undefined;
+    }, 30_000, 250);
+    // Beside the editor's own plays of the earlier test, counted as the console's.
+    const plays = String(counted.total.plays);
 
     const { ctx, page } = await newPage({ token: FULL });
     const apiCalls: string[] = [];
     page.on("request", (r) => void (r.url().includes("/api/") && apiCalls.push(new URL(r.url()).pathname)));
     await page.goto(`${sys.url}/console/#/stats`);
     await page.locator(".kpis").waitFor();
-    expect(await page.locator("#kpi-plays").textContent()).to.equal("1");
+    expect(await page.locator("#kpi-plays").textContent()).to.equal(plays);
+    // Where the listens came from: the embed page's listener apart from the editors in the console.
+    expect(await page.locator('table.by-source tr[data-source="embed"] td[data-key="plays"]').textContent()).to.equal("1");
+    expect(await page.locator('table.by-source tr[data-source="player"] td[data-key="plays"]').textContent()).to.equal("0");
     const details = page.locator("details.table-view").first();
     await details.locator("summary").click();
-    const plays = await details.locator('td[data-key="plays"]').allTextContents();
-    expect(plays.map(Number).reduce((a, b) => a + b, 0)).to.equal(1);
+    const perDay = await details.locator('td[data-key="plays"]').allTextContents();
+    expect(perDay.map(Number).reduce((a, b) => a + b, 0)).to.equal(Number(plays));
     expect(await page.locator(".chart canvas").count()).to.be.greaterThan(1);
     // The top articles by title, from the statistics' own answer: no lookup per row.
     expect(await page.locator("table.top a").first().textContent()).to.equal("Library opens");
@@ -263,7 +271,7 @@ describe("publisher console in a real browser (Chromium)", function () {
     // Per article, from the article page's link.
     await page.goto(`${sys.url}/console/#/stats?article=${encodeURIComponent(readyId)}`);
     await page.locator("#kpi-plays").waitFor();
-    expect(await page.locator("#kpi-plays").textContent()).to.equal("1");
+    expect(await page.locator("#kpi-plays").textContent()).to.equal(plays);
     await ctx.close();
   });
 

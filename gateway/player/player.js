@@ -5,6 +5,8 @@
  * stats="off": no listening events; source="embed"|"console": where it runs, for the statistics'
  * split by source (default: the publisher's page); audio="preview": the preview file.
  * Quartiles and completion count the seconds heard (the element's played ranges), not the playhead.
+ * The project's look (console "Player design") comes with the lookup; look='{…}' overrides it (the
+ * designer's live preview). The page's own CSS custom properties and ::part rules still win.
  * Read along: where the page holds the article's text, the sentence being read is highlighted
  * (CSS Custom Highlight API, the page's DOM untouched) and each paragraph gets "play from here".
  */
@@ -153,6 +155,15 @@ input[type=range]{flex:1;min-width:4em;height:44px;accent-color:var(--aap-accent
     root.adoptedStyleSheets = [s];
     return "";
   };
+  // The project's look as CSS: custom properties on the host (below the page's own rules), the
+  // compact layout and the hidden controls. Only well-formed values pass: the look may come from an attribute.
+  const LOOK_VALUE = /^(#[0-9a-f]{6}|\d{1,2}px)$/i;
+  const lookCss = (look) => {
+    if (!look || typeof look !== "object") return "";
+    const vars = Object.entries(look.vars || {}).filter(([k, v]) => /^--aap-[a-z-]+$/.test(k) && LOOK_VALUE.test(v)).map(([k, v]) => `${k}:${v}`);
+    const hide = ["seek", "time", "back", "speed"].filter((c) => (look.hide || []).includes(c)).map((c) => `.${c}`);
+    return (vars.length ? `:host{${vars.join(";")}}` : "") + (look.layout === "compact" ? ".title{display:none}.box{padding:.3em .5em}" : "") + (hide.length ? `${hide.join(",")}{display:none}` : "");
+  };
   let sheet;
   // The highlight's look, on the page (adopted, so no element is added; in a layer, so a publisher's
   // own ::highlight(article-audio-player) rule wins).
@@ -173,7 +184,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
 `;
 
   class ArticleAudioPlayer extends HTMLElement {
-    static get observedAttributes() { return ["key", "article-id", "external-id", "article-url", "base", "lang", "highlight", "read-along", "article-text", "audio"]; }
+    static get observedAttributes() { return ["key", "article-id", "external-id", "article-url", "base", "lang", "highlight", "read-along", "article-text", "audio", "look"]; }
 
     constructor() {
       super();
@@ -205,8 +216,17 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
 
     // Not before connectedCallback: an element upgraded when the script arrives gets this call for
     // each of its attributes first, and one lookup is enough.
-    attributeChangedCallback(_name, before, after) {
-      if (before !== after && this._on) this._load();
+    attributeChangedCallback(name, before, after) {
+      if (before === after || !this._on) return;
+      // A new look restyles what is shown: no new lookup.
+      if (name === "look") return void (this._article && styled(this._root, this._style()));
+      this._load();
+    }
+
+    _style() {
+      let look = this._article && this._article.look;
+      try { if (this.hasAttribute("look")) look = JSON.parse(this.getAttribute("look")); } catch (e) { /* a malformed attribute: the project's look */ }
+      return STYLE + lookCss(look);
     }
 
     // Plays where listening must not count (an editor checking the audio) send nothing.
@@ -324,7 +344,7 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
         const min = Math.floor(s / 60), sec = units[1].format(s % 60);
         return min ? `${units[0].format(min)} ${sec}` : sec;
       };
-      this._root.innerHTML = `${styled(this._root, STYLE)}
+      this._root.innerHTML = `${styled(this._root, this._style())}
 <div class="box" part="container" role="region" lang="${lang}">
   <button class="play" part="play-button" type="button">${PLAY}</button>
   <div class="main">

@@ -3,11 +3,14 @@
 // what is public of ready articles with the project's public key, and post
 // listening events. Public endpoints answer any origin (CORS *) and never
 // reveal anything but title, language and audio of ready articles.
+import { createHash } from "node:crypto";
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import { ListeningEventType, type ListenerArticle, type ListenerService, type ListeningEvent } from "../../gen/articles/v1/listener_pb.js";
 import type { Player, PlayerService } from "../../gen/auth/v1/player_pb.js";
+import { createExpiringLru } from "../../lib/expiring-lru.js";
+import { completeLook, resolveLook, type PlayerLook, type ResolvedLook } from "../../lib/player-look.js";
 import { DEFAULT_LANG } from "../../lib/voices.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
@@ -204,6 +207,20 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     if (taken.granted === 0) throw new HttpError(429, "Too many player lookups from this address; slow down", { "Retry-After": String(Math.ceil(taken.retryAfterMs / 1000)) });
   };
 
+  // The project's look rides on every lookup, so a design change reaches every embed without the
+  // publisher's page changing; kept a few seconds per key (the lookups' own key cache is as short).
+  const looks = createExpiringLru<ResolvedLook | null>({ max: 10_000, ttlMs: 5_000 });
+  const lookOf = async (key: string, call: { headers: Record<string, string> }): Promise<ResolvedLook | null> => {
+    const hit = looks.get(key);
+    if (hit !== undefined) return hit;
+    const { player: p } = await player.getPlayer({}, call);
+    const r = resolveLook(completeLook((JSON.parse(p!.settingsJson) as { look?: PlayerLook }).look));
+    // The built-in look needs no words: answers stay as they were for projects that set none.
+    const look = Object.keys(r.vars).length || r.layout !== "full" || r.hide.length ? r : null;
+    looks.set(key, look);
+    return look;
+  };
+
   // The links' base is taken first: a Host it refuses (400) must leave the settings and the key as they were.
   router.get("/api/player", async (ctx) => {
     const call = bearer(ctx);
@@ -262,10 +279,12 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     const base = baseOf(ctx, opts.publicBaseUrl);
     // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query, the links' base too.
     const found = await lookups.run(`${base} ${ctx.path}?${ctx.querystring}`, async () => {
-      const a = (await listener.getListenerArticle({ lookup }, call)).article!;
+      const [{ article: a }, look] = await Promise.all([listener.getListenerArticle({ lookup }, call), lookOf(q.key as string, call)]);
       // While audio is made on demand the answer changes without a new revision: its tag says how far it got.
-      const stage = a.pending ? (a.audioPreview ? ".preview" : ".pending") : "";
-      return { etag: `"${a.id}.${a.revision}${stage}"`, json: JSON.stringify({ result: "ok", article: listenerArticleJson(a, base) }) };
+      const stage = a!.pending ? (a!.audioPreview ? ".preview" : ".pending") : "";
+      const json = JSON.stringify({ result: "ok", article: { ...listenerArticleJson(a!, base), ...(look ? { look } : {}) } });
+      const styled = look ? `.${createHash("sha1").update(JSON.stringify(look)).digest("base64url").slice(0, 10)}` : "";
+      return { etag: `"${a!.id}.${a!.revision}${stage}${styled}"`, json };
     });
     // Revalidated on every page load, so a new revision's audio shows at once; unchanged answers are a 304.
     ctx.set("Cache-Control", "no-cache");

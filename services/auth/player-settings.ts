@@ -3,6 +3,7 @@
 // the gateway through PlayerService. The document is always complete: absent
 // fields take the defaults below.
 import { Ajv } from "ajv";
+import { completeLook, DEFAULT_LOOK, lookProblem, playerLookSchema, type PlayerLook } from "../../lib/player-look.js";
 import { addCharacterRules, CHARACTERS_KEYWORD } from "../../lib/text-rules.js";
 import { xmlText } from "../../lib/xml-text.js";
 
@@ -25,11 +26,14 @@ export interface FeedSettings {
 export interface PlayerSettings {
   feed: FeedSettings;
   oembed: { enabled: boolean; hosts: string[] };
+  /** How the player looks on every page that embeds it (lib/player-look.ts). */
+  look: PlayerLook;
 }
 
 export const DEFAULT_PLAYER_SETTINGS: PlayerSettings = Object.freeze({
   feed: { enabled: true, title: null, description: null, imageUrl: null, author: null, ownerEmail: null, category: "News", explicit: false, language: null },
   oembed: { enabled: false, hosts: [] },
+  look: DEFAULT_LOOK,
 }) as PlayerSettings;
 
 // Everything here may end up in the podcast feed's XML: character rules of lib/text-rules.ts.
@@ -69,6 +73,7 @@ export const playerSettingsSchema = {
         hosts: { type: "array", maxItems: 20, uniqueItems: true, items: { type: "string", minLength: 1, maxLength: 253, pattern: HOST } },
       },
     },
+    look: playerLookSchema,
   },
 } as const;
 
@@ -112,10 +117,14 @@ export function completePlayerSettings(input: unknown): PlayerSettings {
     const extra = e?.keyword === "additionalProperties" ? `.${(e.params as { additionalProperty: string }).additionalProperty}` : "";
     throw new PlayerSettingsError(`${field}${extra}: ${e?.keyword === "additionalProperties" ? "unknown setting" : (e?.message ?? "invalid")}`);
   }
-  const s = input as { feed?: Partial<FeedSettings>; oembed?: Partial<PlayerSettings["oembed"]> };
+  const s = input as { feed?: Partial<FeedSettings>; oembed?: Partial<PlayerSettings["oembed"]>; look?: Parameters<typeof completeLook>[0] };
+  const look = completeLook(s.look);
+  const problem = lookProblem(look);
+  if (problem) throw new PlayerSettingsError(problem);
   return {
     feed: { ...DEFAULT_PLAYER_SETTINGS.feed, ...s.feed },
     oembed: { ...DEFAULT_PLAYER_SETTINGS.oembed, ...s.oembed, hosts: oembedHostsOf(s.oembed?.hosts ?? DEFAULT_PLAYER_SETTINGS.oembed.hosts) },
+    look,
   };
 }
 

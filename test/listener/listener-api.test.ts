@@ -185,6 +185,31 @@ describe("listener side: keys, public lookups, feeds, oEmbed and statistics (emb
     expect((await AR("PUT", "/api/player", { feed: { title: "x" } })).status).to.equal(403);
   });
 
+  it("serves the project's player design with every lookup, refusing a look whose contrast is too low", async () => {
+    const id = ids["Politics one"];
+    const lookup = () => fetch(`${sys.url}/player/v1/article?key=${keyA}&id=${id}`).then(async (r) => ({ etag: r.headers.get("etag"), article: (await r.json()).article }));
+    const before = await lookup();
+    expect(before.article).not.to.have.property("look");
+    const current = (await A("GET", "/api/player")).body.settings;
+    const low = await A("PUT", "/api/player", { ...current, look: { accent: "#fafafa", scheme: "light" } });
+    expect(low.status).to.equal(400);
+    expect(low.body.message).to.match(/^look\.accent: .*at least 3:1/);
+    expect((await A("PUT", "/api/player", { ...current, look: { radius: 99 } })).status).to.equal(400);
+    const saved = await A("PUT", "/api/player", { ...current, look: { accent: "#0b57d0", scheme: "light", layout: "compact", controls: { speed: false } } });
+    expect(saved.status).to.equal(200);
+    expect(saved.body.settings.feed).to.deep.equal(current.feed);
+    expect(saved.body.settings.look).to.include({ accent: "#0b57d0", background: null, scheme: "light", layout: "compact", radius: 12 });
+    // The embed changes without the publisher's page changing: the next lookups carry the look, under a new tag.
+    const after = await waitFor("look served", async () => {
+      const r = await lookup();
+      return r.article.look ? r : undefined;
+    }, 15_000, 250);
+    expect(after.article.look).to.deep.include({ layout: "compact", hide: ["speed"] });
+    expect(after.article.look.vars).to.include({ "--aap-accent": "#0b57d0", "--aap-bg": "#f4f4f6" });
+    expect(after.etag).not.to.equal(before.etag);
+    await A("PUT", "/api/player", current);
+  });
+
   it("answers oEmbed only for verified hosts: an unverified claim serves nothing and blocks nobody (test/listener/oembed-verify.test.ts has the rest)", async () => {
     expect((await anon("GET", `/oembed?url=${encodeURIComponent("https://news.example/sport/1")}&format=json`)).status).to.equal(404);
     expect((await A("PUT", "/api/player", { oembed: { enabled: true, hosts: ["news.example"] } })).status).to.equal(200);

@@ -299,7 +299,7 @@ export function newArticlePage(main: HTMLElement): void {
 
 /** The platform's player script, loaded once per tab from the gateway itself (script-src 'self'). */
 let playerScript: Promise<void> | undefined;
-function loadPlayer(): Promise<void> {
+export function loadPlayer(): Promise<void> {
   playerScript ??= new Promise<void>((resolve, reject) => {
     const script = h("script", {
       src: "/player/v1/player.js",

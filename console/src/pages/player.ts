@@ -22,7 +22,7 @@ interface PlayerInfo {
   scriptUrl: string;
   feedUrl: string;
   feedLanguage?: string;
-  settings: { feed?: Feed; oembed?: { enabled?: boolean; hosts?: string[] } };
+  settings: { feed?: Feed; oembed?: { enabled?: boolean; hosts?: string[] }; look?: Record<string, unknown> };
   warnings?: Array<{ setting: string; message: string }>;
   oembedHosts?: Array<{ host: string; status: string; reason: string | null; checkedAt: string | null; verificationUrl: string }>;
 }
@@ -127,6 +127,8 @@ function draw(body: HTMLElement, p: PlayerInfo): void {
               explicit: f.explicit.checked,
             },
             oembed: { enabled: f.oembedEnabled.checked, hosts: hosts.value.split(/\s+/).filter(Boolean) },
+            // PUT replaces the whole document: the design (its own page) goes back as it is.
+            look: p.settings.look,
           },
         }),
       t("player.saved"),
