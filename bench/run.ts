@@ -347,7 +347,19 @@ async function audioSuite(): Promise<Record<string, unknown>> {
   const missing = kokoroMissing();
   const kokoro = missing ? undefined : await benchKokoro();
   console.log(`  ${kokoro ? formatKokoro(kokoro) : `Kokoro: not measured (${missing})`}`);
-  return { localEngine: local, providerPath, segments, loudness, memory, kokoro };
+  // With Kokoro on the embedded default: another project's API beside its renders, and a listener's first sound on audio made on demand.
+  let kokoroApi: string | undefined;
+  let firstSounds: Awaited<ReturnType<typeof import("./live-first-sound.js").firstSound>>[] | undefined;
+  if (!missing) {
+    const { benchKokoroApi } = await import("./kokoro-api.js");
+    kokoroApi = await benchKokoroApi();
+    console.log(`  ${kokoroApi}`);
+    const { firstSound, formatFirstSound } = await import("./live-first-sound.js");
+    const load0 = os.loadavg()[0];
+    firstSounds = [await firstSound("espeak"), await firstSound("kokoro,pico,espeak")];
+    console.log(`  ${formatFirstSound(firstSounds, [load0, os.loadavg()[0]])}`);
+  }
+  return { localEngine: local, providerPath, segments, loudness, memory, kokoro, kokoroApi, firstSounds };
 }
 
 /** Issue 12: what fsync before acknowledging costs, POST /api/articles and the store alone, each against a no-fsync reference in this run. */
