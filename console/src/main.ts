@@ -204,25 +204,26 @@ function focusHeading(main: HTMLElement): void {
  * the polite live region, so a screen reader hears where it landed.
  */
 function arrive(main: HTMLElement, gen: number, keep?: string): void {
-  const done = (title: HTMLElement) => {
-    if (!stillCurrent(gen)) return;
-    document.title = `${title.textContent} – ${t("app.name")}`;
-    const keeper = keep ? document.getElementById(keep) : null;
-    if (keeper) keeper.focus();
-    else title.focus();
-    announce(t("nav.arrived", { title: title.textContent ?? "" }));
-  };
-  const now = main.querySelector<HTMLElement>("h1");
-  if (now) return done(now);
-  const watch = new MutationObserver(() => {
+  let titled = false;
+  const watch = new MutationObserver(() => step());
+  const step = () => {
+    if (!stillCurrent(gen)) return watch.disconnect();
     const title = main.querySelector<HTMLElement>("h1");
-    if (!stillCurrent(gen)) watch.disconnect();
-    else if (title) {
-      watch.disconnect();
-      done(title);
+    if (!title) return;
+    if (!titled) {
+      titled = true;
+      document.title = `${title.textContent} – ${t("app.name")}`;
+      title.focus();
+      announce(t("nav.arrived", { title: title.textContent ?? "" }));
     }
-  });
+    // The control just used (a filter, the pager, the language switch) gets focus back once it is
+    // drawn again (with the page's first answer, for the pager), unless the user has moved on.
+    const keeper = keep ? document.getElementById(keep) : null;
+    if (keeper && (document.activeElement === title || document.activeElement === document.body)) keeper.focus();
+    if (!keep || keeper) watch.disconnect();
+  };
   watch.observe(main, { childList: true, subtree: true });
+  step();
 }
 
 /** One polite live region for the whole session, outside the redrawn parts, so it is never replaced while speaking. */
@@ -233,6 +234,8 @@ function announce(text: string): void {
   // A change after a frame: some screen readers skip text that is set in the same task as a clear.
   requestAnimationFrame(() => (region!.textContent = text));
 }
+
+let lastPath = "";
 
 /** Draws the current route; `keep`: the id of an element that keeps focus (the control just used). */
 async function render(keep?: string): Promise<void> {
@@ -251,6 +254,11 @@ async function render(keep?: string): Promise<void> {
   }
   const route = parseRoute();
   const name = route.path[0] in pages ? route.path[0] : "articles";
+  // The same page with another query (a filter, the page size, the pager): focus stays on the control used.
+  const path = route.path.join("/");
+  const used = document.activeElement?.closest("main") ? document.activeElement.id : "";
+  if (keep === undefined && path === lastPath && used) keep = used;
+  lastPath = path;
   if (!shell || shell.lang !== lang()) shell = buildShell(root);
   setMenu(reopen);
   for (const [p, a] of shell.links) {

@@ -11,7 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { api, waitFor } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
-import { ConsoleBrowser, launchChromium, PAGES, sentencesHighlighted } from "./console-flows.js";
+import { ConsoleBrowser, importArchive, launchChromium, PAGES, sentencesHighlighted } from "./console-flows.js";
 
 const FULL = "console-a11y-0123456789";
 const AXE = path.resolve("node_modules/axe-core/axe.min.js");
@@ -241,5 +241,30 @@ describe("publisher console: focus, announcements, small screens and the article
       }
       await ctx.close();
     }
+  });
+
+  it("keeps focus on the control used when only the list's query changes (a filter, the pager)", async () => {
+    expect(await importArchive(sys.url, FULL, 25)).to.match(/"imported":25/);
+    const { ctx, page } = await cb.newPage({ token: FULL });
+    await page.goto(`${sys.url}/console/#/articles?limit=10`);
+    await page.locator(".pager span").waitFor();
+    await page.locator("#filter-status").focus();
+    await page.locator("#filter-status").selectOption("waiting");
+    await page.waitForURL(/status=waiting/);
+    await page.locator("table.articles").waitFor();
+    await waitFor("focus back on the filter", async () => (/^select#filter-status/.test(await focused(page)) ? true : undefined), 10_000, 50);
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Tab");
+    expect(await focused(page), "the redrawn filter, in the page's order").to.match(/^select#filter-status/);
+    await page.locator("#page-next").focus();
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/page=1/);
+    await page.locator(".pager span", { hasText: "Page 2 of" }).waitFor();
+    await waitFor("focus back on Next", async () => (/^button#page-next/.test(await focused(page)) ? true : undefined), 10_000, 50);
+    // Another page is another route: focus goes to its heading.
+    await page.locator("#new-article").focus();
+    await page.keyboard.press("Enter");
+    await page.locator("h1:focus", { hasText: "New article" }).waitFor();
+    await ctx.close();
   });
 });

@@ -113,9 +113,9 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   const pager = h(
     "nav",
     { class: "pager", "aria-label": t("articles.pages") },
-    h("button", { type: "button", disabled: page === 0, onclick: () => nav({ page: page - 1 }) }, t("articles.prev")),
+    h("button", { type: "button", id: "page-prev", disabled: page === 0, onclick: () => nav({ page: page - 1 }) }, t("articles.prev")),
     h("span", null, t("articles.pageOf", { page: fmtNumber(page + 1), pages: fmtNumber(pages), count: tn("articles.count", res.count) })),
-    h("button", { type: "button", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
+    h("button", { type: "button", id: "page-next", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
   );
   if (res.count === 0) {
     clear(list, h("p", { class: "empty" }, t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
