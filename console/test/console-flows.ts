@@ -22,7 +22,7 @@ export const PAGES: Array<{ name: string; hash: string; ready: string }> = [
   { name: "import", hash: "#/import", ready: "h1" },
 ];
 
-export const WRITE_CONTROLS = "#new-article, #new-from-url, #url-form, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #save-look, #verify-hosts, #rotate-key, #import-start, form.article-form";
+export const WRITE_CONTROLS = "#new-article, #bulk-apply, .bulk-box, #new-from-url, #url-form, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #save-look, #verify-hosts, #rotate-key, #import-start, form.article-form";
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] });

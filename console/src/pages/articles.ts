@@ -6,6 +6,7 @@ import { fmtDate, fmtNumber, t, tn } from "../i18n.js";
 import { go, generation, stillCurrent, type Route } from "../nav.js";
 import { badge, canWrite, confirmDialog, errorText, heading, loading, notice, readOnlyNote, SETTLED, STATUSES } from "../ui.js";
 import { voicePicker } from "../voices.js";
+import { bulkBar, jobResult, type BulkBar } from "./bulk.js";
 
 interface ListItem {
   id: string;
@@ -119,12 +120,17 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   );
   if (res.count === 0) {
     clear(list, h("p", { class: "empty" }, t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
+    // A bulk job that just emptied this view still says what it did.
+    if (canWrite()) list.before(jobResult());
     return;
   }
-  drawRows(list, res, pager);
+  // Bulk actions for a full token: the rows of this page, or all the filter matches.
+  const bulk = canWrite() ? bulkBar({ status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
+  if (bulk) list.before(bulk.element);
+  drawRows(list, res, pager, bulk);
 }
 
-function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, pager: HTMLElement): void {
+function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, pager: HTMLElement, bulk?: BulkBar): void {
   const items = res.articles;
   const rows = document.createDocumentFragment();
   for (const a of items) {
@@ -132,6 +138,7 @@ function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] 
       h(
         "tr",
         null,
+        bulk ? h("td", { class: "select" }, bulk.rowBox(a.id, a.title)) : null,
         h("td", null, badge(a.status)),
         h("td", null, h("a", { href: `#/article/${encodeURIComponent(a.id)}` }, a.title)),
         h("td", { class: "mono" }, a.external_id ?? "–"),
@@ -158,6 +165,7 @@ function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] 
               h(
                 "tr",
                 null,
+                bulk ? h("th", { scope: "col", class: "select" }, bulk.pageBox(items.map((a) => a.id))) : null,
                 ...(["col.status", "col.title", "col.externalId", "col.labels", "col.updated", "col.durations"] as const).map((k) => h("th", { scope: "col" }, t(k))),
               ),
             ),

@@ -5,6 +5,7 @@ import { ApiError, call } from "../api.js";
 import { clear, field, h, uid } from "../dom.js";
 import { t, tn } from "../i18n.js";
 import { generation, stillCurrent } from "../nav.js";
+import { affectedArticles, changedRules } from "./fix-everywhere.js";
 import { canWrite, errorText, heading, loading, notice, readOnlyNote, VOICE_PAIRS } from "../ui.js";
 
 interface Rule {
@@ -38,6 +39,7 @@ export async function pronunciationsPage(main: HTMLElement): Promise<void> {
   }
   if (!stillCurrent(gen)) return;
   body.removeAttribute("aria-busy");
+  let savedRules = rules;
   const write = canWrite();
   const tbody = h("tbody");
   const out = h("div", { "aria-live": "polite" });
@@ -144,7 +146,9 @@ export async function pronunciationsPage(main: HTMLElement): Promise<void> {
     clear(out, h("p", { role: "status" }, t("common.saving")));
     try {
       const r = await call<{ pronunciations: Rule[] }>("PUT", "/api/pronunciations", { body: list });
-      clear(out, notice(tn("pron.saved", r.pronunciations.length), "ok"));
+      // The audio already published still has the old readings: which articles, and a way to regenerate them.
+      clear(out, notice(tn("pron.saved", r.pronunciations.length), "ok"), affectedArticles(changedRules(savedRules, r.pronunciations), write));
+      savedRules = r.pronunciations;
     } catch (e) {
       const m = e instanceof ApiError ? /pronunciations\[(\d+)\]/.exec(e.message) : null;
       const row = m ? tbody.querySelectorAll("tr.rule")[Number(m[1])] : undefined;
