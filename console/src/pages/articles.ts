@@ -125,7 +125,8 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     return;
   }
   // Bulk actions for a full token: the rows of this page, or all the filter matches.
-  const bulk = canWrite() ? bulkBar({ status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
+  // "All N matching" is what this list shows: its filters and its search words (the address's q).
+  const bulk = canWrite() ? bulkBar({ q: route.query.get("q") ?? "", status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
   if (bulk) list.before(bulk.element);
   drawRows(list, res, pager, bulk);
 }
