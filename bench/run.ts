@@ -34,8 +34,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
   sutStdout: process.env.BENCH_SUT_STDOUT,
-  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts). */
-  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console,pages,sources").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts); bulk: a 10,000-article job's admission and another project's reads while it runs (issue 36, bench/bulk.ts). */
+  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console,pages,sources,bulk").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -434,6 +434,12 @@ function sourcesSuite(): Promise<Record<string, unknown>> {
   return suiteInChild("source-poll", { ...process.env, LOG_LEVEL: "warn" });
 }
 
+/** Bulk jobs: a 10,000-regeneration job's admission, another project's reads while it runs (bench/bulk.ts). */
+function bulkSuite(): Promise<Record<string, unknown>> {
+  console.log("");
+  return suiteInChild("bulk");
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -448,6 +454,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("console")) report.console = await consoleSuite();
   if (cfg.suites.includes("pages")) report.pages = await pagesSuite();
   if (cfg.suites.includes("sources")) report.sources = await sourcesSuite();
+  if (cfg.suites.includes("bulk")) report.bulk = await bulkSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
