@@ -34,8 +34,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
   sutStdout: process.env.BENCH_SUT_STDOUT,
-  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts); bulk: a 10,000-article job's admission and another project's reads while it runs (issue 36, bench/bulk.ts). */
-  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,memory,console,pages,sources,bulk").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); search: search at a million articles (issue 36, bench/search.ts); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts); bulk: a 10,000-article job's admission and another project's reads while it runs (issue 36, bench/bulk.ts). */
+  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,search,memory,console,pages,sources,bulk").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -408,6 +408,9 @@ function readPathSuite(): Promise<Record<string, unknown>> {
 /** The archive at scale (bench/scale.ts: BENCH_SCALE_N and friends). */
 const scaleSuite = () => suiteInChild("scale");
 
+/** Search at a million articles: the index's size, the upgrade's fill, a query's p99 (bench/search.ts: BENCH_SEARCH_N). */
+const searchSuite = () => suiteInChild("search", { ...process.env, LOG_LEVEL: "warn" });
+
 /** RSS of npm start's process after start and under a small fixed load (bench/embedded-memory.ts). */
 async function memorySuite(): Promise<unknown> {
   const { measureEmbeddedMemory, formatEmbeddedMemory } = await import("./embedded-memory.js");
@@ -450,6 +453,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("fsync")) report.fsync = await fsyncSuite();
   if (cfg.suites.includes("listener")) report.listener = await listenerSuite();
   if (cfg.suites.includes("scale")) report.scale = await scaleSuite();
+  if (cfg.suites.includes("search")) report.search = await searchSuite();
   if (cfg.suites.includes("memory")) report.memory = await memorySuite();
   if (cfg.suites.includes("console")) report.console = await consoleSuite();
   if (cfg.suites.includes("pages")) report.pages = await pagesSuite();

@@ -24,6 +24,7 @@ import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { EMBEDDED_TOKEN, startEmbeddedProcess, TreePeak, treeMemoryOf } from "../test/support/embedded-process.js";
+import { archiveArticle } from "./archive-text.js";
 import { quantile } from "./quantile.js";
 
 const TOKEN = EMBEDDED_TOKEN;
@@ -160,42 +161,6 @@ async function p99(base: string, count: number, next: (i: number) => { method: s
 // ---------------------------------------------------------------- the archive
 
 /**
- * A deterministic article of about `textChars` characters. Prose-like, so that the data size
- * means something for stores that compress: word ranks follow a Zipf-like law over the 149
- * commonest English words and a long tail of made-up words. 1,000-character texts deflate to
- * 0.53 of their size; 1,000-character chunks of our own docs and of the GPL deflate to 0.50,
- * so this text is, if anything, harder to compress than real writing.
- */
-const COMMON =
-  "the of and to a in that is was he for it with as his on be at by i this had not are but from or have an they which one you were her all she there would their we him been has when who will more no if out so said what up its about into than them can only other new some could time these two may then do first any my now such like our over man me even most made after also did many before must through back years where much your way well down should because each just those people how too little state good very make world still own see men work long get here between both life being under never day same another know while last might us great old year off come since against go came right used take three".split(
-    " ",
-  );
-const SYLLABLES =
-  "qua zem wix jor bly fen gru hap oct ulm ny ez yat vok pru dre sku thi amp orn ba ri ton mel sa dor ke lin ver pa mo tes gan li ra chu sel po dan fi ker no vel ta shi ro men ci bal te".split(" ");
-function article(i: number): Record<string, unknown> {
-  let x = ((i + 1) * 2654435761) >>> 0;
-  const random = () => (x = (x * 1103515245 + 12345) >>> 0) / 4294967296;
-  const word = () => {
-    const rank = Math.floor(Math.exp(random() * Math.log(400_000)));
-    if (rank <= COMMON.length) return COMMON[rank - 1];
-    let w = "";
-    for (let y = (rank * 2654435761) >>> 0, k = 0; k < 2 + (y % 3); k++, y = (y * 1103515245 + 12345) >>> 0) w += SYLLABLES[y % SYLLABLES.length];
-    return w;
-  };
-  const sentences: string[] = [];
-  let length = 0;
-  while (length < textChars) {
-    const s = Array.from({ length: 8 + Math.floor(random() * 14) }, word).join(" ");
-    const sentence = `${s[0].toUpperCase()}${s.slice(1)}.`;
-    sentences.push(sentence);
-    length += sentence.length + 1;
-  }
-  const a: Record<string, unknown> = { title: `Archive story ${i}: ${word()} ${word()} ${word()}`, text: sentences.join(" "), externalId: `archive-${i}` };
-  if (i % 2 === 0) a.url = `https://news.example/archive/${i}`;
-  return a;
-}
-
-/**
  * Writes the N lines to a file first, as a publisher's export would be (making up the text
  * costs this process as much CPU as the import costs the system, on the same two cores), then
  * streams it to the import endpoint; answers the rate and a sample of the ids.
@@ -210,7 +175,7 @@ async function importArchive(base: string, n: number): Promise<{ perSecond: numb
   try {
     let chunk = "";
     for (let i = 0; i < n; i++) {
-      const a = article(i);
+      const a = archiveArticle(i, textChars);
       rawBytes += Buffer.byteLength(a.title as string) + Buffer.byteLength(a.text as string);
       chunk += `${JSON.stringify(a)}\n`;
       if (chunk.length > 1 << 20) {
@@ -332,7 +297,7 @@ async function measure(n: number): Promise<Row> {
     row.getP99 = await p99(sys.url, samples, () => ({ method: "GET", path: `/api/articles/${pick()}` }));
     row.listFirstP99 = await p99(sys.url, samples, () => ({ method: "GET", path: "/api/articles?limit=100" }));
     row.listDeepP99 = await p99(sys.url, Math.min(samples, 200), () => ({ method: "GET", path: `/api/articles?limit=100&offset=${Math.max(0, n - 100)}` }));
-    const create = (i: number) => ({ method: "POST", path: "/api/articles", body: JSON.stringify({ ...article(n + i), externalId: `created-${n}-${i}` }) });
+    const create = (i: number) => ({ method: "POST", path: "/api/articles", body: JSON.stringify({ ...archiveArticle(n + i, textChars), externalId: `created-${n}-${i}` }) });
     // The first creates also start the audio pipeline (its worker code, the engine): not timed.
     await p99(sys.url, CREATE_WARM_UP, (i) => create(-1 - i));
     row.createP99 = await p99(sys.url, Math.min(samples, 500), create);

@@ -89,8 +89,13 @@ export interface TextIndexSpec {
   name: string;
   /** Column names, in order. */
   columns: string[];
-  /** Relevance: a document ranks by how many of the query's words this column holds (a title's), then by the search's sort. */
+  /** Relevance: a document ranks by how many of the query's words this column holds (a title's), then newest first. */
   rankColumn: string;
+  /**
+   * The field every search is limited to one value of (a project): its value is indexed beside
+   * the words, so a search never reads another scope's matches.
+   */
+  scope: string;
   /** The columns' text of a document, in the order of `columns`; null: the document is not indexed (a deleted one). */
   textOf(doc: Record<string, unknown>): string[] | null;
 }
@@ -98,8 +103,6 @@ export interface TextIndexSpec {
 export interface TextSearchOptions {
   limit: number;
   skip: number;
-  /** Order among equally relevant documents (e.g. newest first). */
-  sort: SortSpec;
   /** Top-level fields left out of the answer (FindOptions.omit). */
   omit?: string[];
 }
@@ -172,11 +175,13 @@ export interface DocumentCollection<D extends { _id: string }> {
    */
   ensureTextIndex?(spec: TextIndexSpec): Promise<{ complete: Promise<void> }>;
   /**
-   * The documents matching `filter` whose indexed columns hold every word of `words` (folded),
-   * each as a word's prefix, anywhere: the most relevant first (TextIndexSpec.rankColumn), then in `sort` order; `count` is
-   * the number of all matches.
+   * The documents of one scope (TextIndexSpec.scope) whose indexed columns hold every word of
+   * `words` (folded), each as a word's prefix, anywhere, and that match `filter` (may be empty):
+   * the most relevant first (TextIndexSpec.rankColumn), then the newest stored first; `count` is
+   * the number of all matches. Costs in proportion to the matches, more with a filter (each
+   * match's document is read to check it).
    */
-  searchText?(index: string, words: readonly string[], filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
+  searchText?(index: string, words: readonly string[], scope: string, filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
   /** Drops the index of that name (an index no query uses any more); a no-op when there is none. */
   dropIndex(name: string): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */

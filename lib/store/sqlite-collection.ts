@@ -879,12 +879,12 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       if (o.unique) t.unique.set(index, keys[0][0]);
     },
     ensureTextIndex,
-    searchText: (index, words, filter, o) =>
+    searchText: (index, words, scope, filter, o) =>
       s.read(() => {
         const ix = t.texts.find((x) => x.spec.name === index);
         if (!ix) throw new Error(`no text index '${index}' on ${t.table}`);
-        const where = whereOf(unpacked(filter), t.scalar);
-        const { count, rowids } = searchPage(s, ix, t.table, words, where, orderBy(o.sort).replace(/^ ORDER BY /, ""), o.limit, o.skip);
+        const where = Object.keys(filter).length ? whereOf(unpacked(filter), t.scalar) : undefined;
+        const { count, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip);
         const packed = wantsPacked({ omit: o.omit });
         const byRow = s.readStmt(`SELECT _id, doc${packed ? ", z" : ""} FROM ${table} WHERE rowid = ?`);
         const docs = rowids.map((r) => {
@@ -923,10 +923,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       await write(() => {
         t.texts = [...before.filter((x) => x.spec.name !== spec.name), ix];
         s.conn.exec(BACKFILL_TABLE);
-        const existing = s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(ix.table) as string | undefined;
-        if (existing === create) return;
-        if (existing !== undefined) s.conn.exec(`DROP TABLE "${ix.table}"`);
-        s.conn.exec(create);
+        const tables = [ix.table, ix.rankTable];
+        const existing = tables.map((name) => s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(name) as string | undefined);
+        if (existing.every((sql, i) => sql === create[i])) return;
+        tables.forEach((name, i) => existing[i] !== undefined && s.conn.exec(`DROP TABLE "${name}"`));
+        for (const sql of create) s.conn.exec(sql);
         if (s.stmt(`SELECT 1 FROM ${table} LIMIT 1`, true).get() !== undefined) {
           s.stmt("INSERT OR REPLACE INTO _text_backfill (tbl, name, after) VALUES (?, ?, ?)").run(t.table, spec.name, -1);
         }

@@ -5,18 +5,28 @@
 // what a committed read sees.
 //
 // Choices that keep it small and fast at a million articles:
-// - detail=column: no word positions (queries are words in any order, never phrases); a third
-//   of the size of the full detail; a column filter still tells a title match from a text match.
+// - detail=none: no word positions nor columns (queries are words in any order, never phrases):
+//   240 bytes per 1,000-character article, against 510 with detail=column. Which words the rank
+//   column (the title) holds comes from a second, small table of that column alone.
 // - no prefix indexes: a prefix query reads the few terms that start with it from the term
 //   b-tree; a prefix index would store every doclist again.
 // - unicode61 with remove_diacritics 2: folds as lib/search-words.ts folds ("bucher" = "Bücher").
+// - the scope (the project) is a word of each entry, spelled so that no text's word or query's
+//   prefix can be it (it starts with U+0001, a token character here and refused in any text):
+//   a search intersects its words with its project's, and needs no document to tell whose a
+//   match is. Without a filter beyond the project, a search reads no document but its page's.
+// - ties are broken by rowid, the order the documents were stored in: known from the index,
+//   where the time field would need each match's document.
 import type Database from "better-sqlite3";
+import { Buffer } from "node:buffer";
 import type { TextIndexSpec } from "./collection.js";
 
 export interface TextIndex {
   spec: TextIndexSpec;
-  /** The FTS5 table. */
+  /** The FTS5 table of every column. */
   table: string;
+  /** The FTS5 table of the rank column alone. */
+  rankTable: string;
 }
 
 /** What the index code needs of the driver's connection pair. */
@@ -37,32 +47,50 @@ export const BACKFILL_TABLE = "CREATE TABLE IF NOT EXISTS _text_backfill (tbl TE
 export function textIndexOf(collectionTable: string, spec: TextIndexSpec): TextIndex {
   for (const c of spec.columns) if (!/^[a-z][a-z0-9_]*$/.test(c)) throw new Error(`invalid text index column '${c}'`);
   if (!spec.columns.includes(spec.rankColumn)) throw new Error(`rank column '${spec.rankColumn}' is not a column of the text index`);
-  return { spec, table: `${collectionTable}__${spec.name}__fts` };
+  return { spec, table: `${collectionTable}__${spec.name}__fts`, rankTable: `${collectionTable}__${spec.name}__rank` };
 }
 
-/** The statement that creates the index's table: compared with the stored one to tell a changed spec. */
-export const createSql = (ix: TextIndex): string =>
-  `CREATE VIRTUAL TABLE "${ix.table}" USING fts5(${ix.spec.columns.join(", ")}, content='', contentless_delete=1, detail=column, tokenize='unicode61 remove_diacritics 2')`;
+const SCOPE_COLUMN = "scope_word";
+const fts5 = (table: string, columns: readonly string[]) =>
+  `CREATE VIRTUAL TABLE "${table}" USING fts5(${columns.join(", ")}, content='', contentless_delete=1, detail=none, tokenize="unicode61 remove_diacritics 2 tokenchars '\u0001'")`;
+
+/** The statements that create the index's tables: compared with the stored ones to tell a changed spec. */
+export const createSql = (ix: TextIndex): [string, string] => [fts5(ix.table, [...ix.spec.columns, SCOPE_COLUMN]), fts5(ix.rankTable, [ix.spec.rankColumn])];
+
+/** The scope's word: U+0001 and the value's UTF-8 in hex, one token whatever the value holds. */
+const scopeWord = (value: unknown): string => `\u0001${Buffer.from(String(value ?? ""), "utf8").toString("hex")}`;
 
 /** Moves a document's entry from what it was to what it is (either absent), in the caller's savepoint. */
 export function moveText(s: Statements, indexes: readonly TextIndex[], rowid: number | bigint, before: Doc | undefined, after: Doc | undefined): void {
   for (const ix of indexes) {
-    const was = before ? ix.spec.textOf(before) : null;
-    const now = after ? ix.spec.textOf(after) : null;
+    const was = before ? entryOf(ix, before) : null;
+    const now = after ? entryOf(ix, after) : null;
     if (was && now && was.every((v, i) => v === now[i])) continue;
-    if (was) s.stmt(`DELETE FROM "${ix.table}" WHERE rowid = ?`).run(rowid);
+    if (was) deleteText(s, ix, rowid);
     if (now) insertText(s, ix, rowid, now);
   }
 }
 
+/** The main table's values of a document (its columns, then its scope's word); null: not indexed. */
+function entryOf(ix: TextIndex, doc: Doc): string[] | null {
+  const values = ix.spec.textOf(doc);
+  return values && [...values, scopeWord(doc[ix.spec.scope])];
+}
+
 function insertText(s: Statements, ix: TextIndex, rowid: number | bigint, values: string[]): void {
-  const cols = ix.spec.columns;
+  const cols = [...ix.spec.columns, SCOPE_COLUMN];
   s.stmt(`INSERT INTO "${ix.table}" (rowid, ${cols.join(", ")}) VALUES (?, ${cols.map(() => "?").join(", ")})`).run(rowid, ...values);
+  s.stmt(`INSERT INTO "${ix.rankTable}" (rowid, ${ix.spec.rankColumn}) VALUES (?, ?)`).run(rowid, values[cols.indexOf(ix.spec.rankColumn)]);
+}
+
+function deleteText(s: Statements, ix: TextIndex, rowid: number | bigint): void {
+  s.stmt(`DELETE FROM "${ix.table}" WHERE rowid = ?`).run(rowid);
+  s.stmt(`DELETE FROM "${ix.rankTable}" WHERE rowid = ?`).run(rowid);
 }
 
 /** A removed row leaves every index. */
 export function dropText(s: Statements, indexes: readonly TextIndex[], rowid: number | bigint): void {
-  for (const ix of indexes) s.stmt(`DELETE FROM "${ix.table}" WHERE rowid = ?`).run(rowid);
+  for (const ix of indexes) deleteText(s, ix, rowid);
 }
 
 /**
@@ -75,8 +103,8 @@ export function backfillPage(s: Statements, ix: TextIndex, collectionTable: stri
   if (after === undefined) return false;
   const rows = s.stmt(`SELECT rowid AS r, _id, doc, z FROM "${collectionTable}" WHERE rowid > ? ORDER BY rowid LIMIT ${BACKFILL_PAGE}`).all(after) as Array<{ r: number; _id: string; doc: string; z: Buffer | null }>;
   for (const row of rows) {
-    s.stmt(`DELETE FROM "${ix.table}" WHERE rowid = ?`).run(row.r);
-    const values = ix.spec.textOf(docOf(row));
+    deleteText(s, ix, row.r);
+    const values = entryOf(ix, docOf(row));
     if (values) insertText(s, ix, row.r, values);
   }
   if (rows.length < BACKFILL_PAGE) {
@@ -89,29 +117,32 @@ export function backfillPage(s: Statements, ix: TextIndex, collectionTable: stri
 
 /** FTS5's query for the words: each a prefix, all of them, in any column. */
 export const matchOf = (words: readonly string[]): string => words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(" AND ");
+const inScope = (words: readonly string[], scope: string) => `"${scopeWord(scope)}" AND ${matchOf(words)}`;
 
 /**
  * The matching rows of one page, with the number of all matches: the rows whose rank column
- * holds more of the words first (one column-filtered match per word, each read once into a
- * set), then `order`. The page's rows only are read whole afterwards: the ranking carries row
- * ids, not documents. `where` and `order` are SQL over the collection's columns.
+ * holds more of the words first (one match per word in the rank table, each read once into a
+ * set), then the newest stored. Only with `where` (SQL over the collection's columns) is each
+ * match's row read; the page's rows are read whole afterwards, by the caller.
  */
 export function searchPage(
   s: Statements,
   ix: TextIndex,
   collectionTable: string,
   words: readonly string[],
-  where: { sql: string; params: unknown[] },
-  order: string,
+  scope: string,
+  where: { sql: string; params: unknown[] } | undefined,
   limit: number,
   skip: number,
 ): { count: number; rowids: number[] } {
   const fts = `"${ix.table}"`;
-  const matched = `(SELECT rowid AS m FROM ${fts} WHERE ${fts} MATCH ?) JOIN "${collectionTable}" ON rowid = m WHERE ${where.sql}`;
-  const params = [matchOf(words), ...where.params];
-  const score = words.map(() => `(m IN (SELECT rowid FROM ${fts} WHERE ${fts} MATCH ?))`).join(" + ");
-  const ranked = words.map((w) => `${ix.spec.rankColumn} : ${matchOf([w])}`);
-  const rows = s.readStmt(`SELECT m, count(*) OVER () AS n FROM ${matched} ORDER BY ${score} DESC${order ? `, ${order}` : ""} LIMIT ? OFFSET ?`).all(...params, ...ranked, limit, skip) as Array<{ m: number; n: number }>;
+  const matching = `SELECT rowid AS m FROM ${fts} WHERE ${fts} MATCH ?`;
+  const matched = where ? `(${matching}) JOIN "${collectionTable}" ON rowid = m WHERE ${where.sql}` : `(${matching})`;
+  const params = [inScope(words, scope), ...(where?.params ?? [])];
+  const rank = `"${ix.rankTable}"`;
+  const score = words.map(() => `(m IN (SELECT rowid FROM ${rank} WHERE ${rank} MATCH ?))`).join(" + ");
+  const ranked = words.map((w) => matchOf([w]));
+  const rows = s.readStmt(`SELECT m, count(*) OVER () AS n FROM ${matched} ORDER BY ${score} DESC, m DESC LIMIT ? OFFSET ?`).all(...params, ...ranked, limit, skip) as Array<{ m: number; n: number }>;
   // Past the last page: no row carries the count.
   const count = rows.length ? rows[0].n : (s.readStmt(`SELECT count(*) FROM ${matched}`, true).get(...params) as number);
   return { count, rowids: rows.map((r) => r.m) };

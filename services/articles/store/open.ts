@@ -26,12 +26,14 @@ export interface EmbeddedArticleStoreOptions {
   dataDir?: string;
   /** false: acknowledge writes before they reach the disk; only the benchmark's reference uses it. */
   durable?: boolean;
+  /** false: no search index, as a release before search (the search bench builds its archive so, to time the upgrade). */
+  search?: boolean;
 }
 
 export async function openEmbeddedArticleStore(opts: EmbeddedArticleStoreOptions = {}): Promise<ArticleStore> {
   const db = await openSqliteDatabase({ filename: articlesDatabaseFile(opts.dataDir), what: "articles", durable: opts.durable });
   try {
-    return await openArticleStoreOn(db.collection<ArticleDoc>("articles", { packed: TEXT_FIELDS }), embeddedLayout, db.collection<PronunciationDoc>("pronunciations"));
+    return await openArticleStoreOn(db.collection<ArticleDoc>("articles", { packed: TEXT_FIELDS }), embeddedLayout, db.collection<PronunciationDoc>("pronunciations"), { search: opts.search });
   } finally {
     // The collections keep the database open until the store closes them.
     await db.close();

@@ -5,12 +5,15 @@
 // index neither matches prefixes nor runs on the test suite's MongoDB stand-in).
 //
 // Relevance: an article whose title holds the words comes before one whose text alone does;
-// more precisely, the more query words its title holds, the higher; equally relevant ones newest
-// first. The same rule on both stores, so they answer the same page. (FTS5's bm25 is of no use
-// here: with detail=column it scores every match 0, and a word in most articles gets no weight.)
+// more precisely, the more query words its title holds, the higher; equally relevant ones the
+// latest created first (MongoDB: by the creation sequence `seq`, order.ts; the embedded store: by
+// the order they were stored in, which its index knows without reading each match, and which is
+// the creation order). The same rule on both stores. (FTS5's bm25 would need the
+// word positions, twice the index, and gives a word found in most articles no weight at all.)
 import { distinctWords, wordsOf } from "../../../lib/search-words.js";
 import type { DocumentCollection, Filter, TextIndexSpec } from "../../../lib/store/collection.js";
 import type { ArticleDoc } from "./layout.js";
+import { seqOfAdded } from "./order.js";
 import { LIST_OMITS } from "./port.js";
 
 /** The embedded store's index. */
@@ -18,6 +21,7 @@ export const SEARCH_INDEX: TextIndexSpec = {
   name: "search",
   columns: ["title", "body"],
   rankColumn: "title",
+  scope: "projectId",
   textOf: (d) => (d.status === "deleted" ? null : [d.title as string, searchableText(d)]),
 };
 
@@ -33,8 +37,6 @@ export const wordsField = (d: Record<string, unknown>): string[] => distinctWord
 /** MongoDB's index for it (mongoLayout): the project and the listing's deleted flag fixed, then a word's range. */
 export const WORDS_INDEX = "project_words";
 
-const NEWEST = { added: -1, _id: -1 } as const;
-
 /**
  * The page of the project's articles matching `filter` whose words include each query word as
  * a prefix, ranked, and the number of all matches (MongoDB). Reads the matches' ids, titles and
@@ -42,13 +44,14 @@ const NEWEST = { added: -1, _id: -1 } as const;
  */
 export async function searchByWords(col: DocumentCollection<ArticleDoc>, filter: Filter, words: readonly string[], limit: number, offset: number): Promise<{ count: number; docs: ArticleDoc[] }> {
   const matching = { ...filter, words: { $all: words.map((w) => new RegExp(`^${w}`)) } };
-  const found = await col.find(matching, { projection: { _id: 1, title: 1, added: 1 }, hint: WORDS_INDEX });
+  const found = await col.find(matching, { projection: { _id: 1, title: 1, seq: 1, added: 1 }, hint: WORDS_INDEX });
   const inTitle = (title: string) => {
     const own = wordsOf(title);
     return words.filter((w) => own.some((o) => o.startsWith(w))).length;
   };
-  const ranked = found.map((d) => ({ id: d._id, added: d.added, score: inTitle(d.title) }));
-  ranked.sort((a, b) => b.score - a.score || b.added - a.added || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+  // An article of a release before the creation sequence, not yet given one (store.ts), by its creation second.
+  const ranked = found.map((d) => ({ id: d._id, seq: d.seq ?? seqOfAdded(d.added), score: inTitle(d.title) }));
+  ranked.sort((a, b) => b.score - a.score || b.seq - a.seq || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
   const ids = ranked.slice(offset, offset + limit).map((r) => r.id);
   if (ids.length === 0) return { count: ranked.length, docs: [] };
   const docs = await col.find({ projectId: filter.projectId, _id: { $in: ids } }, { omit: [...LIST_OMITS] });
@@ -57,9 +60,13 @@ export async function searchByWords(col: DocumentCollection<ArticleDoc>, filter:
   return { count: ranked.length, docs: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
-/** The embedded store's search: the index ranks, the page comes with the count. */
+/**
+ * The embedded store's search: the index ranks, the page comes with the count. Deleted articles
+ * are not in the index, so only a status or label needs the documents.
+ */
 export function searchByIndex(col: DocumentCollection<ArticleDoc>, filter: Filter, words: readonly string[], limit: number, offset: number): Promise<{ count: number; docs: ArticleDoc[] }> {
-  return col.searchText!(SEARCH_INDEX.name, words, filter, { limit, skip: offset, sort: NEWEST, omit: [...LIST_OMITS] });
+  const { projectId, deleted: _deleted, ...rest } = filter;
+  return col.searchText!(SEARCH_INDEX.name, words, projectId as string, rest, { limit, skip: offset, omit: [...LIST_OMITS] });
 }
 
 /**

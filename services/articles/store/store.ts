@@ -133,17 +133,24 @@ export interface PronunciationDoc {
  * Creates the layout's indexes (idempotent) and returns the store.
  * `rulesCol` holds the pronunciation rules; without it they live in memory.
  */
-export async function openArticleStoreOn(col: DocumentCollection<ArticleDoc>, layout: ArticleLayout, rulesCol?: DocumentCollection<PronunciationDoc>): Promise<ArticleStore> {
+export async function openArticleStoreOn(
+  col: DocumentCollection<ArticleDoc>,
+  layout: ArticleLayout,
+  rulesCol?: DocumentCollection<PronunciationDoc>,
+  /** search false: the store as a release before search kept it (no words, no index): the upgrade's bench and tests build archives with it. */
+  opts: { search?: boolean } = {},
+): Promise<ArticleStore> {
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
   // Before the indexes: the new list indexes (their label entries too) are then built once, from keys already there.
   await once(rules, "order", () => giveOrderKeys(col));
   for (const name of layout.retiredIndexes) await col.dropIndex(name);
-  for (const [spec, opts] of layout.indexes) await col.ensureIndex(spec, opts);
+  for (const [spec, o] of layout.indexes) await col.ensureIndex(spec, o);
   for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
-  const byWords = layout.search === "words" || !col.ensureTextIndex;
+  const search = opts.search ?? true;
+  const byWords = search && (layout.search === "words" || !col.ensureTextIndex);
   // Articles stored before search existed become searchable in the background: start-up does not wait.
-  const searchable = byWords ? once(rules, "words", () => backfillWords(col)) : (await col.ensureTextIndex!(SEARCH_INDEX)).complete;
+  const searchable = !search ? Promise.resolve() : byWords ? once(rules, "words", () => backfillWords(col)) : (await col.ensureTextIndex!(SEARCH_INDEX)).complete;
   searchable.catch((e) => logger("articles").warn({ err: e }, "search: indexing the articles stored before it stopped; the next start goes on"));
   const { fromDoc, notDeleted, touched } = layout;
 
