@@ -67,6 +67,8 @@ export function fromUrlScenarios(target: () => FromUrlTarget): void {
     expect(parsed.text).not.to.include("Advertisement");
     expect(parsed.text).not.to.include("Home");
     expect(parsed.lang).to.equal("de-DE");
+    // JSON-LD's datePublished, in UTC.
+    expect(parsed.published).to.equal("2026-11-03T07:15:00.000Z");
     expect(parsed.voice).to.be.a("string");
     expect(parsed.url).to.equal(canonical);
     expect(parsed.labels).to.deep.equal(["lokales"]);
@@ -87,8 +89,22 @@ export function fromUrlScenarios(target: () => FromUrlTarget): void {
     const auto = (await A("POST", "/api/articles", { url: `${site.url}${at}`, fetch: true })).body.id as string;
     const kept = (await A("POST", "/api/articles", { url: `${site.url}${at}`, fetch: true, title: "Our own headline", voice: "nova", lang: "de-DE", externalId: `kept-${n++}` })).body.id as string;
 
+    // A page that names no language: its text's language is detected, as for any create without one.
+    const unnamed = path("ohne-sprache");
+    site.pages.set(unnamed, { status: 200, body: articlePageHtml({ title: "Fähren fahren wieder", paragraphs: newsParagraphs(500, "de"), metaDate: "2026-10-30T06:00:00Z" }) });
+    const detected = (await A("POST", "/api/articles", { url: `${site.url}${unnamed}`, fetch: true })).body.id as string;
+    // A date sent with the URL wins over the page's.
+    const dated = (await A("POST", "/api/articles", { url: `${site.url}${unnamed}`, fetch: true, published: "2026-01-02T03:04:05Z" })).body.id as string;
+
     const a = await statusOf(A, auto, "ready");
     expect(a).to.include({ title: "Harbour reopens", lang: "en-US", url: `${site.url}/news/harbour` });
+    expect(a.published ?? null).to.equal(null);
+    const d = await statusOf(A, detected, "ready");
+    expect(d).to.include({ title: "Fähren fahren wieder", lang: "de-DE", published: "2026-10-30T06:00:00.000Z" });
+    expect((await statusOf(A, dated, "ready")).published).to.equal("2026-01-02T03:04:05.000Z");
+    // Lists order by the page's date: the article dated by its page lists before the one dated in January.
+    const listed = (await A("GET", "/api/articles?limit=10")).body.articles.map((x: { id: string }) => x.id);
+    expect(listed.indexOf(detected)).to.be.below(listed.indexOf(dated));
     expect(a.text).to.include("The harbour reopened on Monday");
     const k = await statusOf(A, kept, "ready");
     expect(k).to.include({ title: "Our own headline", voice: "nova", lang: "de-DE" });

@@ -25,6 +25,8 @@ describe("page metadata: date, language, canonical URL", () => {
   it("ignores what is no date: broken JSON-LD, words, dates off the calendar", () => {
     expect(metaOf(page(`<script type="application/ld+json">{"@type": "Article", datePublished: </script><meta property="article:published_time" content="Tuesday">`)).published).to.equal(undefined);
     expect(isoDateTime("2026-02-30")).to.equal(undefined);
+    expect(isoDateTime("2026-02-30T23:00:00+02:00")).to.equal(undefined);
+    expect(isoDateTime("2026-03-01T00:30:00+02:00")).to.equal("2026-02-28T22:30:00.000Z");
     expect(isoDateTime("2026-13-01T00:00:00Z")).to.equal(undefined);
     expect(isoDateTime("3 Nov 2026")).to.equal(undefined);
     expect(isoDateTime(" 2026-11-03T08:15:00.123456+0100 ")).to.equal("2026-11-03T07:15:00.123Z");

@@ -91,10 +91,10 @@ export function isoDateTime(value: string | null | undefined): string | undefine
   const z = zone.toUpperCase() === "Z" ? "Z" : zone.length === 5 ? `${zone.slice(0, 3)}:${zone.slice(3)}` : zone;
   const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}${frac.slice(0, 4)}${z}`);
   if (Number.isNaN(ms)) return undefined;
-  const iso = new Date(ms).toISOString();
-  // Date.parse rolls 2026-02-30 over to March; a date that is not on the calendar is no date.
-  if (zone.toUpperCase() === "Z" && iso.slice(0, 10) !== `${y}-${mo}-${d}`) return undefined;
-  return iso;
+  // Date.parse rolls 2026-02-30 over to March; a date that is not on the calendar is no date (checked at its own offset).
+  const offsetMin = z === "Z" ? 0 : (z[0] === "+" ? 1 : -1) * (Number(z.slice(1, 3)) * 60 + Number(z.slice(4, 6)));
+  if (new Date(ms + offsetMin * 60_000).toISOString().slice(0, 10) !== `${y}-${mo}-${d}`) return undefined;
+  return new Date(ms).toISOString();
 }
 
 function langOf(document: Doc): string | undefined {

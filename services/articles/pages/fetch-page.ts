@@ -18,8 +18,10 @@ import { ContentBusyError, ContentRejectedError } from "../content/limits.js";
 import { localesOf } from "../content/page-meta.js";
 import type { ContentWork } from "../content/pool.js";
 import type { StatusEmitter } from "../events/publish.js";
+import { sortAtOf } from "../store/order.js";
 import type { ArticleStore, PageFill, StoredArticle } from "../store/port.js";
 import { LIMITS } from "../validate.js";
+import { voiceForText, type VoiceChoice } from "../voice-choice.js";
 
 export interface PageFetchDeps {
   store: ArticleStore;
@@ -112,16 +114,33 @@ export function voiceForPage(current: { voice: string; lang: string }, tag: stri
   return current;
 }
 
-/** What the page gives the article, with what its creator gave kept. */
-function fillOf(a: StoredArticle, page: PageContent & { finalUrl: string }): PageFill {
+/**
+ * Who reads the page: the voice sent with the URL; else the page's declared language
+ * (voiceForPage); else the language its text is written in, detected as for any create without
+ * a language (voice-choice.ts), with its warning when no voice speaks it.
+ */
+async function voiceOf(a: StoredArticle, title: string, text: string, declared: string | undefined, log: Logger): Promise<VoiceChoice> {
+  if (a.pageKeeps?.includes("voice")) return { voice: a.voice, lang: a.lang };
+  if (localesOf(declared).length > 0) return voiceForPage(a, declared);
+  return voiceForText({ voice: a.voice, lang: a.lang }, title, text, false, log);
+}
+
+/** What the page gives the article, with what its creator gave kept (title, voice, a publication date). */
+async function fillOf(a: StoredArticle, page: PageContent & { finalUrl: string }, log: Logger): Promise<PageFill> {
   const url = urlOf(page);
-  const keeps = new Set(a.pageKeeps ?? []);
-  const voice = keeps.has("voice") ? { voice: a.voice, lang: a.lang } : voiceForPage(a, page.meta.lang);
+  const title = a.pageKeeps?.includes("title") ? a.title : titleOf(page, url ?? a.url ?? "");
+  const text = xmlText(page.text);
+  const { voice, lang, warning } = await voiceOf(a, title, text, page.meta.lang, log);
+  // A date sent with the URL wins over the page's.
+  const published = a.published === undefined ? page.meta.published : undefined;
   return {
-    title: keeps.has("title") ? a.title : titleOf(page, url ?? a.url ?? ""),
-    text: xmlText(page.text),
+    title,
+    text,
     ...(url && url !== a.url ? { url } : {}),
-    ...voice,
+    voice,
+    lang,
+    ...(warning ? { warning } : {}),
+    ...(published ? { published, sortAt: sortAtOf(published, a.added, a.seq) } : {}),
   };
 }
 
@@ -138,7 +157,7 @@ export async function fetchArticlePage(deps: PageFetchDeps, id: string): Promise
   let filled: StoredArticle | null;
   try {
     const page = await readPage(deps, a.projectId, a.url);
-    filled = await store.pageFetched(a.id, a.revision, fillOf(a, page));
+    filled = await store.pageFetched(a.id, a.revision, await fillOf(a, page, log));
     if (!filled) return null;
     log.info({ articleId: a.id, projectId: a.projectId, chars: filled.text.length, lang: filled.lang }, "article page fetched");
   } catch (err) {

@@ -179,6 +179,11 @@ export interface PageFill {
   url?: string;
   voice: string;
   lang: string;
+  /** The page's publication date (ISO 8601, UTC) and the list order it gives (order.ts); absent keeps the article's. */
+  published?: string;
+  sortAt?: number;
+  /** Why the page's text is not read in its own language (voice-choice.ts). */
+  warning?: string;
 }
 
 /**
