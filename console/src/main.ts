@@ -10,6 +10,7 @@ import { articlePage, articlesPage, newArticlePage, newFromUrlPage } from "./pag
 import { importPage } from "./pages/import.js";
 import { playerPage } from "./pages/player.js";
 import { pronunciationsPage } from "./pages/pronunciations.js";
+import { sourcesPage } from "./pages/sources.js";
 import { errorText, heading, labelTableCells, notice } from "./ui.js";
 import { go, nextGeneration, setRerender, stillCurrent, type Route } from "./nav.js";
 
@@ -21,6 +22,7 @@ const pages: Record<string, Page> = {
   new: newArticlePage,
   "new-url": newFromUrlPage,
   pronunciations: pronunciationsPage,
+  sources: sourcesPage,
   // The charts (and uPlot) are a chunk of their own, loaded on the first visit.
   stats: async (main, route) => (await import("./pages/stats.js")).statsPage(main, route),
   player: playerPage,
@@ -36,6 +38,7 @@ const NAV: Array<[string, Parameters<typeof t>[0]]> = [
   ["player", "nav.player"],
   ["design", "nav.design"],
   ["import", "nav.import"],
+  ["sources", "nav.sources"],
 ];
 
 let signInMessage = "";

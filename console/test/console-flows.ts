@@ -20,9 +20,10 @@ export const PAGES: Array<{ name: string; hash: string; ready: string }> = [
   { name: "player", hash: "#/player", ready: "#snippet" },
   { name: "design", hash: "#/design", ready: "#contrast table" },
   { name: "import", hash: "#/import", ready: "h1" },
+  { name: "sources", hash: "#/sources", ready: "table.sources" },
 ];
 
-export const WRITE_CONTROLS = "#new-article, #bulk-apply, .bulk-box, #new-from-url, #url-form, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #save-look, #verify-hosts, #rotate-key, #import-start, form.article-form";
+export const WRITE_CONTROLS = "#new-article, #bulk-apply, .bulk-box, #new-from-url, #url-form, #regenerate, #delete, details.edit, #add-rule, #save-rules, .listen, .remove, #save-player, #save-look, #verify-hosts, #rotate-key, #import-start, form.article-form, #source-form, .poll-now, .pause, .delete-source";
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--autoplay-policy=no-user-gesture-required", "--mute-audio"] });
