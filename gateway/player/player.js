@@ -290,8 +290,9 @@ button:focus-visible{outline:3px solid var(--aap-focus,#1a73e8);outline-offset:2
       this._article = a;
       this._readAlong(a);
       const audio = this._audio;
-      // The live stream is the full file's opening as it is made: kept until the full file, once it has begun.
-      const next = (!this._preview && a.audio) || (this._live && audio.readyState ? this._src : a.audio_preview);
+      // The live stream is the full file's opening as it is made: kept until the full file once it has
+      // begun, unless it ended first (its rest is queued): then the preview, from the same place.
+      const next = (!this._preview && a.audio) || (this._live && audio.readyState && !this._outran ? this._src : a.audio_preview);
       if (!next || next === this._src) return;
       const at = audio.currentTime;
       const resume = this._wantPlay || !audio.paused || this._outran;
