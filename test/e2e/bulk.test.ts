@@ -32,6 +32,37 @@ describe("bulk jobs end to end (embedded default)", function () {
 
   bulkScenarios(target);
 
+  it("another project's reads are not held up while a large job runs: their median stays within a few times that of the same reads before it", async () => {
+    const { projectWithTokens } = operator(target);
+    const job = await projectWithTokens("bulk-big");
+    const reader = await projectWithTokens("bulk-reader");
+    // 1,000 articles through the import (stored on demand: nothing rendered), labelled by the job as fast as it may (roomy limits here).
+    const lines = Array.from({ length: 1000 }, (_, i) => JSON.stringify({ title: `Big ${i}`, text: `Text ${i}.` })).join("\n");
+    const imported = await fetch(`${sys.url}/api/articles/import?audio=onDemand`, { method: "POST", headers: { authorization: `Bearer ${job.token}`, "content-type": "application/x-ndjson" }, body: lines });
+    expect((await imported.text()).trim().split("\n").pop()).to.equal('{"result":"ok","imported":1000,"failed":0}');
+    const readId = (await reader.A("POST", "/api/articles", { title: "Read me", text: "A text to read." })).body.id as string;
+    const median = async (n: number) => {
+      const times: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = performance.now();
+        expect((await reader.R("GET", i % 2 ? `/api/articles/${readId}` : "/api/articles?limit=10")).status).to.equal(200);
+        times.push(performance.now() - t0);
+      }
+      return times.sort((a, b) => a - b)[Math.floor(n / 2)];
+    };
+    await median(10);
+    const before = await median(40);
+    const started = await job.A("POST", "/api/articles/bulk", { action: "addLabels", filter: {}, labels: ["big"] });
+    expect(started.status, JSON.stringify(started.body)).to.equal(202);
+    const during = await median(40);
+    const progress = (await job.A("GET", `/api/jobs/${started.body.id}`)).body.job;
+    // The reads were measured while the job was at work (not after it had finished).
+    expect(progress.done, JSON.stringify(progress)).to.be.below(1000);
+    expect(progress.done).to.be.above(0);
+    expect(during, `median ${during.toFixed(1)} ms during the job, ${before.toFixed(1)} ms before`).to.be.below(before * 5 + 25);
+    await job.A("DELETE", `/api/jobs/${started.body.id}`);
+  });
+
   it("a running job survives a restart: the next start takes it over where it was and finishes it", async () => {
     const { cliJson } = operator(target);
     await cliJson("projects:create", "bulk-restart");
