@@ -320,7 +320,8 @@ function importPath(): Json {
         tags: ["articles"],
         summary: "Creates many articles from NDJSON, answering line by line as they are stored (full token)",
         description:
-          "One ArticleCreateRequest per line, each validated and stored exactly as `POST /api/articles` would; blank lines are skipped. The body is read as it arrives " +
+          "One ArticleCreateRequest per line, each validated and stored exactly as `POST /api/articles` would; blank lines are skipped. A line with a `url` and no `text` " +
+          "creates the article from its page (`fetch: true` implied; the page is read in the background). The body is read as it arrives " +
           "and the body limit applies to each line. The answer streams one ImportLineResult per non-blank line, in input order, while the upload goes on, and ends with an " +
           "ImportSummary. A line's failure is its own; a bad token, a read token, a wrong content type or an unknown `audio` fail the whole request before any line is read. " +
           "Lines count against the project's `imports` rate bucket: when it is empty the import waits, it does not fail lines. See docs/import.md.",
