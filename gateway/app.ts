@@ -26,7 +26,7 @@ import { importRoutes } from "./routes/import.js";
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from "./import-limits.js";
 import { importLanes } from "./import-lanes.js";
 import { audioRoutes } from "./routes/audio.js";
-import { liveAudioRoutes } from "./routes/live-audio.js";
+import { liveAudioRoutes, type LiveAudioOptions } from "./routes/live-audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
@@ -70,6 +70,8 @@ export interface GatewayOptions {
   maxBodyBytes?: number;
   /** Upper bound for one upstream call. */
   rpcTimeoutMs?: number;
+  /** Waits and limits of the live streams of audio made on demand (routes/live-audio.ts); defaults for production. */
+  liveAudio?: LiveAudioOptions;
   /** How long close() lets in-flight requests finish before cutting them. */
   drainMs?: number;
   /**
@@ -137,7 +139,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: callers && writerCheck(callers) });
     voicesRoutes(router, { audio, publicBaseUrl: opts.publicBaseUrl });
   }
-  liveAudioRoutes(router, opts.blobs);
+  liveAudioRoutes(router, opts.blobs, opts.liveAudio);
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
   statsRoutes(router, listener);
