@@ -72,6 +72,8 @@ export function sourcesScenarios(target: () => SourcesTarget): void {
     const a = await readyOf(A, fresh.id);
     expect(a).to.include({ title: "Story fresh", url: fresh.link });
     expect(a.labels).to.deep.equal(["feed"]);
+    // Its date in the feed (RSS dates are whole seconds) is the article's publication date.
+    expect(Date.parse(a.published)).to.equal(Math.floor(Date.parse(fresh.date!) / 1000) * 1000);
     expect(a.audio).to.be.a("string");
     expect(await byExternalId(A, `urn:${p}:old`)).to.equal(undefined);
   });

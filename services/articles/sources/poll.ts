@@ -188,6 +188,8 @@ async function importItems(deps: PollDeps, src: SourceDoc, items: FeedItem[], si
 }
 
 const titleOf = (item: FeedItem) => (item.title ?? item.link ?? item.key).slice(0, 1_000);
+/** The item's date as the article's `published` (lists and feeds order by it). */
+const publishedOf = (item: FeedItem) => (item.published !== undefined ? { published: new Date(item.published).toISOString() } : {});
 
 async function createFromItem(deps: PollDeps, src: SourceDoc, item: FeedItem) {
   const externalId = externalIdOf(item);
@@ -196,10 +198,10 @@ async function createFromItem(deps: PollDeps, src: SourceDoc, item: FeedItem) {
     if (needsPage(src, item)) {
       if (!item.link) throw new PollError("the item has no link to read its page from");
       // Read from its page in the background, within the page-fetch bounds (create from a URL).
-      const articleId = await deps.writes.createFromPage(src.projectId, { url: item.link, ...(item.title ? { title: titleOf(item) } : {}), externalId, labels: src.labels, ...voice });
+      const articleId = await deps.writes.createFromPage(src.projectId, { url: item.link, ...(item.title ? { title: titleOf(item) } : {}), externalId, labels: src.labels, ...voice, ...publishedOf(item) });
       return { outcome: "created" as const, articleId };
     }
-    const req = create(CreateArticleRequestSchema, { title: titleOf(item), text: item.content!, parse: true, url: item.link, externalId, labels: src.labels, ...voice });
+    const req = create(CreateArticleRequestSchema, { title: titleOf(item), text: item.content!, parse: true, url: item.link, externalId, labels: src.labels, ...voice, ...publishedOf(item) });
     return { outcome: "created" as const, articleId: await deps.writes.create(src.projectId, req) };
   } catch (err) {
     // Already an article (another source, the publisher, a poll whose record was lost): linked, not duplicated.
@@ -220,7 +222,7 @@ async function updateFromItem(deps: PollDeps, src: SourceDoc, item: FeedItem, ar
   }
   const title = titleOf(item);
   if (title === current.title && item.content === current.text) return { outcome: "unchanged" as const, articleId };
-  const patch: ArticlePatch = { title: v.requiredText("title", title, v.LIMITS.title), text: v.requiredText("text", item.content!, v.LIMITS.text), url: v.optionalUrl(item.link), parse: true, admission: "pending" };
+  const patch: ArticlePatch = { title: v.requiredText("title", title, v.LIMITS.title), text: v.requiredText("text", item.content!, v.LIMITS.text), url: v.optionalUrl(item.link), parse: true, ...publishedOf(item), admission: "pending" };
   await deps.writes.update(src.projectId, articleId, patch);
   return { outcome: "updated" as const, articleId };
 }
