@@ -51,6 +51,8 @@ export interface GatewayOptions {
    * them (the embedded default on SQLite). Read answers are then reused until it grows.
    */
   storeChanges?: () => number;
+  /** As storeChanges, not grown by the insert of a new article: answers about one article are kept through creates. */
+  storeRewrites?: () => number;
   /** The audio service: POST /api/pronunciations/preview synthesizes through it, GET /api/voices asks it. Absent: those endpoints are off. */
   audioUrl?: string;
   /** PUBLIC_BASE_URL: base of every absolute link handed out (public-links.ts); default: each request's origin, with Vary: Host. */
@@ -113,6 +115,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     publicBaseUrl: opts.publicBaseUrl,
     blobs: opts.blobs,
     storeChanges: opts.storeChanges,
+    storeRewrites: opts.storeRewrites,
     lanes,
     callers,
   });

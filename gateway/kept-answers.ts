@@ -6,6 +6,13 @@
 // while an answer is being produced leaves that answer unkept, so a kept
 // answer is never older than the last write a reader could see.
 //
+// An answer made from one stored row (GET by id: the article, and the token)
+// is kept through the insert of another row: `rewrites` grows with every
+// write but a plain insert, and such an answer lives while it has not grown.
+// Every other answer (a list page, a lookup by a field that is not unique)
+// lives while `changes` has not grown: each remembers the value it was made
+// at, and one found older is let go when read.
+//
 // Answers are kept by the same key as identical reads in flight share one
 // (coalesce.ts): the credential, the links' base, the method and what the
 // read is made from (the path, or a list's validated query: never the raw
@@ -37,10 +44,10 @@ new Counter({
 });
 
 export interface KeptAnswers {
-  /** The answer kept under `key`, when nothing changed since it was produced. */
+  /** The answer kept under `key`, when nothing it was made from changed since it was produced. */
   get(key: string): string | undefined;
-  /** Produces an answer and keeps it, unless something changed meanwhile. */
-  keep(key: string, produce: () => Promise<string>): Promise<string>;
+  /** Produces an answer and keeps it, unless something changed meanwhile. `oneRow`: made from one stored row (see above). */
+  keep(key: string, produce: () => Promise<string>, oneRow?: boolean): Promise<string>;
   /** Characters held, keys included, plus ENTRY_OVERHEAD_CHARS per entry. */
   readonly chars: number;
   /** Entries held. */
@@ -65,22 +72,28 @@ export interface KeptAnswersOptions {
   /** How long an answer is reused at most, changes or not. */
   maxAgeMs?: number;
   now?: () => number;
+  /** Grows with every write but a plain insert of a new row (DocumentCollection.rewrites); absent: `changes` stands for it. */
+  rewrites?: () => number;
 }
 
 export function createKeptAnswers(changes: () => number, opts: KeptAnswersOptions = {}): KeptAnswers {
   const { maxChars = DEFAULT_KEPT_CHARS, maxAgeMs = DEFAULT_KEPT_MS, now = Date.now } = opts;
   const maxEntryChars = opts.maxEntryChars ?? maxChars / 64;
   // Oldest first out, without a walk (lib/sized-fifo.ts).
-  const entries = new SizedFifo<{ answer: string; until: number }>(maxChars);
+  const rewrites = opts.rewrites ?? changes;
+  // `made`: the value of `changes` the answer was made at; undefined for a one-row answer.
+  const entries = new SizedFifo<{ answer: string; until: number; made: number | undefined }>(maxChars);
   let seen = changes();
+  let seenRewrites = rewrites();
 
-  /** Lets go of everything once anything changed: answers are not tracked by what they read. */
+  /** Lets go of everything once a row already stored may have changed; reads what `changes` is now. */
   const current = () => {
-    const value = changes();
-    if (value !== seen) {
+    const value = rewrites();
+    if (value !== seenRewrites) {
       entries.clear();
-      seen = value;
+      seenRewrites = value;
     }
+    seen = changes();
   };
 
   return {
@@ -88,24 +101,24 @@ export function createKeptAnswers(changes: () => number, opts: KeptAnswersOption
       current();
       const hit = entries.get(key);
       if (!hit) return undefined;
-      if (hit.until > now()) {
+      if (hit.until > now() && (hit.made === undefined || hit.made === seen)) {
         totals.hit++;
         return hit.answer;
       }
       entries.delete(key);
       return undefined;
     },
-    async keep(key, produce) {
-      const before = changes();
+    async keep(key, produce, oneRow = false) {
+      const before = oneRow ? rewrites() : changes();
       const answer = await produce();
       current();
       const size = key.length + answer.length + ENTRY_OVERHEAD_CHARS;
-      if (seen !== before || size > maxEntryChars) {
+      if ((oneRow ? seenRewrites : seen) !== before || size > maxEntryChars) {
         totals.not_kept++;
         return answer;
       }
       totals.kept++;
-      entries.set(key, { answer, until: now() + maxAgeMs }, size);
+      entries.set(key, { answer, until: now() + maxAgeMs, made: oneRow ? undefined : seen }, size);
       return answer;
     },
     get chars() {

@@ -226,6 +226,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
     await reserved?.release();
     const gateway = await startGateway({
       storeChanges: storeChangesOf(authStore, articleStore),
+      storeRewrites: storeRewritesOf(authStore, articleStore),
       rateLimit: rateLimit?.options,
       imports: importLimitsOf(cfg),
       playerEventRate: playerEventLimits(cfg),
@@ -319,5 +320,15 @@ export function readyBanner(base: string): string {
 function storeChangesOf(auth: AuthStore, articles: ArticleStore): (() => number) | undefined {
   const a = auth.changes?.bind(auth);
   const b = articles.changes?.bind(articles);
+  return a && b ? () => a() + b() : undefined;
+}
+
+/**
+ * What an answer about one article already stored is made from: as storeChangesOf, except that
+ * the insert of a new article does not grow it (every write of tokens and projects does).
+ */
+function storeRewritesOf(auth: AuthStore, articles: ArticleStore): (() => number) | undefined {
+  const a = auth.changes?.bind(auth);
+  const b = articles.rewrites?.bind(articles);
   return a && b ? () => a() + b() : undefined;
 }

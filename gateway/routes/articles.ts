@@ -48,6 +48,8 @@ export interface ArticleRoutesOptions {
    * and reused until it grows (kept-answers.ts).
    */
   storeChanges?: () => number;
+  /** As storeChanges, not grown by the insert of a new article (kept-answers.ts, one-row answers). */
+  storeRewrites?: () => number;
   /** Fair turns of the creates' store work, shared with the imports (import-lanes.ts); absent: creates go at once. */
   lanes?: ImportLanes;
   /** Whose project a token is, for the lanes; absent: the token itself stands for it. */
@@ -80,11 +82,11 @@ interface Reads {
  * new key (and a kept copy) of the very same answer for any query a client
  * sends, and two spellings of one query would not share.
  */
-async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, read: string, produce: () => Promise<unknown>): Promise<void> {
+async function sharedRead(reads: Reads, ctx: Context, authorization: string, base: string, read: string, produce: () => Promise<unknown>, oneRow = false): Promise<void> {
   const key = `${authorization} ${base} ${ctx.method} ${read}`;
   const kept = reads.kept;
   // Closures passed inline: one assigned to a name gets tsx's __name() call on every request.
-  const json = kept?.get(key) ?? (await reads.shared.run(key, kept ? () => kept.keep(key, () => jsonOf(produce)) : () => jsonOf(produce)));
+  const json = kept?.get(key) ?? (await reads.shared.run(key, kept ? () => kept.keep(key, () => jsonOf(produce), oneRow) : () => jsonOf(produce)));
   // What `ctx.type = "json"` sets, without Koa's MIME lookup on every read.
   ctx.set("Content-Type", JSON_TYPE);
   ctx.body = json;
@@ -154,7 +156,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     await opts.checkWriter?.(authorization);
     return readJsonBody(ctx, maxBodyBytes);
   };
-  const reads: Reads = { shared: createCoalescer<string>(opts.maxSharedReads), kept: opts.storeChanges && createKeptAnswers(opts.storeChanges) };
+  const reads: Reads = { shared: createCoalescer<string>(opts.maxSharedReads), kept: opts.storeChanges && createKeptAnswers(opts.storeChanges, { rewrites: opts.storeRewrites }) };
   const base = (ctx: Context) => baseOf(ctx, opts.publicBaseUrl);
   const lanes = opts.lanes;
   const createArticle = createBatcher(client, lanes && (async (authorization, call) => lanes.createLane(await laneKeyOf(authorization, opts.callers))(call)));
@@ -186,7 +188,8 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     const id = ctx.params.articleId;
     validate.articleId(id);
     const b = base(ctx);
-    await sharedRead(reads, ctx, call.headers.authorization, b, ctx.path, async () => found((await client.getArticle({ id }, call)).article, b));
+    // Made from the one article by its id (and the token): a create of another article leaves it current.
+    await sharedRead(reads, ctx, call.headers.authorization, b, ctx.path, async () => found((await client.getArticle({ id }, call)).article, b), true);
   });
 
   // The ready revision's timed segments: the stored segments.json as written, behind the same

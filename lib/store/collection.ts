@@ -115,6 +115,11 @@ export interface DocumentCollection<D extends { _id: string }> {
    * SQLite driver); absent where other processes write too (MongoDB).
    */
   changes?(): number;
+  /**
+   * As `changes`, but does not grow for a plain insert of new documents (insertOne): what was
+   * read of documents already stored at an unchanged value is still current. Where `changes` is.
+   */
+  rewrites?(): number;
   /** Throws DuplicateKeyError when a unique index refuses the document. */
   insertOne(doc: D): Promise<void>;
   findOne(filter: Filter): Promise<D | null>;

@@ -166,6 +166,10 @@ interface TableState {
   texts: TextIndex[];
   /** DocumentCollection.changes: grows after a write of this table commits, and again once plain reads see it. */
   changes: number;
+  /** DocumentCollection.rewrites: as `changes`, for every write but a plain insert. */
+  rewrites: number;
+  /** A write that was not a plain insert committed, and plain reads do not see it yet. */
+  rewriteUnseen: boolean;
 }
 
 /**
@@ -186,6 +190,8 @@ interface PendingWrite {
   durable: boolean;
   /** The table written, whose `changes` grow once reads may see the write. */
   table?: TableState;
+  /** Only inserts new documents: `rewrites` does not grow for it. */
+  insertOnly?: boolean;
   resolve(v: unknown): void;
   reject(e: unknown): void;
 }
@@ -332,10 +338,10 @@ class Shared {
   }
 
   /** Queues a write for this turn's transaction; settles once its commit is durable (or made, for `durable` false). */
-  write<T>(work: () => T, durable = true, table?: TableState): Promise<T> {
+  write<T>(work: () => T, durable = true, table?: TableState, insertOnly = false): Promise<T> {
     if (!this.conn.open) return Promise.reject(new StorageError("unavailable", `the ${this.what} store is closed; nothing was written`));
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ work, durable, table, resolve: resolve as (v: unknown) => void, reject });
+      this.pending.push({ work, durable, table, insertOnly, resolve: resolve as (v: unknown) => void, reject });
       if (this.pending.length === 1) setImmediate(() => this.flush());
     });
   }
@@ -348,7 +354,13 @@ class Shared {
       this.snapshot.take.get();
     }
     // Plain reads see these tables' commits now (a group whose sync failed included).
-    for (const t of this.unseen) t.changes++;
+    for (const t of this.unseen) {
+      t.changes++;
+      if (t.rewriteUnseen) {
+        t.rewrites++;
+        t.rewriteUnseen = false;
+      }
+    }
     this.unseen.clear();
   }
 
@@ -371,6 +383,10 @@ class Shared {
     for (const w of batch) {
       if (!w.table) continue;
       w.table.changes++;
+      if (!w.insertOnly) {
+        w.table.rewrites++;
+        w.table.rewriteUnseen = true;
+      }
       this.unseen.add(w.table);
     }
     const settle = (failure?: unknown) =>
@@ -534,7 +550,7 @@ function tableOf(s: Shared, name: string, packed: readonly string[] = []): Table
   let t = s.tables.get(name);
   if (!t) {
     if (!NAME.test(name)) throw new Error(`invalid collection name '${name}'`);
-    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [], texts: [], changes: 0 };
+    t = { table: `c_${name}`, scalar: new Set(), unique: new Map(), tallies: [], packed: [], recent: new RecentlyInflated(), entries: [], texts: [], changes: 0, rewrites: 0, rewriteUnseen: false };
     s.ddl(`CREATE TABLE IF NOT EXISTS "${t.table}" (_id TEXT PRIMARY KEY NOT NULL, doc TEXT NOT NULL, z BLOB)`);
     // A table of a release before packing: adding a column rewrites nothing; its rows are read as they are.
     const columns = s.conn.prepare(`SELECT name FROM pragma_table_info('${t.table}')`).pluck().all() as string[];
@@ -784,8 +800,9 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
   }
 
   return {
-    insertOne: (doc) => write(() => insertNow(doc as Doc)),
+    insertOne: (doc) => s.write(() => insertNow(doc as Doc), true, t, true),
     changes: () => t.changes,
+    rewrites: () => t.rewrites,
     findOne: (filter) => s.read(() => findNow(filter, { limit: 1 })[0] ?? null),
     find: (filter, o = {}) => s.read(() => findNow(filter, o)),
     count: (filter) =>

@@ -92,6 +92,32 @@ describe("Read answers on the embedded default follow every write at once", func
     expect((await A()("GET", reads[1])).body.article.status).to.equal("deleted");
   });
 
+  it("keeps an answer by id through creates of other articles, and shows each new article in the next list", async () => {
+    const created = await A()("POST", "/api/articles", { title: "Kept through creates", text: "Read while others are created." });
+    const id = created.body.id as string;
+    await waitFor("the article to settle", async () => ((await A()("GET", `/api/articles/${id}`)).body.article.status === "ready" ? true : undefined), 120_000, 100);
+    const first = await A()("GET", `/api/articles/${id}`);
+    // The others are created waiting for a listener (audio on demand): an insert and nothing else.
+    const before = await upstreamReads();
+    for (let i = 0; i < 5; i++) {
+      const r = await fetch(`${sys.url}/api/articles/import?audio=onDemand`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${TOKENS.full}`, "content-type": "application/x-ndjson" },
+        body: `${JSON.stringify({ title: `Created meanwhile ${i}`, text: "Another article." })}\n`,
+      });
+      const newId = JSON.parse((await r.text()).split("\n")[0]).id as string;
+      expect((await A()("GET", `/api/articles/${id}`)).text).to.equal(first.text);
+      const list = await A()("GET", "/api/articles?limit=100");
+      expect(list.body.articles.map((a: { id: string }) => a.id)).to.include(newId);
+      expect((await A()("GET", `/api/articles/${newId}`)).body.article.title).to.equal(`Created meanwhile ${i}`);
+    }
+    // One read of each new article; the first one's answer was kept (for a second at most: a slow machine may make it again a few times, not once per create).
+    expect((await upstreamReads()) - before).to.be.below(5 + 3);
+    // And an update of it is in the very next read.
+    expect((await A()("PUT", `/api/articles/${id}`, { title: "Kept, then updated", text: "Read while others are created." })).status).to.equal(200);
+    expect((await A()("GET", `/api/articles/${id}`)).body.article.title).to.equal("Kept, then updated");
+  });
+
   it("never answers one credential with what another was answered", async () => {
     const created = await A()("POST", "/api/articles", { title: "Alpha only", text: "Belongs to project alpha." });
     const id = created.body.id as string;

@@ -38,6 +38,34 @@ describe("kept answers", () => {
     expect(k.get("a")).to.equal("fresh");
   });
 
+  it("keeps an answer made from one row through the insert of another row, and lets it go on any other write; other answers go on both", async () => {
+    let rewrites = 0;
+    const k = createKeptAnswers(() => changes, { maxAgeMs: 1_000, now: () => clock, rewrites: () => rewrites });
+    await k.keep("by id", async () => "one row", true);
+    await k.keep("list", async () => "many rows");
+    changes++; // an insert
+    expect(k.get("by id")).to.equal("one row");
+    expect(k.get("list")).to.equal(undefined);
+    await k.keep("list", async () => "many rows, again");
+    expect(k.get("list")).to.equal("many rows, again");
+    changes++;
+    rewrites++; // an update
+    expect(k.get("by id")).to.equal(undefined);
+    expect(k.get("list")).to.equal(undefined);
+    // A one-row answer whose making overlapped an update is not kept; one that overlapped an insert is.
+    await k.keep("by id", async () => {
+      changes++;
+      rewrites++;
+      return "maybe stale";
+    }, true);
+    expect(k.get("by id")).to.equal(undefined);
+    await k.keep("by id", async () => {
+      changes++;
+      return "current";
+    }, true);
+    expect(k.get("by id")).to.equal("current");
+  });
+
   it("lets an answer go after its age, changes or not", async () => {
     const k = kept();
     await k.keep("a", async () => "x");

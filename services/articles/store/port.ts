@@ -365,6 +365,8 @@ export interface ArticleStore {
    * make every write (DocumentCollection.changes).
    */
   changes?(): number;
+  /** As `changes`, not grown by the insert of a new article (DocumentCollection.rewrites). */
+  rewrites?(): number;
   close(): Promise<void>;
 }
 

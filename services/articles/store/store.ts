@@ -489,6 +489,7 @@ export async function openArticleStoreOn(
 
     searchComplete: () => searchable,
     ...(col.changes ? { changes: () => col.changes!() } : {}),
+    ...(col.rewrites ? { rewrites: () => col.rewrites!() } : {}),
     close: async () => {
       await col.close();
       await rules.close();
