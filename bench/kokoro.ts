@@ -3,6 +3,7 @@
 // 30 s preview of an article, and the hosts' memory (RSS and PSS, idle and rendering). CPU is
 // counted for this process and every process under it (the hosts run in their own), from /proc.
 //   npm run bench (audio suite), or: tsx bench/kokoro.ts
+//   (BENCH_KOKORO_LATENCY_ONLY=1 skips the throughput rows; BENCH_KOKORO_THREADS=2 times one threading only)
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
@@ -173,7 +174,9 @@ export async function benchKokoro(): Promise<KokoroBench> {
   const base = memoryAll();
   let loadS = 0;
   let idle = { rssMb: 0, pssMb: 0 };
-  for (const [hosts, threads] of [[1, 1], [1, 2], [2, 1]] as const) {
+  // BENCH_KOKORO_LATENCY_ONLY=1: only the times from the job's start (the throughput rows take minutes on a loaded machine).
+  const setups = process.env.BENCH_KOKORO_LATENCY_ONLY ? [] : ([[1, 1], [1, 2], [2, 1]] as const);
+  for (const [hosts, threads] of setups) {
     const t0 = performance.now();
     const engines = await Promise.all(Array.from({ length: hosts }, () => createKokoroEngine({ threads })));
     try {
@@ -193,7 +196,7 @@ export async function benchKokoro(): Promise<KokoroBench> {
 
   // A fresh host each, as a worker that just started: the time to the preview counts the first call too.
   const latencies: Latency[] = [await latency("eSpeak NG (WASM, 1 thread)", espeakEngine, espeakEngine, "alloy", LONG_ARTICLE, base)];
-  for (const threads of [1, 2]) {
+  for (const threads of (process.env.BENCH_KOKORO_THREADS ?? "1,2").split(",").map(Number)) {
     const engine = await createKokoroEngine({ threads });
     try {
       latencies.push(await latency(`Kokoro, ${threads} thread${threads > 1 ? "s" : ""}`, engine, espeakEngine, "af_heart", LONG_ARTICLE, base));
