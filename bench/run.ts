@@ -34,8 +34,8 @@ const cfg = {
   cpuProf: process.env.BENCH_CPU_PROF,
   /** File that gets every line the systems under test print on stdout (where V8's --trace-gc* output goes). */
   sutStdout: process.env.BENCH_SUT_STDOUT,
-  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); search: search at a million articles (issue 36, bench/search.ts); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts); bulk: a 10,000-article job's admission and another project's reads while it runs (issue 36, bench/bulk.ts). */
-  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,search,memory,console,pages,sources,bulk").split(",").filter(Boolean),
+  /** api: gateway throughput (issue 5); readPath: GET by id without a cache (issue 33, bench/read-path.ts); audio: local engine, provider path, worker memory (issue 4); fsync: durable store writes (issue 12); search: search at a million articles (issue 36, bench/search.ts); console: the console's paint and interactions in Chromium (issue 24); pages: create from a URL, fetch + extraction CPU per page (issue 35, bench/page-fetch.ts); sources: CPU of a 304 poll and of parsing a 100-item feed (issue 35, bench/source-poll.ts); bulk: a 10,000-article job's admission and another project's reads while it runs (issue 36, bench/bulk.ts).; lang: language detection's CPU per article against the store's deflate of the same text, and its accuracy (issue 35, bench/lang-detect.ts). */
+  suites: (process.env.BENCH_SUITES ?? "api,readPath,audio,fsync,listener,scale,search,memory,console,pages,sources,bulk,lang").split(",").filter(Boolean),
   /** Microseconds of busy work per request for the calibration rows of the reference ("" for none). */
   calibrateUs: (process.env.BENCH_CALIBRATE_US ?? "20,50").split(",").filter(Boolean).map((v) => {
     const n = Number(v);
@@ -443,6 +443,12 @@ function bulkSuite(): Promise<Record<string, unknown>> {
   return suiteInChild("bulk");
 }
 
+/** Language detection on the create path (bench/lang-detect.ts). */
+function langSuite(): Promise<Record<string, unknown>> {
+  console.log("");
+  return suiteInChild("lang-detect");
+}
+
 async function main(): Promise<void> {
   const started = new Date();
   const dir = join(HERE, "results");
@@ -459,6 +465,7 @@ async function main(): Promise<void> {
   if (cfg.suites.includes("pages")) report.pages = await pagesSuite();
   if (cfg.suites.includes("sources")) report.sources = await sourcesSuite();
   if (cfg.suites.includes("bulk")) report.bulk = await bulkSuite();
+  if (cfg.suites.includes("lang")) report.lang = await langSuite();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `bench-${started.toISOString().replace(/[:.]/g, "-")}.json`);
   writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);

@@ -15,7 +15,7 @@ interface Detector {
 }
 
 /** Characters of the text looked at: the opening says which language an article is in, and the cost stays bounded. */
-export const DETECT_SAMPLE_CHARS = 1_000;
+export const DETECT_SAMPLE_CHARS = 500;
 /** The title's weight is at most this share of the whole. */
 const TITLE_SHARE = 0.25;
 /** Under this many letters in all, no language is named (a word or two says too little). */

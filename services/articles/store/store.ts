@@ -104,7 +104,7 @@ const ORDER_PAGE = 1000;
  * over the collection by id (the primary index, so each page costs the same), each page one bulk
  * write of the documents that lack them. Ties within a second keep their storage order.
  */
-async function giveOrderKeys(col: DocumentCollection<ArticleDoc>): Promise<void> {
+export async function giveOrderKeys(col: DocumentCollection<ArticleDoc>): Promise<void> {
   for (let after = ""; ; ) {
     const page = await col.find(after ? { _id: { $gt: after } } : {}, { projection: { _id: 1, added: 1, published: 1, seq: 1 }, sort: { _id: 1 }, limit: ORDER_PAGE });
     const missing = page.filter((d) => d.seq === undefined);
@@ -141,9 +141,10 @@ export async function openArticleStoreOn(
   opts: { search?: boolean } = {},
 ): Promise<ArticleStore> {
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
-  // Before the indexes: the new list indexes (their label entries too) are then built once, from keys already there.
-  await once(rules, "order", () => giveOrderKeys(col));
+  // The indexes this release replaced first, so the pass below does not keep them up; then the pass, before the new
+  // list indexes: they (their label entries too) are built once, from keys already there.
   for (const name of layout.retiredIndexes) await col.dropIndex(name);
+  await once(rules, "order", () => giveOrderKeys(col));
   for (const [spec, o] of layout.indexes) await col.ensureIndex(spec, o);
   for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
