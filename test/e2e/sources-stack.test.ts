@@ -14,6 +14,9 @@ import { startFeedServer, type FeedServer } from "../sources/feed-server.js";
 import { rssFeed } from "../sources/feeds.js";
 import { ADMIN_TOKEN, prepareTestStack, StackLogs, TOKENS, withMongo, type TestStackRun } from "./stack-harness.js";
 import { sourcesScenarios } from "./sources-scenarios.js";
+import { MongoClient } from "mongodb";
+import { openMongoSourceStore } from "../../services/articles/sources/open.js";
+import type { SourceDoc } from "../../services/articles/sources/port.js";
 
 const INTERNAL = "internal-token-for-sources-stack-0123456789";
 const ITEMS_PER_POLL = 5;
@@ -103,6 +106,22 @@ describe("sources end to end (full stack: MongoDB, NATS, two articles processes)
     expect(list.state.created).to.equal(rounds);
     for (let i = 0; i < rounds; i++) expect((await A("GET", `/api/articles_external_id/${encodeURIComponent(`urn:race:${i}`)}`)).status).to.equal(200);
     console.log(`      polls by process: ${JSON.stringify(Object.fromEntries([...byProcess].map((p) => [p, polled.filter((x) => x.proc === p).length])))}`);
+  });
+
+  it("the lease on MongoDB: of twelve claims raced from four connections exactly one wins, also for poll now", async () => {
+    const clients = await Promise.all(Array.from({ length: 4 }, () => MongoClient.connect(run.env.MONGODB_URL!)));
+    try {
+      const stores = await Promise.all(clients.map((c) => openMongoSourceStore(c.db(run.db))));
+      const now = Date.now();
+      for (const force of [false, true]) {
+        const doc: SourceDoc = { _id: `lease-${force}`, projectId: "lease", url: "https://news.example/feed.xml", pollSeconds: 300, labels: [], mode: "text", backfill: 0, paused: false, added: now, since: now, nextPoll: now, seen: 0, created: 0, updated: 0, failures: 0, leaseUntil: 0 };
+        await stores[0].insert(doc, 100);
+        const won = await Promise.all(Array.from({ length: 12 }, (_, i) => stores[i % 4].claim(doc._id, `owner-${i}`, now, 60_000, force)));
+        expect(won.filter(Boolean).length, force ? "poll now" : "scheduled").to.equal(1);
+      }
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
   });
 
   sourcesScenarios(() => ({ url: stack.url, authUrl: stack.process("auth").url, articlesUrl: stack.process("articles").url, adminToken: ADMIN_TOKEN, internalToken: INTERNAL, site, itemsPerPoll: ITEMS_PER_POLL }));
