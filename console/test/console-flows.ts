@@ -183,7 +183,7 @@ export async function expectNoWriteControls(cb: ConsoleBrowser, page: Page, arti
     await page.locator(p.ready).first().waitFor();
     await page.waitForLoadState("networkidle");
     expect(await page.locator(WRITE_CONTROLS).count(), `write controls on ${p.name}`).to.equal(0);
-    const enabledInputs = await page.locator("main input:not([disabled]):not(#lookup):not(#filter-label):not([type=date]):not(#sample-text):not([part=progress]), main textarea:not([disabled])").count();
+    const enabledInputs = await page.locator("main input:not([disabled]):not(#lookup):not(#search-q):not(#filter-label):not([type=date]):not(#sample-text):not([part=progress]), main textarea:not([disabled])").count();
     expect(enabledInputs, `editable inputs on ${p.name}`).to.equal(0);
     if (p.name !== "stats") expect(await page.locator(".readonly-note").count(), `reason on ${p.name}`).to.be.greaterThan(0);
   }

@@ -1,4 +1,4 @@
-// Articles: the paged list (GET /api/articles), the lookup, an article's page
+// Articles: the paged list (GET /api/articles, searched by words with ?q=), the lookup, an article's page
 // (audio, errors, segments, edit, regenerate, delete) and the create form.
 import { ApiError, call } from "../api.js";
 import { clear, field, fmtDuration, h } from "../dom.js";
@@ -65,8 +65,10 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   const page = Math.max(0, Number(route.query.get("page") ?? 0) || 0);
   const statusFilter = route.query.get("status") ?? "";
   const labelFilter = route.query.get("label") ?? "";
+  // Kept in the address like the filters: a search can be bookmarked, shared and gone back to.
+  const words = (route.query.get("q") ?? "").trim();
   const nav = (changes: Record<string, string | number>) => {
-    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter });
+    const q = new URLSearchParams({ limit: String(limit), page: String(page), status: statusFilter, label: labelFilter, q: words });
     for (const [k, v] of Object.entries(changes)) q.set(k, String(v));
     for (const k of [...q.keys()]) if (!q.get(k)) q.delete(k);
     go(`#/articles?${q}`);
@@ -94,6 +96,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
         ? h("div", { class: "head-actions" }, h("a", { class: "button primary", href: "#/new", id: "new-article" }, t("articles.new")), h("a", { class: "button", href: "#/new-url", id: "new-from-url" }, t("article.fromUrlTitle")))
         : readOnlyNote(),
     ),
+    searchForm(words, (q) => nav({ q, page: 0 })),
     lookupForm(),
     h("div", { class: "filters" }, field(t("articles.filterStatus"), statusSel), field(t("articles.filterLabel"), labelInput, t("articles.filterHint")), field(t("articles.pageSize"), sizeSel)),
     list,
@@ -103,6 +106,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     const q = new URLSearchParams({ limit: String(limit), offset: String(page * limit) });
     if (statusFilter) q.set("status", statusFilter);
     if (labelFilter) q.set("label", labelFilter);
+    if (words) q.set("q", words);
     res = await call("GET", `/api/articles?${q}`);
   } catch (e) {
     if (stillCurrent(gen)) clear(list, notice(e));
@@ -119,19 +123,39 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     h("button", { type: "button", id: "page-next", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
   );
   if (res.count === 0) {
-    clear(list, h("p", { class: "empty" }, t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
+    clear(list, h("p", { class: "empty" }, words ? t("articles.noneFound", { query: words }) : t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
     // A bulk job that just emptied this view still says what it did.
     if (canWrite()) list.before(jobResult());
     return;
   }
   // Bulk actions for a full token: the rows of this page, or all the filter matches.
   // "All N matching" is what this list shows: its filters and its search words (the address's q).
-  const bulk = canWrite() ? bulkBar({ q: route.query.get("q") ?? "", status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
+  const bulk = canWrite() ? bulkBar({ q: words, status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
   if (bulk) list.before(bulk.element);
-  drawRows(list, res, pager, bulk);
+  drawRows(list, res, pager, words ? t("articles.searchCaption", { query: words }) : t("articles.caption"), bulk);
 }
 
-function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, pager: HTMLElement, bulk?: BulkBar): void {
+/** The search box: words of title and text; submitting puts them in the address (empty: the plain list). */
+function searchForm(words: string, search: (q: string) => void): HTMLElement {
+  const input = h("input", { type: "search", id: "search-q", name: "q", value: words, maxlength: "200", autocomplete: "off" });
+  return h(
+    "form",
+    {
+      class: "lookup search",
+      role: "search",
+      "aria-label": t("articles.search"),
+      onsubmit: (e: Event) => {
+        e.preventDefault();
+        search(input.value.trim());
+      },
+    },
+    field(t("articles.search"), input, t("articles.searchHint")),
+    h("button", { type: "submit", id: "search-go" }, t("articles.searchGo")),
+    words ? h("button", { type: "button", id: "search-clear", onclick: () => search("") }, t("articles.searchClear")) : null,
+  );
+}
+
+function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] }, pager: HTMLElement, caption: string, bulk?: BulkBar): void {
   const items = res.articles;
   const rows = document.createDocumentFragment();
   for (const a of items) {
@@ -159,7 +183,7 @@ function drawRows(list: HTMLElement, res: { count: number; articles: ListItem[] 
           h(
             "table",
             { class: "articles" },
-            h("caption", { class: "sr-only" }, t("articles.caption")),
+            h("caption", { class: "sr-only" }, caption),
             h(
               "thead",
               null,
