@@ -154,6 +154,16 @@ describe("Kokoro engine", function () {
       for (const host of hosts) expect(host.nice, `niceness of Kokoro host ${host.pid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
     });
 
+    it("keeps ONNX Runtime from reporting to Microsoft: its host starts with the runtime's telemetry turned off", () => {
+      // ONNX Runtime 1.31's Linux library uploads usage events unless this is set before it starts.
+      const hosts = kokoroHosts();
+      expect(hosts).to.have.length.at.least(1);
+      for (const host of hosts) {
+        const env = readFileSync(`/proc/${host.pid}/environ`, "utf8").split("\0");
+        expect(env, `environment of Kokoro host ${host.pid}`).to.include("ORT_DISABLE_TELEMETRY=1");
+      }
+    });
+
     it("takes texts in turn sentence by sentence: a short text sent after a long one is not kept waiting for all of it", async () => {
       const order: string[] = [];
       const long = kokoro.synthesize({ text: "One. Two. Three. Four. Five. Six.", voice: "af_sky", lang: "en-US" }).then(() => order.push("long"));

@@ -66,8 +66,9 @@ export async function createKokoroEngine(opts: KokoroOptions = {}): Promise<Spee
     args: [dir, espeak, path.join(wasmAssetsDir(), "lame.wasm"), ort, String(threads)],
     execArgv: entry.execArgv,
     // Two malloc arenas: ONNX Runtime allocates from its own threads, and every further arena
-    // would keep tens of MB of its own.
-    env: { ...process.env, MALLOC_ARENA_MAX: "2" },
+    // would keep tens of MB of its own. ONNX Runtime's Linux library (1.31) carries an uploader of
+    // usage telemetry to Microsoft, off only when told before it starts: no calls at run time.
+    env: { ...process.env, MALLOC_ARENA_MAX: "2", ORT_DISABLE_TELEMETRY: "1" },
   });
   await host.start();
   const voices = new Set(files.voiceNames);
