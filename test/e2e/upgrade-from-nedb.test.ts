@@ -140,9 +140,10 @@ describe("upgrade from a NeDB data directory (embedded default)", function () {
     expect(player.publicKey).to.equal(m.publicKey);
     expect(player.oembedHosts.find((h: { host: string }) => h.host === m.oembedHost)).to.include({ status: "verified" });
     const stats = await news("GET", `/api/articles/${m.ids.ready}/stats?from=${m.articleStats.from}&to=${m.articleStats.to}`);
-    expect(stats.body.total).to.deep.equal(m.articleStats.total);
+    // As the old release counted them; podcast downloads came later, none were counted then.
+    expect(stats.body.total).to.deep.equal({ ...m.articleStats.total, downloads: 0 });
     const project = await news("GET", `/api/stats?from=${m.articleStats.from}&to=${m.articleStats.to}`);
-    expect(project.body.total).to.deep.equal(m.projectStats.total);
+    expect(project.body.total).to.deep.equal({ ...m.projectStats.total, downloads: 0 });
     const anon = api(sys.url);
     expect((await anon("GET", `/player/v1/article?key=${m.publicKey}&externalId=cms-1002`)).body.article.id).to.equal(m.ids.revised);
     const page = `http://${m.oembedHost}/tides`;
