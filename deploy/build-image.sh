@@ -37,6 +37,15 @@ source deploy/podman-opts.sh
 
 log() { printf '[build-image] %s\n' "$*"; }
 
+# The image bakes in Kokoro's files from the build context's .voices/kokoro (Dockerfile), where
+# `npm ci` puts them by default: files kept elsewhere (KOKORO_DIR) are copied there first, and a
+# missing or wrong file stops here, before a long build, saying what to run.
+if [[ -n "${KOKORO_DIR:-}" && "$(realpath -m "$KOKORO_DIR")" != "$(realpath -m .voices/kokoro)" ]]; then
+  mkdir -p .voices/kokoro && cp -a "$KOKORO_DIR/." .voices/kokoro/
+fi
+KOKORO_DIR= node scripts/install-voices.mjs --check >/dev/null \
+  || { log "Kokoro's files are missing or wrong in .voices/kokoro: run 'node scripts/install-voices.mjs' (docs/voices.md)"; exit 1; }
+
 if [[ -z "${NODE_IMAGE:-}" ]]; then
   official="docker.io/library/node:${NODE_VERSION}-bookworm-slim"
   fallback="localhost/node-base:${NODE_VERSION}-bookworm-slim"

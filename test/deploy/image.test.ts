@@ -78,6 +78,37 @@ describe("deploy: container image and Node.js versions", () => {
     for (const run of instructions(docker).filter((i) => /\bnpm ci\b/.test(i))) expect(run, "the image leaves Node.js 20's build out").to.include("--omit=optional");
   });
 
+  it("bakes in Kokoro's and Pico's files, each checked against its pin, and keeps only this platform's ONNX Runtime", async () => {
+    const steps = instructions(await read("Dockerfile"));
+    const deps = steps.find((i) => /^RUN\b.*npm ci --omit=dev/.test(i))!;
+    // install-voices.mjs --check exits non-zero on a missing or wrong Kokoro file; installPico throws.
+    expect(deps).to.match(/&&\s+node scripts\/install-voices\.mjs --check\s+&&/);
+    expect(deps).to.match(/installPico\(\{ from: "[^"]+\/usr\/share\/pico\/lang" \}\)/);
+    // The Debian package the pins were taken from, at that version.
+    const debian = /libttspico-data (\S+) /.exec(JSON.parse(await read("services/audio/engine/pico/lingware.json")).comment)?.[1];
+    expect(debian, "lingware.json names the Debian version").to.be.a("string");
+    expect(deps).to.include(`apt-get download -qq libttspico-data=${debian} `);
+    expect(deps).to.include("find node_modules/onnxruntime-node/bin -mindepth 2 -maxdepth 2 -type d ! -name linux -exec rm -rf {} +");
+    expect(deps).to.include('find node_modules/onnxruntime-node/bin -mindepth 3 -maxdepth 3 -type d ! -name "$arch" -exec rm -rf {} +');
+    // The runtime stage takes node_modules (with node_modules/.article-audio/pico) and .voices from there.
+    expect(steps).to.include("COPY --from=deps /app/node_modules ./node_modules");
+    expect(steps).to.include("COPY --from=deps /app/.voices ./.voices");
+  });
+
+  it("carries the licences of the model, the voices, the engines and the runtime (docs/voices.md) in the image", async () => {
+    expect(instructions(await read("Dockerfile"))).to.include("COPY docs/voices.md ./docs/voices.md");
+    const ignored = (await read(".dockerignore")).split("\n");
+    expect(ignored.indexOf("!docs/voices.md"), ".dockerignore lets docs/voices.md through").to.be.greaterThan(ignored.indexOf("docs"));
+    const voices = await read("docs/voices.md");
+    const licences = voices.slice(voices.indexOf("## Licences and provenance"));
+    const row = (name: string) => licences.split("\n").find((line) => line.startsWith(`| ${name}`)) ?? "";
+    expect(row("Kokoro-82M weights")).to.include("Apache-2.0").and.to.match(/commercial/);
+    expect(row("The int8 model file")).to.match(/sha256/);
+    expect(row("SVOX Pico")).to.include("Apache-2.0");
+    expect(row("ONNX Runtime")).to.include("MIT");
+    expect(row("eSpeak NG")).to.include("GPL-3.0");
+  });
+
   it("package.json engines names the Node.js lines CI tests, and this run's Node.js is one of them", async () => {
     const engines = JSON.parse(await read("package.json")).engines.node as string;
     expect(engines).to.match(/^\^20\.\d+\.\d+ \|\| \^24\.\d+\.\d+$/);
