@@ -57,6 +57,13 @@ until curl -fsS -o "$work/health.json" "$base/healthz" 2>/dev/null; do
 done
 log "/healthz 200 after $((SECONDS - started))s: $(head -c 300 "$work/health.json")"
 
+# The image bakes in the local voices: the audio service has said it loaded each before /healthz answers.
+logs="$(podman logs "$name" 2>&1)"
+for loaded in "Kokoro (English) loaded" "Pico (German) loaded"; do
+  grep -qF "$loaded" <<<"$logs" || fail "no '$loaded' in the container's log"
+done
+log "Kokoro (English) and Pico (German) loaded"
+
 json() { node -e 'let d="";process.stdin.on("data",c=>d+=c).on("end",()=>{const v=process.argv[1].split(".").reduce((o,k)=>o?.[k],JSON.parse(d));console.log(v??"")})' "$1"; }
 
 created="$(curl -fsS -X POST "$base/api/articles" \
