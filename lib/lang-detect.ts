@@ -1,9 +1,11 @@
 // Which language an article is written in, when its publisher did not say (issue 35, point 4).
 //
-// eld (Efficient Language Detector, Apache-2.0) with its smallest database: 60 languages in
-// 0.9 MB of JavaScript, about 30 MB of heap once loaded. Chosen by measuring it against franc,
-// franc-min, tinyld and cld3-asm on news paragraphs (test/fixtures/news-paragraphs.ts): every one
-// classified right even cut to 25 characters, at a tenth of the others' time (docs/articles.md).
+// franc-min (MIT): trigram profiles of the 82 languages with the most speakers, about 11 MB of
+// memory once loaded. eld (Efficient Language Detector) was measured first and classified a little
+// more of the shortest cuts right (docs/api.md), but its smallest database held about 90 MB of
+// RSS, more than a third of the embedded default's budget for everything it does after start;
+// franc-min classifies every one of the news paragraphs of test/fixtures/news-paragraphs.ts right
+// at a few milliseconds a create at most, which the create path affords.
 //
 // The text decides: a headline in another language ("Breaking News: …" over a German story)
 // must not flip it, so the title counts, but never for more than a quarter of the weight.
@@ -12,6 +14,30 @@ import { DEFAULT_LANG, LANGS, SPEC_LANGS } from "./voices.js";
 
 interface Detector {
   detect(text: string): { language: string; getScores(): Record<string, number>; isReliable(): boolean };
+}
+
+/** franc's runner-up within this share of the best: too close to call. */
+const CLOSE_CALL = 0.97;
+
+/** ISO 639-3 as franc names languages ("deu") → the tag the platform's locales use ("de"), where one exists. */
+function shortTag(code: string): string {
+  try {
+    return Intl.getCanonicalLocales(code)[0] ?? code;
+  } catch {
+    return code;
+  }
+}
+
+/** franc-min's scores (the best 1, the others relative to it) behind the interface detectWith reads. */
+function francDetector(francAll: (text: string, options?: { minLength?: number }) => Array<[string, number]>): Detector {
+  return {
+    detect(text) {
+      const all = francAll(text, { minLength: 10 }).filter(([code]) => code !== "und");
+      const scores = Object.fromEntries(all.map(([code, score]) => [shortTag(code), score]));
+      const reliable = all.length > 0 && (all.length < 2 || all[1][1] < CLOSE_CALL * all[0][1]);
+      return { language: all.length ? shortTag(all[0][0]) : "und", getScores: () => scores, isReliable: () => reliable };
+    },
+  };
 }
 
 /** Characters of the text looked at: the opening says which language an article is in, and the cost stays bounded. */
@@ -24,12 +50,12 @@ const MIN_LETTERS = 12;
 let loading: Promise<Detector> | undefined;
 
 /**
- * Loads the detector's database, once per process (it takes about half a second of CPU): call
- * it at start-up, so no create waits for it.
+ * Loads the detector's trigram profiles, once per process: call it at start-up, so no create
+ * waits for it.
  */
 export function loadLanguageDetector(): Promise<Detector> {
-  loading ??= import("eld/extrasmall").then(
-    (m) => m.eld as Detector,
+  loading ??= import("franc-min").then(
+    (m) => francDetector(m.francAll),
     (e: unknown) => {
       loading = undefined;
       throw e;
