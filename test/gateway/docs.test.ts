@@ -259,7 +259,7 @@ describe("gateway: docs and OpenAPI", function () {
   it("query integers are documented as plain decimal digits", () => {
     const params = doc.paths["/api/articles"].get.parameters;
     for (const p of params.filter((x: { schema: { type: string } }) => x.schema.type === "integer")) expect(p.schema.pattern, p.name).to.equal("^[0-9]{1,10}$");
-    expect(params.map((p: { name: string }) => p.name)).to.deep.equal(["limit", "offset", "status", "label"]);
+    expect(params.map((p: { name: string }) => p.name)).to.deep.equal(["limit", "offset", "status", "label", "q"]);
   });
 
   it("documents the list filters: the twelve statuses, the label's limits, and labels on every list item", () => {
