@@ -26,7 +26,7 @@ import { importRoutes } from "./routes/import.js";
 import { DEFAULT_IMPORT_LIMITS, type ImportLimits } from "./import-limits.js";
 import { importLanes } from "./import-lanes.js";
 import { audioRoutes } from "./routes/audio.js";
-import { liveAudioRoutes, type LiveAudioOptions } from "./routes/live-audio.js";
+import { liveAnnouncements, liveAudioRoutes, type LiveAudioOptions } from "./routes/live-audio.js";
 import { docsRoutes } from "./routes/docs.js";
 import { feedRoutes } from "./routes/feeds.js";
 import { oembedRoutes } from "./routes/oembed.js";
@@ -142,7 +142,9 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
     pronunciationPreviewRoutes(router, { audio, blobs: opts.blobs, maxBodyBytes, checkWriter: callers && writerCheck(callers) });
     voicesRoutes(router, { audio, publicBaseUrl: opts.publicBaseUrl });
   }
-  liveAudioRoutes(router, opts.blobs, opts.liveAudio);
+  // With the player's routes, streams are waited for only where this gateway's lookups handed them out.
+  const live = opts.authUrl ? liveAnnouncements() : undefined;
+  liveAudioRoutes(router, opts.blobs, { announced: live, ...opts.liveAudio });
   const timeoutMs = opts.rpcTimeoutMs ?? 30_000;
   const listener = rpcClient(ListenerService, opts.articlesUrl, { timeoutMs });
   statsRoutes(router, listener);
@@ -151,7 +153,7 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   audioRoutes(router, opts.blobs, listeningEvents && podcastDownloads(listeningEvents, opts.log));
   if (opts.authUrl && listeningEvents) {
     const listenerSide = { player: rpcClient(PlayerService, opts.authUrl, { timeoutMs }), listener, publicBaseUrl: opts.publicBaseUrl };
-    playerRoutes(router, { ...listenerSide, events: listeningEvents, eventRate: opts.playerEventRate });
+    playerRoutes(router, { ...listenerSide, events: listeningEvents, eventRate: opts.playerEventRate, live });
     feedRoutes(router, { ...listenerSide, blobs: opts.blobs });
     oembedRoutes(router, listenerSide);
   }

@@ -5,11 +5,15 @@
 // sentences within seconds instead of waiting for the whole preview. It ends after the last part,
 // or when no new part came for a while (the rest is queued behind other listeners' previews: the
 // player then goes on in the finished file). No token, as for the files themselves: the article's
-// id is the capability, and the player learns the URL from its key-checked lookup.
+// id is the capability, and the player learns the URL from its key-checked lookup. Only a stream
+// a lookup of this gateway handed out is waited for; on several gateway replicas, a player whose
+// stream request reaches another replica before the first part exists gets a 404 and plays the
+// preview and the file as they come.
 import { PassThrough, type Readable } from "node:stream";
 import type { Router } from "@koa/router";
 import { assertSafeKey, isGone, type BlobStore } from "../../lib/blob/port.js";
 import { audioKeys } from "../../lib/revision-files.js";
+import { createExpiringLru } from "../../lib/expiring-lru.js";
 import { clientNetwork } from "../client-network.js";
 import { HttpError } from "../errors.js";
 
@@ -26,6 +30,28 @@ export interface LiveAudioOptions {
   maxStreams?: number;
   /** Streams one client address (an IPv6 client: its /64) may hold open at once; beyond, 429. */
   perAddress?: number;
+  /**
+   * Revisions this gateway's player lookups handed out as `audio_live` (liveAnnouncements). When
+   * given, only those are waited for; any other is streamed only if its first part is already
+   * there, else 404 at once, so a made-up or finished id cannot hold a connection for the wait.
+   */
+  announced?: LiveAnnouncements;
+}
+
+/** The live streams a gateway's lookups have pointed players to lately, in its memory only. */
+export interface LiveAnnouncements {
+  announce(articleId: string, revision: number | bigint): void;
+  has(articleId: string, revision: number | bigint): boolean;
+}
+
+/** Remembered for as long as a player follows audio made on demand (its lookups go on for three minutes). */
+export function liveAnnouncements(opts: { max?: number; ttlMs?: number } = {}): LiveAnnouncements {
+  const seen = createExpiringLru<true>({ max: opts.max ?? 10_000, ttlMs: opts.ttlMs ?? 5 * 60_000 });
+  const key = (id: string, rev: number | bigint) => `${id}/${rev}`;
+  return {
+    announce: (id, rev) => seen.set(key(id, rev), true),
+    has: (id, rev) => seen.get(key(id, rev)) === true,
+  };
 }
 
 /** The URL path of an article revision's live stream. */
@@ -75,7 +101,8 @@ export function liveAudioRoutes(router: Router, blobs: BlobStore, opts: LiveAudi
     // The response's close: the stream is done, or the listener left.
     ctx.res.once("close", () => gone.abort());
     try {
-      const first = await nextPart(blobs, keys, 0, firstWaitMs, pollMs, gone.signal);
+      const expected = !opts.announced || opts.announced.has(articleId, Number(m[1]));
+      const first = await nextPart(blobs, keys, 0, expected ? firstWaitMs : 0, pollMs, gone.signal);
       if (!first) throw new HttpError(404, "Live audio not found");
       const body = new PassThrough();
       ctx.status = 200;

@@ -24,7 +24,7 @@ import type { ListeningBuffer } from "../listening-buffer.js";
 import { HttpError } from "../errors.js";
 import { PUBLIC_KEY_PATTERN, validateListener } from "../listener-schemas.js";
 import { playerAsset } from "../player/asset.js";
-import { livePath } from "./live-audio.js";
+import { livePath, type LiveAnnouncements } from "./live-audio.js";
 import { embedPage } from "../player/embed.js";
 import { baseOf, publicUrl } from "../public-links.js";
 import { feedWarnings } from "../player/feed-checks.js";
@@ -38,6 +38,8 @@ export interface PlayerRoutesOptions {
   publicBaseUrl?: string;
   /** Listening-event batches per second and burst, per key (defaults 20 and 100) and per client address (5 and 50). */
   eventRate?: PlayerEventLimits;
+  /** Where the live streams handed out are noted, so the live route waits only for those. */
+  live?: LiveAnnouncements;
 }
 
 export interface PlayerEventLimits {
@@ -280,6 +282,7 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
     // Identical lookups in flight (every reader of one page) share one upstream call; the key is in the query, the links' base too.
     const found = await lookups.run(`${base} ${ctx.path}?${ctx.querystring}`, async () => {
       const [{ article: a }, look] = await Promise.all([listener.getListenerArticle({ lookup }, call), lookOf(q.key as string, call)]);
+      if (a!.pending && !a!.audio) opts.live?.announce(a!.id, a!.revision);
       // While audio is made on demand the answer changes without a new revision: its tag says how far it got.
       const stage = a!.pending ? (a!.audioPreview ? ".preview" : ".pending") : "";
       const json = JSON.stringify({ result: "ok", article: { ...listenerArticleJson(a!, base), ...(look ? { look } : {}) } });

@@ -3,6 +3,7 @@
 // article with nothing made is a 404 once the wait for its first part is up.
 import { expect } from "chai";
 import { audioKeys } from "../../lib/revision-files.js";
+import { liveAnnouncements } from "../../gateway/routes/live-audio.js";
 import { startHarness, type Harness } from "./support.js";
 
 describe("gateway: live audio of audio made on demand", () => {
@@ -49,5 +50,38 @@ describe("gateway: live audio of audio made on demand", () => {
     expect(third.status).to.equal(429);
     await h.blobs.put(keys.liveEnd, Buffer.alloc(0), "application/octet-stream");
     await Promise.all(open.map((r) => r.arrayBuffer()));
+  });
+});
+
+describe("gateway: live audio waits only for streams its lookups handed out", function () {
+  // The wait for a first part is far longer than this test may take: a 404 must come without it.
+  this.timeout(20_000);
+  let h: Harness;
+  const announced = liveAnnouncements();
+  before(async () => {
+    h = await startHarness({ liveAudio: { pollMs: 20, firstWaitMs: 120_000, idleMs: 5_000, announced } });
+  });
+  after(async () => h?.close());
+
+  it("answers 404 at once for a stream no lookup handed out, and streams one whose first part is there", async () => {
+    expect((await fetch(h.url("/player/v1/live/made-up/1.mp3"))).status).to.equal(404);
+    const keys = audioKeys("other-replica", 2);
+    await h.blobs.put(keys.live(0), Buffer.alloc(500, 1), "audio/mpeg");
+    await h.blobs.put(keys.liveEnd, Buffer.alloc(0), "application/octet-stream");
+    const res = await fetch(h.url("/player/v1/live/other-replica/2.mp3"));
+    expect(res.status).to.equal(200);
+    expect((await res.arrayBuffer()).byteLength).to.equal(500);
+  });
+
+  it("waits for the first part of a stream a lookup handed out", async () => {
+    announced.announce("on-demand", 4);
+    const keys = audioKeys("on-demand", 4);
+    const answer = fetch(h.url("/player/v1/live/on-demand/4.mp3"));
+    await new Promise((r) => setTimeout(r, 300));
+    await h.blobs.put(keys.live(0), Buffer.alloc(700, 2), "audio/mpeg");
+    await h.blobs.put(keys.liveEnd, Buffer.alloc(0), "application/octet-stream");
+    const res = await answer;
+    expect(res.status).to.equal(200);
+    expect((await res.arrayBuffer()).byteLength).to.equal(700);
   });
 });
