@@ -2,7 +2,7 @@
 // its input against the shared schemas, forwards the publisher's bearer
 // token to ArticlesService and shapes the answer as the spec says.
 import { create } from "@bufbuild/protobuf";
-import type { CallOptions, Client } from "@connectrpc/connect";
+import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import {
@@ -15,7 +15,7 @@ import {
   type UpdateArticleRequest,
 } from "../../gen/articles/v1/articles_pb.js";
 import type { BlobStore } from "../../lib/blob/port.js";
-import { bearerTokenOf, type CallerResolver } from "../../lib/rpc/caller.js";
+import type { CallerResolver } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { createCoalescer } from "../coalesce.js";
 import { createBatcher } from "../create-batch.js";
@@ -28,6 +28,7 @@ import { validate, type CreateBody, type UpdateBody } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
 import { createKeptAnswers, type KeptAnswers } from "../kept-answers.js";
 import { laneKeyOf, type ImportLanes } from "../import-lanes.js";
+import { publisherCall } from "../publisher-call.js";
 
 export interface ArticleRoutesOptions {
   client: Client<typeof ArticlesService>;
@@ -59,13 +60,6 @@ export interface ArticleRoutesOptions {
 export const EXTERNAL_URL_PREFIX = "/api/articles_external_url/";
 
 const JSON_TYPE = "application/json; charset=utf-8";
-
-/** Rejects a missing or malformed bearer header before any upstream call, with the services' own wording. */
-function callOptions(ctx: Context): CallOptions & { headers: { authorization: string } } {
-  const authorization = ctx.get("Authorization");
-  bearerTokenOf(authorization);
-  return { headers: { authorization, "x-request-id": ctx.state.requestId } };
-}
 
 interface Reads {
   shared: ReturnType<typeof createCoalescer<string>>;
@@ -162,7 +156,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   const createArticle = createBatcher(client, lanes && (async (authorization, call) => lanes.createLane(await laneKeyOf(authorization, opts.callers))(call)));
 
   router.get("/api/articles", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const query: Record<string, unknown> = { ...ctx.query };
     validate.listQuery(query);
     const b = base(ctx);
@@ -175,7 +169,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.post("/api/articles", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const body = await readBody(ctx, call.headers.authorization);
     validate.createBody(body);
     const b = body as CreateBody;
@@ -184,7 +178,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.get("/api/articles/:articleId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const id = ctx.params.articleId;
     validate.articleId(id);
     const b = base(ctx);
@@ -196,7 +190,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   // token and project check as GET by id (the article is looked up with the caller's token).
   const segmentFiles = opts.blobs && createImmutableFiles(opts.blobs, opts.segmentsCacheBytes);
   router.get("/api/articles/:articleId/segments", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const id = ctx.params.articleId;
     validate.articleId(id);
     const json = await reads.shared.run(`${call.headers.authorization} ${ctx.method} ${ctx.path}`, async () => {
@@ -213,7 +207,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.put("/api/articles/:articleId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     validate.articleId(ctx.params.articleId);
     const body = await readBody(ctx, call.headers.authorization);
     validate.updateBody(body);
@@ -222,7 +216,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.delete("/api/articles/:articleId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     validate.articleId(ctx.params.articleId);
     await client.deleteArticle({ id: ctx.params.articleId }, call);
     ctx.body = { result: "ok" };
@@ -230,14 +224,14 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
 
   // Audio on demand: renders a parked article now (preview first); answers the article as GET does.
   router.post("/api/articles/:articleId/audio", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     validate.articleId(ctx.params.articleId);
     await opts.checkWriter?.(call.headers.authorization);
     ctx.body = found((await client.requestArticleAudio({ id: ctx.params.articleId }, call)).article, base(ctx));
   });
 
   router.get("/api/articles_external_id/:externalId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const externalId = ctx.params.externalId;
     validate.externalId(externalId);
     const b = base(ctx);
@@ -245,7 +239,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.put("/api/articles_external_id/:externalId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     validate.externalId(ctx.params.externalId);
     const body = await readBody(ctx, call.headers.authorization);
     validate.updateBody(body);
@@ -254,7 +248,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
   });
 
   router.get(`${EXTERNAL_URL_PREFIX}*externalUrl`, async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const url = externalUrlOf(ctx.path, ctx.querystring);
     validate.externalUrl(url);
     const b = base(ctx);

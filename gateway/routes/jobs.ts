@@ -6,23 +6,17 @@ import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { ArticleJobsService, BulkJob } from "../../gen/articles/v1/jobs_pb.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { HttpError } from "../errors.js";
 import { validateBulk } from "../schemas.js";
 import type { WriterCheck } from "../writer-check.js";
+import { publisherCall } from "../publisher-call.js";
 
 export interface JobRoutesOptions {
   client: Client<typeof ArticleJobsService>;
   maxBodyBytes: number;
   /** Refuses a bad or read-only token before the body is read. */
   checkWriter?: WriterCheck;
-}
-
-function callOptions(ctx: Context) {
-  const authorization = ctx.get("Authorization");
-  bearerTokenOf(authorization);
-  return { headers: { authorization, "x-request-id": ctx.state.requestId as string } };
 }
 
 /** The job as the API shows it (BulkJob in the OpenAPI document). */
@@ -52,7 +46,7 @@ function jobIdOf(ctx: Context): string {
 
 export function jobRoutes(router: Router, opts: JobRoutesOptions): void {
   router.post("/api/articles/bulk", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     await opts.checkWriter?.(call.headers.authorization);
     const body = validateBulk.body(await readJsonBody(ctx, opts.maxBodyBytes));
     const res = await opts.client.startBulkJob(
@@ -71,13 +65,13 @@ export function jobRoutes(router: Router, opts: JobRoutesOptions): void {
   });
 
   router.get("/api/jobs/:jobId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const res = await opts.client.getBulkJob({ id: jobIdOf(ctx) }, call);
     ctx.body = { result: "ok", job: jobJson(res.job) };
   });
 
   router.delete("/api/jobs/:jobId", async (ctx) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     const res = await opts.client.cancelBulkJob({ id: jobIdOf(ctx) }, call);
     ctx.body = { result: "ok", job: jobJson(res.job) };
   });

@@ -14,7 +14,6 @@ import { completeLook, resolveLook, type PlayerLook, type ResolvedLook } from ".
 import { DEFAULT_LANG } from "../../lib/voices.js";
 import type { PlayerSettings } from "../../services/auth/player-settings.js";
 import { createMemoryBucketStore } from "../../lib/ratelimit/memory.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { CLIENT_NETWORK_HEADER } from "../../lib/rpc/client-network.js";
 import { readJsonBody } from "../body.js";
 import { clientNetwork } from "../client-network.js";
@@ -28,6 +27,7 @@ import { livePath, type LiveAnnouncements } from "./live-audio.js";
 import { embedPage } from "../player/embed.js";
 import { baseOf, publicUrl } from "../public-links.js";
 import { feedWarnings } from "../player/feed-checks.js";
+import { publisherCall } from "../publisher-call.js";
 
 export interface PlayerRoutesOptions {
   player: Client<typeof PlayerService>;
@@ -93,12 +93,6 @@ export function publicCors(ctx: Context): void {
   ctx.set("Access-Control-Expose-Headers", "ETag, Content-Length, Content-Range, Retry-After");
   // Added to, not set: an answer whose links follow the request also varies by Host (public-links.ts).
   ctx.vary("Accept-Encoding");
-}
-
-function bearer(ctx: Context): { headers: { authorization: string; "x-request-id": string } } {
-  const authorization = ctx.get("Authorization");
-  bearerTokenOf(authorization);
-  return { headers: { authorization, "x-request-id": ctx.state.requestId } };
 }
 
 export function keyCall(ctx: Context, key: unknown): { headers: { authorization: string; "x-request-id": string; [name: string]: string } } {
@@ -225,14 +219,14 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
 
   // The links' base is taken first: a Host it refuses (400) must leave the settings and the key as they were.
   router.get("/api/player", async (ctx) => {
-    const call = bearer(ctx);
+    const call = publisherCall(ctx);
     const base = baseOf(ctx, opts.publicBaseUrl);
     const res = await player.getPlayer({}, call);
     ctx.body = playerJson(base, res.player);
   });
 
   router.put("/api/player", async (ctx) => {
-    const call = bearer(ctx);
+    const call = publisherCall(ctx);
     const base = baseOf(ctx, opts.publicBaseUrl);
     const body = await readJsonBody(ctx, EVENTS_MAX_BYTES * 4);
     validateListener.playerSettings(body);
@@ -241,14 +235,14 @@ export function playerRoutes(router: Router, opts: PlayerRoutesOptions): void {
   });
 
   router.post("/api/player/verify", async (ctx) => {
-    const call = bearer(ctx);
+    const call = publisherCall(ctx);
     const base = baseOf(ctx, opts.publicBaseUrl);
     const res = await player.verifyOembedHosts({}, call);
     ctx.body = playerJson(base, res.player);
   });
 
   router.post("/api/player/rotate", async (ctx) => {
-    const call = bearer(ctx);
+    const call = publisherCall(ctx);
     const base = baseOf(ctx, opts.publicBaseUrl);
     const res = await player.rotatePlayerKey({}, call);
     ctx.body = playerJson(base, res.player);

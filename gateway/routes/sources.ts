@@ -5,21 +5,15 @@ import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { Source, SourcesService, SourceFields } from "../../gen/articles/v1/sources_pb.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { readJsonBody } from "../body.js";
 import { validateSource } from "../source-schemas.js";
 import type { WriterCheck } from "../writer-check.js";
+import { publisherCall } from "../publisher-call.js";
 
 export interface SourceRoutesOptions {
   client: Client<typeof SourcesService>;
   maxBodyBytes: number;
   checkWriter?: WriterCheck;
-}
-
-function callOptions(ctx: Context) {
-  const authorization = ctx.get("Authorization");
-  bearerTokenOf(authorization);
-  return { headers: { authorization, "x-request-id": ctx.state.requestId as string } };
 }
 
 const iso = (ms: bigint | undefined) => (ms === undefined ? null : new Date(Number(ms)).toISOString());
@@ -61,13 +55,13 @@ function fieldsOf(body: Record<string, unknown>): Partial<SourceFields> {
 
 export function sourceRoutes(router: Router, { client, maxBodyBytes, checkWriter }: SourceRoutesOptions): void {
   const writeCall = async (ctx: Context) => {
-    const call = callOptions(ctx);
+    const call = publisherCall(ctx);
     await checkWriter?.(call.headers.authorization);
     return call;
   };
 
   router.get("/api/sources", async (ctx) => {
-    const res = await client.listSources({}, callOptions(ctx));
+    const res = await client.listSources({}, publisherCall(ctx));
     ctx.body = { result: "ok", sources: res.sources.map(sourceJson) };
   });
 
@@ -80,7 +74,7 @@ export function sourceRoutes(router: Router, { client, maxBodyBytes, checkWriter
   });
 
   router.get("/api/sources/:sourceId", async (ctx) => {
-    const res = await client.getSource({ id: ctx.params.sourceId }, callOptions(ctx));
+    const res = await client.getSource({ id: ctx.params.sourceId }, publisherCall(ctx));
     ctx.body = { result: "ok", source: sourceJson(res.source!) };
   });
 

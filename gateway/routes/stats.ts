@@ -5,10 +5,10 @@ import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
 import type { Context } from "koa";
 import type { ListenerService, StatsFigures, StatsReport } from "../../gen/articles/v1/listener_pb.js";
-import { bearerTokenOf } from "../../lib/rpc/caller.js";
 import { HttpError } from "../errors.js";
 import { validateListener } from "../listener-schemas.js";
 import { validate } from "../schemas.js";
+import { publisherCall } from "../publisher-call.js";
 
 function figuresJson(f: StatsFigures | undefined): Record<string, number> {
   const n = (v: bigint | undefined) => Number(v ?? 0n);
@@ -49,22 +49,16 @@ function range(ctx: Context): { from: string; to: string } {
   return { from: (q.from as string) ?? "", to: (q.to as string) ?? "" };
 }
 
-const call = (ctx: Context) => {
-  const authorization = ctx.get("Authorization");
-  bearerTokenOf(authorization);
-  return { headers: { authorization, "x-request-id": ctx.state.requestId } };
-};
-
 export function statsRoutes(router: Router, listener: Client<typeof ListenerService>): void {
   router.get("/api/articles/:articleId/stats", async (ctx) => {
-    const c = call(ctx);
+    const c = publisherCall(ctx);
     validate.articleId(ctx.params.articleId);
     const res = await listener.getArticleStats({ articleId: ctx.params.articleId, ...range(ctx) }, c);
     ctx.body = reportJson(res.report, false);
   });
 
   router.get("/api/stats", async (ctx) => {
-    const c = call(ctx);
+    const c = publisherCall(ctx);
     const res = await listener.getProjectStats(range(ctx), c);
     ctx.body = reportJson(res.report, true);
   });
