@@ -44,8 +44,12 @@ function francDetector(francAll: (text: string, options?: { minLength?: number }
 export const DETECT_SAMPLE_CHARS = 500;
 /** The title's weight is at most this share of the whole. */
 const TITLE_SHARE = 0.25;
-/** Under this many letters in all, no language is named (a word or two says too little). */
-const MIN_LETTERS = 12;
+/**
+ * Under this many letters in all, no language is named: a line or two says too little for
+ * trigrams ("Nulls. Null means absent." reads as French to them), and the project's default is
+ * the better guess.
+ */
+const MIN_LETTERS = 40;
 
 let loading: Promise<Detector> | undefined;
 
