@@ -2,50 +2,34 @@
 // listeners could not see, the preview is the real player restyled live, and a saved look reaches
 // an embed that was never edited.
 import { expect } from "chai";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { Writable } from "node:stream";
-import type { Browser, Page } from "playwright-core";
-import { startEmbedded, type Embedded } from "../../launch/embedded.js";
+import type { Page } from "playwright-core";
 import { api, waitFor } from "../../test/support/http.js";
 import { requireChromium } from "../../test/support/chromium.js";
-import { ConsoleBrowser, launchChromium } from "./console-flows.js";
+import { startConsoleSystem, type ConsoleBrowser, type ConsoleSystem } from "./console-flows.js";
 
 const FULL = "console-design-0123456789";
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 const inPreview = <T>(page: Page, fn: string): Promise<T> =>
   page.evaluate(`(() => { const root = document.querySelector("#design-preview article-audio-player").shadowRoot; return (${fn}); })()`) as Promise<T>;
 
 describe("publisher console: player designer (Chromium)", function () {
   this.timeout(240_000);
-  let dataDir: string;
-  let sys: Embedded;
-  let browser: Browser;
+  let system: ConsoleSystem | undefined;
+  let sys: ConsoleSystem["sys"];
   let cb: ConsoleBrowser;
   let A: ReturnType<typeof api>;
   let articleId: string;
 
   before(async function () {
     requireChromium(this);
-    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-console-design-"));
-    sys = await startEmbedded(
-      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: FULL, project: "design", scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE },
-      sink(),
-    );
+    system = await startConsoleSystem({ name: "design", token: FULL, project: "design" });
+    ({ sys, cb } = system);
     A = api(sys.url, FULL);
     articleId = (await A("POST", "/api/articles", { title: "Harbour opens", text: "The new harbour opened on Monday. Ferries leave every hour." })).body.id;
     await waitFor("ready", async () => ((await A("GET", `/api/articles/${articleId}`)).body?.article?.status === "ready" ? true : undefined), 120_000, 200);
-    browser = await launchChromium();
-    cb = new ConsoleBrowser(browser, sys.url);
   });
 
-  after(async () => {
-    await browser?.close();
-    await sys?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
-  });
+  after(async () => system?.close());
 
   afterEach(() => cb?.expectNoErrors());
 

@@ -3,6 +3,11 @@
 // the form to ready and played, a read token's pages without write controls), so the embedded
 // default and the full stack run the same steps.
 import { expect } from "chai";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { waitFor, type api } from "../../test/support/http.js";
 import { CHROMIUM } from "../../test/support/chromium.js";
@@ -205,4 +210,31 @@ export function paintTimes(page: Page): Promise<{ fcp: number; list: number }> {
     fcp: performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? -1,
     list: performance.getEntriesByName("console:articles-rendered")[0]?.startTime ?? -1,
   }));
+}
+
+/** The embedded default with one seeded full token, and Chromium pointed at it: what each console test file starts. */
+export interface ConsoleSystem {
+  sys: Embedded;
+  browser: Browser;
+  cb: ConsoleBrowser;
+  close(): Promise<void>;
+}
+
+export async function startConsoleSystem(o: { name: string; token: string; project: string; env?: Record<string, string | undefined> }): Promise<ConsoleSystem> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), `e2e-console-${o.name}-`));
+  const sys = await startEmbedded(
+    { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, SEED_TOKENS: JSON.stringify([{ token: o.token, project: o.project, scope: "full" }]), AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...o.env },
+    new Writable({ write: (_c, _e, cb) => cb() }),
+  );
+  const browser = await launchChromium();
+  return {
+    sys,
+    browser,
+    cb: new ConsoleBrowser(browser, sys.url),
+    async close() {
+      await browser.close();
+      await sys.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
 }

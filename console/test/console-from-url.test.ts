@@ -4,53 +4,33 @@
 // the form in English and German. The pages come from a loopback site that FETCH_ALLOW_PRIVATE
 // lists with its port.
 import { expect } from "chai";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { Writable } from "node:stream";
-import type { Browser } from "playwright-core";
-import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { articlePageHtml, newsParagraphs, PageServer } from "../../test/support/article-pages.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { api, waitFor } from "../../test/support/http.js";
-import { ConsoleBrowser, launchChromium } from "./console-flows.js";
+import { startConsoleSystem, type ConsoleBrowser, type ConsoleSystem } from "./console-flows.js";
 
 const FULL = "console-from-url-0123456789";
 const AXE = path.resolve("node_modules/axe-core/axe.min.js");
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("publisher console: new article from URL (Chromium)", function () {
   this.timeout(300_000);
-  let dataDir: string;
-  let sys: Embedded;
-  let browser: Browser;
+  let system: ConsoleSystem | undefined;
+  let sys: ConsoleSystem["sys"];
   let cb: ConsoleBrowser;
   const site = new PageServer();
 
   before(async function () {
     requireChromium(this);
     await site.start();
-    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-console-from-url-"));
-    sys = await startEmbedded(
-      {
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        SEED_TOKENS: JSON.stringify([{ token: FULL, project: "from-url", scope: "full" }]),
-        AUDIO_ENGINE: process.env.AUDIO_ENGINE,
-        FETCH_ALLOW_PRIVATE: `127.0.0.1:${site.port}`,
-      },
-      sink(),
-    );
-    browser = await launchChromium();
-    cb = new ConsoleBrowser(browser, sys.url);
+    system = await startConsoleSystem({ name: "from-url", token: FULL, project: "from-url", env: { FETCH_ALLOW_PRIVATE: `127.0.0.1:${site.port}` } });
+    ({ sys, cb } = system);
   });
 
   after(async () => {
-    await browser?.close();
-    await sys?.close();
+    await system?.close();
     await site.stop();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   afterEach(() => cb?.expectNoErrors());

@@ -4,54 +4,34 @@
 // nothing with sources listed (one failing, one paused) in English and German at 1280 and 375 px.
 // Feeds come from a loopback site that FETCH_ALLOW_PRIVATE lists with its port.
 import { expect } from "chai";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { Writable } from "node:stream";
-import type { Browser } from "playwright-core";
-import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { requireChromium } from "../../test/support/chromium.js";
 import { api, waitFor } from "../../test/support/http.js";
 import { startFeedServer, type FeedServer } from "../../test/sources/feed-server.js";
 import { rssFeed } from "../../test/sources/feeds.js";
-import { ConsoleBrowser, launchChromium } from "./console-flows.js";
+import { startConsoleSystem, type ConsoleBrowser, type ConsoleSystem } from "./console-flows.js";
 
 const FULL = "console-sources-0123456789";
 const AXE = path.resolve("node_modules/axe-core/axe.min.js");
-const sink = () => new Writable({ write: (_c, _e, cb) => cb() });
 
 describe("publisher console: sources (Chromium)", function () {
   this.timeout(300_000);
-  let dataDir: string;
-  let sys: Embedded;
-  let browser: Browser;
+  let system: ConsoleSystem | undefined;
+  let sys: ConsoleSystem["sys"];
   let cb: ConsoleBrowser;
   let site: FeedServer;
 
   before(async function () {
     requireChromium(this);
     site = await startFeedServer();
-    dataDir = await mkdtemp(path.join(tmpdir(), "e2e-console-sources-"));
-    sys = await startEmbedded(
-      {
-        PORT: "0",
-        HOST: "127.0.0.1",
-        DATA_DIR: dataDir,
-        SEED_TOKENS: JSON.stringify([{ token: FULL, project: "sources", scope: "full" }]),
-        AUDIO_ENGINE: process.env.AUDIO_ENGINE,
-        FETCH_ALLOW_PRIVATE: `127.0.0.1:${site.port}`,
-      },
-      sink(),
-    );
-    browser = await launchChromium();
-    cb = new ConsoleBrowser(browser, sys.url);
+    system = await startConsoleSystem({ name: "sources", token: FULL, project: "sources", env: { FETCH_ALLOW_PRIVATE: `127.0.0.1:${site.port}` } });
+    ({ sys, cb } = system);
   });
 
   after(async () => {
-    await browser?.close();
-    await sys?.close();
+    await system?.close();
     await site?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   afterEach(() => cb?.expectNoErrors());
