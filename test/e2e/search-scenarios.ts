@@ -49,8 +49,10 @@ export function searchScenarios(target: () => SearchTarget): void {
     const page2 = await q(`bucher ${tag}`, "&limit=10&offset=2");
     expect(page2.body.count).to.equal(3);
     expect(page2.body.articles.map((x: { id: string }) => x.id)).to.deep.equal([inText]);
-    // The same page again and the same query spelled otherwise: the same answer.
-    expect((await q(`${tag}   BUCHER`, "&offset=2")).body).to.deep.equal(page2.body);
+    // The same page again and the same query spelled otherwise: the same matches (an article's
+    // status may move on between the two reads while its audio is made).
+    const again = (await q(`${tag}   BUCHER`, "&offset=2")).body;
+    expect({ count: again.count, ids: again.articles.map((x: { id: string }) => x.id) }).to.deep.equal({ count: page2.body.count, ids: [inText] });
 
     // Ready ones only: none until the audio is there, then the same count as the list's.
     await waitFor("audio", async () => ((await read("GET", `/api/articles/${inTitle}`)).body.article?.status === "ready" ? true : undefined), 90_000, 200);
