@@ -2,8 +2,8 @@
 // a server stream (health watch) lives as long as its client wants, which
 // says nothing about latency.
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { Histogram } from "prom-client";
 import { rpcClientDuration, rpcServerDuration } from "../metrics.js";
+import type { TimedHistogram } from "../timed-histogram.js";
 
 /** "NotFound" → "not_found", the Connect protocol's spelling. */
 export function codeLabel(code: Code | undefined): string {
@@ -11,16 +11,16 @@ export function codeLabel(code: Code | undefined): string {
   return (Code[code] ?? "unknown").replace(/([a-z])([A-Z])/g, "$1_$2").toLowerCase();
 }
 
-function timing(histogram: Histogram<"service" | "method" | "code">): Interceptor {
+function timing(histogram: TimedHistogram<"service" | "method" | "code">): Interceptor {
   return (next) => async (req) => {
     if (req.stream) return next(req);
-    const end = histogram.startTimer({ service: req.service.typeName, method: req.method.name });
+    const started = performance.now();
     try {
       const res = await next(req);
-      end({ code: "ok" });
+      histogram.series(req.service.typeName, req.method.name, "ok").observe((performance.now() - started) / 1000);
       return res;
     } catch (err) {
-      end({ code: codeLabel(ConnectError.from(err).code) });
+      histogram.series(req.service.typeName, req.method.name, codeLabel(ConnectError.from(err).code)).observe((performance.now() - started) / 1000);
       throw err;
     }
   };
