@@ -18,6 +18,7 @@ import { errorMiddleware } from "./errors.js";
 import { importPacer, limitRoutes, rateLimitMiddleware, type RateLimitMiddlewareOptions } from "./ratelimit.js";
 import { gatewayMetrics } from "./metrics.js";
 import { requestContext } from "./request-context.js";
+import { indexRoutes } from "./route-index.js";
 import { publisherCallers, writerCheck } from "./writer-check.js";
 import { articleRoutes } from "./routes/articles.js";
 import { jobRoutes } from "./routes/jobs.js";
@@ -160,6 +161,8 @@ export async function startGateway(opts: GatewayOptions): Promise<RunningService
   healthRoutes(router, opts.healthTargets, () => serving);
   // Counted by the route a request reached, however it spelled the path (ratelimit.ts).
   if (opts.rateLimit) limitRoutes(router, rateLimitMiddleware(opts.rateLimit));
+  // Every route is in place: each request tests only the routes its path can reach.
+  indexRoutes(router);
 
   app.use(gatewayMetrics({ serve: opts.metricsOnPublicPort ?? false }));
   app.use(requestContext(opts.log));
