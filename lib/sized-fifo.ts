@@ -27,9 +27,11 @@ export class SizedFifo<V> {
 
   /** Adds (or replaces) an entry as the newest, letting the oldest go until all fit. An entry over the bound alone is not kept. */
   set(key: string, value: V, size: number): void {
-    this.delete(key);
+    const had = this.#byKey.get(key);
+    if (had) this.#drop(had);
     if (size > this.maxTotal) return;
-    while (this.#oldest && this.#total + size > this.maxTotal) this.delete(this.#oldest.key);
+    // Each eviction unlinks the node it holds: no second lookup of the oldest key (a cold map's lookups are cache misses).
+    while (this.#oldest && this.#total + size > this.maxTotal) this.#drop(this.#oldest);
     const node: Node<V> = { key, value, size, newer: undefined, older: this.#newest };
     if (this.#newest) this.#newest.newer = node;
     else this.#oldest = node;
@@ -40,8 +42,11 @@ export class SizedFifo<V> {
 
   delete(key: string): void {
     const node = this.#byKey.get(key);
-    if (!node) return;
-    this.#byKey.delete(key);
+    if (node) this.#drop(node);
+  }
+
+  #drop(node: Node<V>): void {
+    this.#byKey.delete(node.key);
     this.#total -= node.size;
     if (node.older) node.older.newer = node.newer;
     else this.#oldest = node.newer;
