@@ -17,9 +17,12 @@
 //   BENCH_SEARCH_N=100000 npm run bench:search
 //
 // Environment: BENCH_SEARCH_N, BENCH_SEARCH_SAMPLES (requests per figure, default 1,000),
-// BENCH_SCALE_TEXT (characters per article, default 1,000), BENCH_SEARCH_KEEP=1 keeps the directory.
+// BENCH_SCALE_TEXT (characters per article, default 1,000), BENCH_SEARCH_KEEP=1 keeps the directory,
+// BENCH_SEARCH_ARCHIVE=dir keeps the archive as step 1 wrote it in `dir` and copies it from there
+// on the next run of the same N (step 1 takes most of an hour at a million; steps 2 and 3 are what
+// a change to the index or the query moves).
 import http from "node:http";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { wordsOf } from "../lib/search-words.js";
@@ -108,7 +111,18 @@ async function main(): Promise<void> {
   const report: Record<string, unknown> = { n, textChars, samples };
   try {
     console.log(`\nsearch at ${n.toLocaleString("en")} articles (${textChars}-character texts), embedded default; load ${load()}`);
-    report.buildPerS = Math.round(await build(dataDir));
+    const archive = process.env.BENCH_SEARCH_ARCHIVE ? join(process.env.BENCH_SEARCH_ARCHIVE, `${n}x${textChars}`) : undefined;
+    if (archive && existsSync(join(archive, "complete"))) {
+      cpSync(archive, dataDir, { recursive: true, filter: (src) => !src.endsWith("complete") });
+      console.log(`  archive copied from ${archive}`);
+    } else {
+      report.buildPerS = Math.round(await build(dataDir));
+      if (archive) {
+        rmSync(archive, { recursive: true, force: true });
+        cpSync(dataDir, archive, { recursive: true });
+        writeFileSync(join(archive, "complete"), "");
+      }
+    }
     const before = dirBytes(dataDir);
 
     const t0 = performance.now();

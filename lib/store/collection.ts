@@ -181,7 +181,7 @@ export interface DocumentCollection<D extends { _id: string }> {
   ensureTextIndex?(spec: TextIndexSpec): Promise<{ complete: Promise<void> }>;
   /**
    * The documents of one scope (TextIndexSpec.scope) whose indexed columns hold every word of
-   * `words` (folded), each as a word's prefix, anywhere, and that match `filter` (may be empty):
+   * `words` (lib/search-words.ts queryWords: folded, each a whole word or a marked prefix), anywhere, and that match `filter` (may be empty):
    * the most relevant first (TextIndexSpec.rankColumn), then the newest stored first; `count` is
    * the number of all matches. Costs in proportion to the matches, more with a filter (each
    * match's document is read to check it).

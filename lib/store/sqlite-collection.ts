@@ -30,7 +30,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, textIndexOf, type TextIndex } from "./sqlite-search.js";
+import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
 import { SizedFifo } from "../sized-fifo.js";
 
@@ -904,11 +904,13 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         const { count, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip);
         const packed = wantsPacked({ omit: o.omit });
         const byRow = s.readStmt(`SELECT _id, doc${packed ? ", z" : ""} FROM ${table} WHERE rowid = ?`);
-        const docs = rowids.map((r) => {
-          const row = byRow.get(r) as Row;
+        // A row the index names but the table lacks (its rowids renumbered under it: docs/operations.md) is left out, not a failed read.
+        const docs = rowids.flatMap((r) => {
+          const row = byRow.get(r) as Row | undefined;
+          if (!row) return [];
           const d = docOf(row, packed ? t.recent.packedOf(row._id, row.z) : null);
           for (const f of o.omit ?? []) delete d[f];
-          return d as D;
+          return [d as D];
         });
         return { count, docs };
       }),
@@ -940,7 +942,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       await write(() => {
         t.texts = [...before.filter((x) => x.spec.name !== spec.name), ix];
         s.conn.exec(BACKFILL_TABLE);
-        const tables = [ix.table, ix.rankTable];
+        const tables = tablesOf(ix);
         const existing = tables.map((name) => s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(name) as string | undefined);
         if (existing.every((sql, i) => sql === create[i])) return;
         tables.forEach((name, i) => existing[i] !== undefined && s.conn.exec(`DROP TABLE "${name}"`));

@@ -8,9 +8,18 @@
 // - detail=none: no word positions nor columns (queries are words in any order, never phrases):
 //   240 bytes per 1,000-character article, against 510 with detail=column. Which words the rank
 //   column (the title) holds comes from a second, small table of that column alone.
-// - no prefix indexes: a prefix query reads the few terms that start with it from the term
-//   b-tree; a prefix index would store every doclist again.
-// - unicode61 with remove_diacritics 2: folds as lib/search-words.ts folds ("bucher" = "Bücher").
+// - a query's last word may be a prefix (lib/search-words.ts queryWords). FTS5 answers a prefix
+//   by reading every document list of every word it begins, whole, before intersecting: a common
+//   word's list is most of the archive. So the words the index holds are also kept in a small
+//   table of their own (`terms`), and a prefix that begins few of them is asked as those words
+//   OR'ed, which FTS5 intersects as it does whole words (skipping through each list). A prefix
+//   that begins many is left to FTS5, helped for the shortest (three letters, what a search
+//   typed as it is read starts with) by a prefix index of three characters.
+// - the words are cut and folded before they reach FTS5, by lib/search-words.ts as the MongoDB
+//   store folds them; the table's tokenizer (ascii) only splits that at the spaces and changes
+//   nothing else (it lowercases A-Z alone, and every word is lowercase already). unicode61 folds
+//   a few letters otherwise ("ﬁ", fullwidth letters, "²", final sigma), and the stores would
+//   then disagree on what a query finds.
 // - the scope (the project) is a word of each entry, spelled so that no text's word or query's
 //   prefix can be it (it starts with U+0001, a token character here and refused in any text):
 //   a search intersects its words with its project's, and needs no document to tell whose a
@@ -19,6 +28,7 @@
 //   where the time field would need each match's document.
 import type Database from "better-sqlite3";
 import { Buffer } from "node:buffer";
+import { distinctWords, isPrefixWord, MIN_PREFIX_CHARS, stemOf } from "../search-words.js";
 import type { TextIndexSpec } from "./collection.js";
 
 export interface TextIndex {
@@ -27,6 +37,8 @@ export interface TextIndex {
   table: string;
   /** The FTS5 table of the rank column alone. */
   rankTable: string;
+  /** Every word the index ever held (a word no longer found stays: it matches nothing). */
+  termsTable: string;
 }
 
 /** What the index code needs of the driver's connection pair. */
@@ -47,15 +59,25 @@ export const BACKFILL_TABLE = "CREATE TABLE IF NOT EXISTS _text_backfill (tbl TE
 export function textIndexOf(collectionTable: string, spec: TextIndexSpec): TextIndex {
   for (const c of spec.columns) if (!/^[a-z][a-z0-9_]*$/.test(c)) throw new Error(`invalid text index column '${c}'`);
   if (!spec.columns.includes(spec.rankColumn)) throw new Error(`rank column '${spec.rankColumn}' is not a column of the text index`);
-  return { spec, table: `${collectionTable}__${spec.name}__fts`, rankTable: `${collectionTable}__${spec.name}__rank` };
+  return { spec, table: `${collectionTable}__${spec.name}__fts`, rankTable: `${collectionTable}__${spec.name}__rank`, termsTable: `${collectionTable}__${spec.name}__terms` };
 }
 
 const SCOPE_COLUMN = "scope_word";
 const fts5 = (table: string, columns: readonly string[]) =>
-  `CREATE VIRTUAL TABLE "${table}" USING fts5(${columns.join(", ")}, content='', contentless_delete=1, detail=none, tokenize="unicode61 remove_diacritics 2 tokenchars '\u0001'")`;
+  `CREATE VIRTUAL TABLE "${table}" USING fts5(${columns.join(", ")}, content='', contentless_delete=1, detail=none, prefix='${PREFIX_INDEX_CHARS}', tokenize="ascii tokenchars '\u0001'")`;
 
-/** The statements that create the index's tables: compared with the stored ones to tell a changed spec. */
-export const createSql = (ix: TextIndex): [string, string] => [fts5(ix.table, [...ix.spec.columns, SCOPE_COLUMN]), fts5(ix.rankTable, [ix.spec.rankColumn])];
+/** The prefix length FTS5 keeps an index of (MIN_PREFIX_CHARS: the shortest, and widest, prefix a query asks). */
+const PREFIX_INDEX_CHARS = MIN_PREFIX_CHARS;
+/** Most words a prefix is asked as (OR'ed); one that begins more is left to FTS5's prefix query. */
+export const MAX_PREFIX_TERMS = 32;
+
+/** The statements that create the index's tables, in the order of tablesOf: compared with the stored ones to tell a changed spec. */
+export const createSql = (ix: TextIndex): string[] => [
+  fts5(ix.table, [...ix.spec.columns, SCOPE_COLUMN]),
+  fts5(ix.rankTable, [ix.spec.rankColumn]),
+  `CREATE TABLE "${ix.termsTable}" (term TEXT PRIMARY KEY NOT NULL) WITHOUT ROWID`,
+];
+export const tablesOf = (ix: TextIndex): string[] => [ix.table, ix.rankTable, ix.termsTable];
 
 /** The scope's word: U+0001 and the value's UTF-8 in hex, one token whatever the value holds. */
 const scopeWord = (value: unknown): string => `\u0001${Buffer.from(String(value ?? ""), "utf8").toString("hex")}`;
@@ -71,16 +93,19 @@ export function moveText(s: Statements, indexes: readonly TextIndex[], rowid: nu
   }
 }
 
-/** The main table's values of a document (its columns, then its scope's word); null: not indexed. */
+/** The main table's values of a document (its columns' folded words, then its scope's word); null: not indexed. */
 function entryOf(ix: TextIndex, doc: Doc): string[] | null {
   const values = ix.spec.textOf(doc);
-  return values && [...values, scopeWord(doc[ix.spec.scope])];
+  return values && [...values.map((v) => distinctWords(v).join(" ")), scopeWord(doc[ix.spec.scope])];
 }
 
 function insertText(s: Statements, ix: TextIndex, rowid: number | bigint, values: string[]): void {
   const cols = [...ix.spec.columns, SCOPE_COLUMN];
   s.stmt(`INSERT INTO "${ix.table}" (rowid, ${cols.join(", ")}) VALUES (?, ${cols.map(() => "?").join(", ")})`).run(rowid, ...values);
   s.stmt(`INSERT INTO "${ix.rankTable}" (rowid, ${ix.spec.rankColumn}) VALUES (?, ?)`).run(rowid, values[cols.indexOf(ix.spec.rankColumn)]);
+  // One statement for all the words: a row each would cost more than the FTS5 entries.
+  const words = values.slice(0, ix.spec.columns.length).join(" ");
+  s.stmt(`INSERT OR IGNORE INTO "${ix.termsTable}" (term) SELECT value FROM json_each(?)`).run(JSON.stringify(words.split(" ").filter(Boolean)));
 }
 
 function deleteText(s: Statements, ix: TextIndex, rowid: number | bigint): void {
@@ -115,9 +140,17 @@ export function backfillPage(s: Statements, ix: TextIndex, collectionTable: stri
   return true;
 }
 
-/** FTS5's query for the words: each a prefix, all of them, in any column. */
-export const matchOf = (words: readonly string[]): string => words.map((w) => `"${w.replace(/"/g, '""')}"*`).join(" AND ");
-const inScope = (words: readonly string[], scope: string) => `"${scopeWord(scope)}" AND ${matchOf(words)}`;
+/** FTS5's query for one of queryWords' words; a prefix as the few words it begins (the module's comment), read from `terms`. */
+function termOf(s: Statements, ix: TextIndex, w: string): string {
+  const quoted = (t: string) => `"${t.replace(/"/g, '""')}"`;
+  const stem = stemOf(w);
+  if (!isPrefixWord(w)) return quoted(stem);
+  // Every word it begins sorts between the stem and the stem followed by the last code point (none a letter or digit).
+  const begun = s.readStmt(`SELECT term FROM "${ix.termsTable}" WHERE term >= ? AND term < ? ORDER BY term LIMIT ${MAX_PREFIX_TERMS + 1}`, true).all(stem, `${stem}\u{10FFFF}`) as string[];
+  if (begun.length > MAX_PREFIX_TERMS) return `${quoted(stem)}*`;
+  // None: the stem itself, a word no document holds.
+  return begun.length ? `(${begun.map(quoted).join(" OR ")})` : quoted(stem);
+}
 
 /**
  * The matching rows of one page, with the number of all matches: the rows whose rank column
@@ -138,10 +171,11 @@ export function searchPage(
   const fts = `"${ix.table}"`;
   const matching = `SELECT rowid AS m FROM ${fts} WHERE ${fts} MATCH ?`;
   const matched = where ? `(${matching}) JOIN "${collectionTable}" ON rowid = m WHERE ${where.sql}` : `(${matching})`;
-  const params = [inScope(words, scope), ...(where?.params ?? [])];
+  const terms = words.map((w) => termOf(s, ix, w));
+  const params = [[`"${scopeWord(scope)}"`, ...terms].join(" AND "), ...(where?.params ?? [])];
   const rank = `"${ix.rankTable}"`;
   const score = words.map(() => `(m IN (SELECT rowid FROM ${rank} WHERE ${rank} MATCH ?))`).join(" + ");
-  const ranked = words.map((w) => matchOf([w]));
+  const ranked = terms;
   const rows = s.readStmt(`SELECT m, count(*) OVER () AS n FROM ${matched} ORDER BY ${score} DESC, m DESC LIMIT ? OFFSET ?`).all(...params, ...ranked, limit, skip) as Array<{ m: number; n: number }>;
   // Past the last page: no row carries the count.
   const count = rows.length ? rows[0].n : (s.readStmt(`SELECT count(*) FROM ${matched}`, true).get(...params) as number);

@@ -231,7 +231,7 @@ export interface ListFilter {
   label?: string;
   /**
    * Only articles whose title or text holds each of these folded words (lib/search-words.ts
-   * queryWords) as a word's prefix; the page is then ranked by relevance, then newest first,
+   * queryWords: a whole word, or a marked one as a word's prefix); the page is then ranked by relevance, then newest first,
    * and the count is of the matches.
    */
   words?: readonly string[];

@@ -1,8 +1,9 @@
 // Finding articles by words of their title and text (ArticleStore.list with `words`). The
 // embedded store asks its FTS5 index (lib/store/sqlite-search.ts); MongoDB keeps each live
 // article's distinct folded words in `words`, a multikey index with the project ahead of it,
-// and answers each query word with an anchored prefix regex over that index (MongoDB's $text
-// index neither matches prefixes nor runs on the test suite's MongoDB stand-in).
+// and answers each whole query word with that word and a prefix one with an anchored regex over
+// that index (MongoDB's $text index neither matches prefixes nor runs on the test suite's
+// MongoDB stand-in). Which query word is a prefix: lib/search-words.ts queryWords.
 //
 // Relevance: an article whose title holds the words comes before one whose text alone does;
 // more precisely, the more query words its title holds, the higher; equally relevant ones the
@@ -10,7 +11,7 @@
 // the order they were stored in, which its index knows without reading each match, and which is
 // the creation order). The same rule on both stores. (FTS5's bm25 would need the
 // word positions, twice the index, and gives a word found in most articles no weight at all.)
-import { distinctWords, wordsOf } from "../../../lib/search-words.js";
+import { distinctWords, isPrefixWord, stemOf, wordMatches, wordsOf } from "../../../lib/search-words.js";
 import type { DocumentCollection, Filter, TextIndexSpec } from "../../../lib/store/collection.js";
 import type { ArticleDoc } from "./layout.js";
 import { seqOfAdded } from "./order.js";
@@ -38,16 +39,16 @@ export const wordsField = (d: Record<string, unknown>): string[] => distinctWord
 export const WORDS_INDEX = "project_words";
 
 /**
- * The page of the project's articles matching `filter` whose words include each query word as
- * a prefix, ranked, and the number of all matches (MongoDB). Reads the matches' ids, titles and
+ * The page of the project's articles matching `filter` whose words include each query word (a
+ * marked one as a prefix), ranked, and the number of all matches (MongoDB). Reads the matches' ids, titles and
  * times from the index's range, then the page's documents.
  */
 export async function searchByWords(col: DocumentCollection<ArticleDoc>, filter: Filter, words: readonly string[], limit: number, offset: number): Promise<{ count: number; docs: ArticleDoc[] }> {
-  const matching = { ...filter, words: { $all: words.map((w) => new RegExp(`^${w}`)) } };
+  const matching = { ...filter, words: { $all: words.map((w) => (isPrefixWord(w) ? new RegExp(`^${stemOf(w)}`) : w)) } };
   const found = await col.find(matching, { projection: { _id: 1, title: 1, seq: 1, added: 1 }, hint: WORDS_INDEX });
   const inTitle = (title: string) => {
     const own = wordsOf(title);
-    return words.filter((w) => own.some((o) => o.startsWith(w))).length;
+    return words.filter((w) => own.some((o) => wordMatches(o, w))).length;
   };
   // An article of a release before the creation sequence, not yet given one (store.ts), by its creation second.
   const ranked = found.map((d) => ({ id: d._id, seq: d.seq ?? seqOfAdded(d.added), score: inTitle(d.title) }));
