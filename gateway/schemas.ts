@@ -7,7 +7,7 @@ import { addCharacterRules, CHARACTERS_KEYWORD, NOT_BLANK, UNSAFE_ID_MESSAGE, UN
 import { LANGS, VOICES, VOICE_NAMES, checkVoiceLang } from "../lib/voices.js";
 import { PRONUNCIATION_LIMITS, RULE_LANG, pronunciationProblem, type PronunciationRule } from "../lib/pronunciations.js";
 import { normalizeHttpUrl } from "../lib/urls.js";
-import { MAX_QUERY_CHARS, MAX_QUERY_WORDS } from "../lib/search-words.js";
+import { MAX_QUERY_CHARS, MAX_QUERY_WORDS, MIN_PREFIX_CHARS } from "../lib/search-words.js";
 import { HttpError } from "./errors.js";
 
 // ajv-formats is CommonJS; under NodeNext its default import is the module object.
@@ -210,7 +210,7 @@ export const ListQuery: Schema = {
       maxLength: MAX_QUERY_CHARS,
       examples: ["bucher herbst"],
       description:
-        `Search: only articles whose title or text holds every word of q, each as the start of a word, in any order, ignoring case and diacritics ("bucher" finds "Bücher"); at most ${MAX_QUERY_WORDS} words. ` +
+        `Search: only articles whose title or text holds every word of q as a whole word, in any order, the last word of ${MIN_PREFIX_CHARS} letters or more also as the start of a word ("harbour sto" finds "Harbour storm"), ignoring case and diacritics ("bucher" finds "Bücher"); at most ${MAX_QUERY_WORDS} words. ` +
         "The page is then ranked by relevance (words in the title first), then newest first, and count is the number of matches. Combines with status and label.",
     },
   },
