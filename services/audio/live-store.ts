@@ -18,7 +18,8 @@ export interface LiveWriter {
   expire(): void;
 }
 
-export function liveWriter(blobs: BlobStore, keys: ReturnType<typeof audioKeys>, log: Logger): LiveWriter {
+/** `started`: the job's start (Date.now()), from which the stored parts' times are logged (debug; the first at info). */
+export function liveWriter(blobs: BlobStore, keys: ReturnType<typeof audioKeys>, log: Logger, started = Date.now()): LiveWriter {
   let chain = Promise.resolve();
   let failed = false;
   return {
@@ -27,7 +28,12 @@ export function liveWriter(blobs: BlobStore, keys: ReturnType<typeof audioKeys>,
         if (failed) return;
         try {
           // The full stage hands on the opening parts again (from the chunk cache): they are there already.
-          if (!(await blobs.stat(keys.live(part.index)))) await blobs.put(keys.live(part.index), part.mp3, "audio/mpeg");
+          if (!(await blobs.stat(keys.live(part.index)))) {
+            await blobs.put(keys.live(part.index), part.mp3, "audio/mpeg");
+            const fields = { part: part.index, ms: Date.now() - started };
+            if (part.index === 0) log.info(fields, "first live audio part stored");
+            else log.debug(fields, "live audio part stored");
+          }
           if (part.last) await blobs.put(keys.liveEnd, Buffer.alloc(0), "application/octet-stream");
         } catch (e) {
           // A gap would make the stream another audio than the file: none after it is written.

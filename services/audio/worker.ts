@@ -137,7 +137,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
           }
         : undefined;
       // A listener may be playing it while it is made: its parts go to the store as they come.
-      const live = d.job.priority ? liveWriter(blobs, keys, jlog) : undefined;
+      const live = d.job.priority ? liveWriter(blobs, keys, jlog, started) : undefined;
       const r = speech
         ? await renderWithProviders({ ...content, prompt: a.prompt }, speech, {
             signal: AbortSignal.any([shutdown.signal, handOn.signal]),

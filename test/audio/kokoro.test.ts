@@ -172,6 +172,31 @@ describe("Kokoro engine", function () {
       expect(order).to.deep.equal(["short", "long"]);
     });
 
+    it("finishes a text as soon as its last sentence is spoken, not after another text's next sentence", async () => {
+      const { log, lines } = capturedLog();
+      log.level = "debug";
+      const engine = await createKokoroEngine({ log });
+      try {
+        const long = engine.synthesize({ text: "One. Two. Three. Four. Five.", voice: "af_sky", lang: "en-US" });
+        await engine.synthesize({ text: "Seven.", voice: "am_adam", lang: "en-US" });
+        await long;
+        const rendered = lines.filter((l) => l.msg === "Kokoro chunk rendered") as unknown as Array<{ steps: number; othersMs: number; audioS: number }>;
+        expect(rendered).to.have.length(2);
+        const [short, whole] = rendered;
+        // The short text (done first): one model call, and none of the long one's between it and its end.
+        expect(short.steps).to.equal(1);
+        expect(short.othersMs).to.equal(0);
+        expect(whole.steps).to.equal(5);
+        expect(whole.audioS).to.be.greaterThan(short.audioS);
+        // The host says where its start went: it made a first call before it said it was ready.
+        const started = lines.find((l) => l.msg.startsWith("Kokoro speech host started")) as unknown as { loadMs: number; warmupMs: number; warmupCpuMs: number } | undefined;
+        expect(started, "the host's start logged").to.not.equal(undefined);
+        expect(started!.warmupCpuMs).to.be.greaterThan(0);
+      } finally {
+        await engine.close();
+      }
+    });
+
     it("reads en-GB in a British voice", async () => {
       const mp3 = await kokoro.synthesize({ text: "The colour of the autumn leaves drew visitors to the park.", voice: "bm_george", lang: "en-GB" });
       const { sampleRate, samples } = await decode(mp3);

@@ -48,6 +48,33 @@ describe("audio pipeline: preview first", function () {
     });
   }
 
+  it("asks an engine that works on one text at a time (Kokoro's host) for one chunk at a time, in playing order, so the opening is not shared with later chunks", async () => {
+    const seen: Record<number, { max: number; order: string[] }> = {};
+    for (const concurrency of [1, 2]) {
+      let inFlight = 0;
+      const record = (seen[concurrency] = { max: 0, order: [] as string[] });
+      const counted: SpeechEngine = {
+        ...engine,
+        concurrency,
+        async synthesize(req, signal) {
+          record.max = Math.max(record.max, ++inFlight);
+          record.order.push(req.text);
+          try {
+            return await engine.synthesize(req, signal);
+          } finally {
+            inFlight--;
+          }
+        },
+      };
+      // Another title per round: the router has no cache here, but the texts stay apart anyway.
+      await renderWithProviders({ ...long, title: `${long.title} ${concurrency}`, voice: "alloy" }, createSpeechRouter({ providers: { local: localProvider(counted) }, localConcurrency: 2 }), {});
+    }
+    expect(seen[1].max).to.equal(1);
+    // The same router gives an engine that works on two at once two chunks: the bound is the engine's.
+    expect(seen[2].max).to.equal(2);
+    expect(seen[1].order.length).to.be.greaterThan(4);
+  });
+
   it("offers nothing early for an article that is its own preview (the render's preview is the whole)", async () => {
     let offered = false;
     const r = await renderWithProviders({ title: "Short", text: "A short note of two sentences. Nothing more to say.", lang: "en-US", voice: "alloy" }, createSpeechRouter({ providers: { local: localProvider(engine) } }), {

@@ -4,7 +4,7 @@
 // the Kokoro host, kokoro/host.ts). While renders are in flight the host keeps the service's
 // process alive; an idle one does not.
 import { fork, type ChildProcess } from "node:child_process";
-import type { HostReply, HostRequest } from "./native-host-protocol.js";
+import type { HostReply, HostRequest, HostStartTiming, RenderTiming } from "./native-host-protocol.js";
 
 /** How to start a host: its module, arguments and Node options. */
 export interface HostSpec {
@@ -15,6 +15,9 @@ export interface HostSpec {
   args: string[];
   execArgv: string[];
   env?: NodeJS.ProcessEnv;
+  /** Where a host that reports them says its start's and each render's time went (the Kokoro host). */
+  onStarted?(timing: HostStartTiming): void;
+  onRendered?(timing: RenderTiming): void;
 }
 
 interface Pending {
@@ -115,7 +118,11 @@ export class ChildHost<Job extends object> {
         const failed = (err: Error) => reject(new Error(`The ${this.spec.name} did not start: ${err.message}`));
         child.once("error", failed);
         child.once("exit", (code, sig) => failed(new Error(`it exited (${sig ?? `code ${code}`})`)));
-        child.once("message", (m: HostReply) => (m.type === "ready" ? resolve() : failed(new Error(m.type === "init-failed" ? m.message : `unexpected first message ${m.type}`))));
+        child.once("message", (m: HostReply) => {
+          if (m.type !== "ready") return failed(new Error(m.type === "init-failed" ? m.message : `unexpected first message ${m.type}`));
+          if (m.timing) this.spec.onStarted?.(m.timing);
+          resolve();
+        });
       });
       child.removeAllListeners("error").removeAllListeners("exit").removeAllListeners("message");
       child.on("message", (m: HostReply) => this.received(m));
@@ -131,6 +138,7 @@ export class ChildHost<Job extends object> {
 
   private received(m: HostReply): void {
     if (m.type === "done") {
+      if (m.timing) this.spec.onRendered?.(m.timing);
       const p = this.settle(m.id);
       p?.resolve(Buffer.from(m.mp3.buffer, m.mp3.byteOffset, m.mp3.byteLength));
     } else if (m.type === "failed") {

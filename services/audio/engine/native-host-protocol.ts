@@ -15,8 +15,37 @@ export type NativeHostRequest = { type: "synthesize"; id: number; voice: EspeakV
 export type KokoroHostRequest = ({ type: "synthesize"; id: number } & KokoroJob) | Cancel;
 export type HostRequest = NativeHostRequest | KokoroHostRequest;
 
+/**
+ * Where a render's time went in the Kokoro host (ms of wall time unless named CPU): logged by the
+ * service at debug level, read by bench/live-first-sound.ts for its breakdown.
+ */
+export interface RenderTiming {
+  /** From the request's arrival to its first model call (behind other texts' steps). */
+  queuedMs: number;
+  /** Waiting for eSpeak's IPA. */
+  phonemesMs: number;
+  /** The model's calls, and the CPU the host used meanwhile (every ONNX Runtime thread). */
+  inferMs: number;
+  inferCpuMs: number;
+  /** Leveling and MP3 encoding. */
+  encodeMs: number;
+  /** Other texts' steps taken in turn between this one's first step and its end. */
+  othersMs: number;
+  /** From arrival to the MP3 sent. */
+  totalMs: number;
+  steps: number;
+  audioS: number;
+}
+
+/** The host's start: loading the model, then one call to warm ONNX Runtime up (its first call costs more than any later one). */
+export interface HostStartTiming {
+  loadMs: number;
+  warmupMs: number;
+  warmupCpuMs: number;
+}
+
 export type HostReply =
-  | { type: "ready" }
+  | { type: "ready"; timing?: HostStartTiming }
   | { type: "init-failed"; message: string }
-  | { type: "done"; id: number; mp3: Uint8Array }
+  | { type: "done"; id: number; mp3: Uint8Array; timing?: RenderTiming }
   | { type: "failed"; id: number; message: string; code?: string };

@@ -125,7 +125,7 @@ export async function speechRouterFromEnv(env: Record<string, string | undefined
   const engines = localEnginesOf(env, cfg.LOCAL_ENGINES);
   // Loaded once per process and kept: every article of this worker shares the session.
   const kokoro = engines.includes("kokoro")
-    ? await optionalEngine("Kokoro (English)", () => createKokoroEngine({ dir: cfg.KOKORO_DIR, threads: cfg.KOKORO_THREADS }), setup.log)
+    ? await optionalEngine("Kokoro (English)", () => createKokoroEngine({ dir: cfg.KOKORO_DIR, threads: cfg.KOKORO_THREADS, log: setup.log }), setup.log)
     : undefined;
   const pico = engines.includes("pico") ? await optionalEngine("Pico (German)", () => createPicoEngine(), setup.log) : undefined;
   setup.log?.info({ openai: !!openai, azure: !!azure, kokoro: !!kokoro, pico: !!pico, fallback: cfg.AUDIO_FALLBACK, cache: cache ? cfg.AUDIO_CACHE_MAX_BYTES : 0 }, "speech providers configured");

@@ -25,6 +25,7 @@ export function localProvider(engine: SpeechEngine, maxChars = 300): SpeechProvi
     name: "local",
     label: engine.name,
     maxChars,
+    concurrency: engine.concurrency,
     usesPrompt: false,
     // The level is baked into the PCM, so it is part of what a cached chunk is.
     model: (req) => `${engine.name}/${engine.format.sampleRate}/${engine.format.bitrate}${req.level ? `/${req.level.lufs}/${req.level.truePeak}` : ""}`,

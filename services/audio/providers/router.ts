@@ -133,7 +133,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
     stats,
     loaded: { openai: !!openai, azure: !!azure, kokoro: !!kokoro, pico: !!pico },
     chain,
-    concurrency: (p) => (p.name === "local" ? localConcurrency : articleConcurrency),
+    concurrency: (p) => (p.name === "local" ? Math.max(1, Math.min(localConcurrency, p.concurrency ?? localConcurrency)) : articleConcurrency),
     chunkChars: (p) => (p.name === "local" ? p.maxChars : Math.min(p.maxChars, opts.chunkChars ?? p.maxChars)),
 
     async close() {

@@ -24,6 +24,12 @@ export interface SpeechProvider {
   readonly label?: string;
   /** Longest text accepted in one request, in characters. */
   readonly maxChars: number;
+  /**
+   * Requests it works on at once (a local engine: its own concurrency). More of one article's
+   * chunks in flight would only share its time, each finishing later: the first sound and the
+   * preview wait for the first chunks, not for all.
+   */
+  readonly concurrency?: number;
   /** Whether `prompt` changes the audio (and therefore belongs in the cache key). */
   readonly usesPrompt: boolean;
   /** The model (or engine variant) that would serve the request: part of the cache key. */

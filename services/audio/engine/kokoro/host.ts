@@ -12,7 +12,7 @@ import { ENCODER_PEAK_MARGIN_DB, Leveler } from "../../loudness/limiter.js";
 import { measure } from "../../loudness/meter.js";
 import { isKokoroVoice, kokoroAccent } from "../catalog.js";
 import { SPEECH_NICENESS } from "../native.js";
-import type { HostReply, KokoroHostRequest, KokoroJob } from "../native-host-protocol.js";
+import type { HostReply, HostStartTiming, KokoroHostRequest, KokoroJob, RenderTiming } from "../native-host-protocol.js";
 import { EdgeShaper } from "../pcm.js";
 import { KOKORO_FORMAT, KOKORO_RATE } from "../types.js";
 import { loadLame } from "../wasm-lame.js";
@@ -77,11 +77,13 @@ async function load() {
   return { ort, session, vocab, space, lame, files };
 }
 
+const loadStarted = performance.now();
 const engine = await load().catch((err: unknown) => {
   send({ type: "init-failed", message: err instanceof Error ? err.message : String(err) });
   process.exit(1);
 });
 const { ort, session, vocab, space, lame, files } = engine;
+const loadMs = performance.now() - loadStarted;
 
 const styles = new Map<string, Float32Array>();
 function styleOf(voice: string): Float32Array {
@@ -92,6 +94,12 @@ function styleOf(voice: string): Float32Array {
     styles.set(voice, style);
   }
   return style;
+}
+
+/** CPU ms of this process (the ONNX Runtime threads included) since `from`. */
+function cpuMsSince(from: NodeJS.CpuUsage): number {
+  const d = process.cpuUsage(from);
+  return (d.user + d.system) / 1000;
 }
 
 async function infer(tokens: number[], style: Float32Array): Promise<Float32Array> {
@@ -117,8 +125,12 @@ function trimEdges(audio: Float32Array): Float32Array {
   return audio.subarray(Math.max(0, start - keep), Math.min(audio.length, end + keep));
 }
 
-/** The job's speech as 24 kHz samples: a step per model call (a sentence, or a piece of a long one), then the whole. */
-async function* speak(job: KokoroJob): AsyncGenerator<void, Float32Array, void> {
+/**
+ * The job's speech as 24 kHz samples: a step per model call (a sentence, or a piece of a long
+ * one), then the whole. The turn is given up between calls, never after the last: a text whose
+ * last call is done is finished at once, not after another text's call.
+ */
+async function* speak(job: KokoroJob, timing: RenderTiming): AsyncGenerator<void, Float32Array, void> {
   if (!isKokoroVoice(job.voice)) throw new Error(`Kokoro has no voice '${job.voice}'`);
   const style = styleOf(job.voice);
   const espeakVoice = kokoroAccent(job.voice) === "en-GB" ? "en-gb" : "en-us";
@@ -128,14 +140,31 @@ async function* speak(job: KokoroJob): AsyncGenerator<void, Float32Array, void> 
     parts.push(a);
     total += a.length;
   };
-  for (const sentence of sentences(job.text)) {
+  // A sentence's tokens, asked of eSpeak while the model speaks the one before.
+  const tokensOf = async (sentence: string) => {
     const cls = clauses(sentence);
     const ipa = await Promise.all(cls.map((c) => espeakIpa(espeak, espeakVoice, c.words)));
-    const tokens = ipa.map((p, i) => tokenize(toKokoroIpa(p) + cls[i].stop, vocab)).filter((t) => t.length > 0);
+    return ipa.map((p, i) => tokenize(toKokoroIpa(p) + cls[i].stop, vocab)).filter((t) => t.length > 0);
+  };
+  const list = sentences(job.text);
+  let next = list.length > 0 ? tokensOf(list[0]) : undefined;
+  // Not left unhandled while the generator waits for its turn: awaited below, or dropped with a cancelled text.
+  next?.catch(() => undefined);
+  for (let s = 0; s < list.length; s++) {
+    const waited = performance.now();
+    const tokens = await next!;
+    timing.phonemesMs += performance.now() - waited;
+    next = s + 1 < list.length ? tokensOf(list[s + 1]) : undefined;
+    next?.catch(() => undefined);
     for (const [i, piece] of pack(tokens, space).entries()) {
+      if (timing.steps > 0) yield;
       if (total > 0) add(new Float32Array(Math.round((i === 0 ? SENTENCE_GAP_S : PIECE_GAP_S) * KOKORO_RATE)));
+      const started = performance.now();
+      const cpu = process.cpuUsage();
       add(trimEdges(await infer(piece, style)));
-      yield;
+      timing.inferMs += performance.now() - started;
+      timing.inferCpuMs += cpuMsSince(cpu);
+      timing.steps++;
     }
   }
   // Text with nothing to pronounce (a row of dashes) is a short pause, as eSpeak makes of it.
@@ -146,6 +175,7 @@ async function* speak(job: KokoroJob): AsyncGenerator<void, Float32Array, void> 
     pcm.set(p, at);
     at += p.length;
   }
+  timing.audioS = total / KOKORO_RATE;
   return pcm;
 }
 
@@ -181,7 +211,17 @@ function encode(pcm: Float32Array, level: KokoroJob["level"]): Uint8Array<ArrayB
 // in turn from every text in hand: a long chunk of one article delays another's first audio by one
 // sentence's render, not by the whole chunk.
 type Job = Extract<KokoroHostRequest, { type: "synthesize" }>;
-const active: Array<{ id: number; level: Job["level"]; steps: AsyncGenerator<void, Float32Array, void> }> = [];
+interface Turn {
+  id: number;
+  level: Job["level"];
+  steps: AsyncGenerator<void, Float32Array, void>;
+  timing: RenderTiming;
+  arrived: number;
+  /** performance.now() at its first step, and the wall time of its own steps. */
+  firstStep?: number;
+  ownMs: number;
+}
+const active: Turn[] = [];
 const cancelled = new Set<number>();
 let busy = false;
 /** The text whose step is running. */
@@ -199,14 +239,24 @@ async function drain(): Promise<void> {
           continue;
         }
         current = id;
+        const stepStarted = performance.now();
+        turn.firstStep ??= stepStarted;
         const step = await turn.steps.next();
+        const stepEnded = performance.now();
+        turn.ownMs += stepEnded - stepStarted;
         current = undefined;
         if (cancelled.delete(id)) continue;
         if (!step.done) {
           active.push(turn);
           continue;
         }
-        send({ type: "done", id, mp3: encode(step.value, turn.level) });
+        const mp3 = encode(step.value, turn.level);
+        const t = turn.timing;
+        t.encodeMs = performance.now() - stepEnded;
+        t.queuedMs = turn.firstStep - turn.arrived;
+        t.othersMs = Math.max(0, stepEnded - turn.firstStep - turn.ownMs);
+        t.totalMs = performance.now() - turn.arrived;
+        send({ type: "done", id, mp3, timing: t });
       } catch (err) {
         current = undefined;
         if (!cancelled.delete(id)) send({ type: "failed", id, message: err instanceof Error ? err.message : String(err) });
@@ -222,11 +272,36 @@ process.on("message", (msg: KokoroHostRequest) => {
     if (msg.id === current || active.some((t) => t.id === msg.id)) cancelled.add(msg.id);
     return;
   }
-  active.push({ id: msg.id, level: msg.level, steps: speak(msg) });
+  const timing: RenderTiming = { queuedMs: 0, phonemesMs: 0, inferMs: 0, inferCpuMs: 0, encodeMs: 0, othersMs: 0, totalMs: 0, steps: 0, audioS: 0 };
+  active.push({ id: msg.id, level: msg.level, steps: speak(msg, timing), timing, arrived: performance.now(), ownMs: 0 });
   void drain();
 });
 
 // The parent is gone (stopped, or killed): so is the work it asked for.
 process.on("disconnect", () => process.exit(0));
 
-send({ type: "ready" });
+/**
+ * One short sentence through every stage before the host says it is ready: ONNX Runtime's first
+ * call on a new session costs several later calls (its arenas and kernels are set up then), and
+ * eSpeak's data, the leveler and LAME are loaded by their first use. Without this the first
+ * listener after a start would pay for it before the first sound.
+ */
+async function warmUp(): Promise<Omit<HostStartTiming, "loadMs">> {
+  const started = performance.now();
+  const cpu = process.cpuUsage();
+  const voice = files.voiceNames.find(isKokoroVoice);
+  if (voice) {
+    const timing: RenderTiming = { queuedMs: 0, phonemesMs: 0, inferMs: 0, inferCpuMs: 0, encodeMs: 0, othersMs: 0, totalMs: 0, steps: 0, audioS: 0 };
+    const steps = speak({ text: "Good morning, and welcome.", voice, level: null }, timing);
+    let step = await steps.next();
+    while (!step.done) step = await steps.next();
+    encode(step.value, { lufs: -19, truePeak: -1 });
+  }
+  return { warmupMs: performance.now() - started, warmupCpuMs: cpuMsSince(cpu) };
+}
+
+const warm = await warmUp().catch((err: unknown) => {
+  send({ type: "init-failed", message: `Kokoro's first call failed: ${err instanceof Error ? err.message : String(err)}` });
+  process.exit(1);
+});
+send({ type: "ready", timing: { loadMs, ...warm } });

@@ -14,6 +14,7 @@ import type { KokoroJob } from "../native-host-protocol.js";
 import { defusePhonemes } from "../text.js";
 import { EngineClosedError, KOKORO_FORMAT, SpeechInputError, type SpeechEngine, type SpeechRequest } from "../types.js";
 import { defaultKokoroDir, kokoroFiles } from "./files.js";
+import type { Logger } from "../../../../lib/log.js";
 
 export { defaultKokoroDir } from "./files.js";
 
@@ -22,6 +23,8 @@ export interface KokoroOptions {
   dir?: string;
   /** ONNX Runtime's intra-op threads (default: defaultKokoroThreads()). */
   threads?: number;
+  /** Where the host's start and each render's time went: logged at debug level (bench/live-first-sound.ts reads it). */
+  log?: Logger;
 }
 
 /**
@@ -69,6 +72,8 @@ export async function createKokoroEngine(opts: KokoroOptions = {}): Promise<Spee
     // would keep tens of MB of its own. ONNX Runtime's Linux library (1.31) carries an uploader of
     // usage telemetry to Microsoft, off only when told before it starts: no calls at run time.
     env: { ...process.env, MALLOC_ARENA_MAX: "2", ORT_DISABLE_TELEMETRY: "1" },
+    onStarted: (t) => opts.log?.info(rounded(t), "Kokoro speech host started: model loaded, first call made"),
+    onRendered: (t) => opts.log?.debug(rounded(t), "Kokoro chunk rendered"),
   });
   await host.start();
   const voices = new Set(files.voiceNames);
@@ -89,6 +94,10 @@ export async function createKokoroEngine(opts: KokoroOptions = {}): Promise<Spee
       await host.close();
     },
   };
+}
+
+function rounded<T extends object>(timing: T): Record<string, number> {
+  return Object.fromEntries(Object.entries(timing).map(([k, v]) => [k, Math.round(Number(v) * 10) / 10]));
 }
 
 /** The Kokoro voice for a request; SpeechInputError for bad input. */
