@@ -107,6 +107,13 @@ export interface TextSearchOptions {
   omit?: string[];
 }
 
+/** Fields computed from another numeric field of the same document (DocumentCollection.fillDerived). */
+export interface DerivedFill {
+  /** Documents that have this field are left alone: a page done twice changes nothing. */
+  unless: string;
+  fields: Record<string, { from: string; times: number }>;
+}
+
 /** `D` is the stored document; every document has a string `_id`. */
 export interface DocumentCollection<D extends { _id: string }> {
   /**
@@ -187,6 +194,14 @@ export interface DocumentCollection<D extends { _id: string }> {
    * match's document is read to check it).
    */
   searchText?(index: string, words: readonly string[], scope: string, filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
+  /**
+   * A one-time fill of fields an older release did not write, computed in the database itself
+   * where the driver can (SQLite; MongoDB reads the page's source fields): on the documents of one page, the first `limit` by id
+   * after `after`, that lack `unless`, sets each field of `fields` to the
+   * document's own number `from` times `times`. The fields must be in no tally, multikey or text
+   * index. Answers the page's last id (undefined once past the last document) and how many were set.
+   */
+  fillDerived(spec: DerivedFill, page: { after: string; limit: number }): Promise<{ last?: string; modified: number }>;
   /** Drops the index of that name (an index no query uses any more); a no-op when there is none. */
   dropIndex(name: string): Promise<void>;
   /** Releases what the driver holds for this collection (the embedded one compacts its file). */

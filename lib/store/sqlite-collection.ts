@@ -25,10 +25,10 @@ import { isSqliteError, sqliteDriver } from "./sqlite-binding.js";
 import { randomBytes } from "node:crypto";
 import { closeSync, fdatasync, fstatSync, fsyncSync, mkdirSync, openSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { DuplicateKeyError, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type TextIndexSpec, type Update } from "./collection.js";
+import { DuplicateKeyError, type DerivedFill, type DocumentCollection, type Filter, type FindOptions, type IndexOptions, type IndexSpec, type TallySpec, type TextIndexSpec, type Update } from "./collection.js";
 import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
-import { fieldExpr, orderBy, whereOf } from "./sqlite-filter.js";
+import { fieldExpr, jsonPath, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
 import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
@@ -914,6 +914,25 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         });
         return { count, docs };
       }),
+    async fillDerived(spec: DerivedFill, page) {
+      const fields = Object.entries(spec.fields);
+      const kept = [...t.tallies.flatMap((x) => x.fields ?? [""]), ...t.entries.flatMap((x) => x.keys.map(([f]) => f)), ...(t.texts.length ? [""] : [])];
+      // A tally without named fields, or a text index, might read any field: the fill would leave them stale.
+      const stale = fields.find(([f]) => kept.includes(f) || kept.includes(""));
+      if (stale) throw new Error(`fillDerived: '${stale[0]}' of ${t.table} may be in a tally, multikey or text index; fill it with updates`);
+      // The factor written out (checked a finite number): an integer one keeps integer values integers, as a bound parameter (a double) would not.
+      if (fields.some(([, { times }]) => !Number.isFinite(times))) throw new Error("fillDerived: the factor must be a finite number");
+      const sets = fields.map(([f, { from, times }]) => `${jsonPath(f)}, ${fieldExpr(from)} * ${times}`).join(", ");
+      const where = whereOf({ [spec.unless]: { $exists: false } }, t.scalar);
+      return write(() => {
+        const last = s.stmt(`SELECT max(_id) FROM (SELECT _id FROM ${table} WHERE _id > ? ORDER BY _id LIMIT ?)`, true).get(page.after, page.limit) as string | null;
+        if (last === null) return { modified: 0 };
+        const { changes } = s
+          .stmt(`UPDATE ${table} SET doc = json_set(doc, ${sets}) WHERE _id > ? AND _id <= ? AND ${where.sql}`)
+          .run(page.after, last, ...where.params);
+        return { last, modified: changes };
+      });
+    },
     async dropIndex(indexName) {
       if (!NAME.test(indexName)) throw new Error(`invalid index name '${indexName}'`);
       t.entries = t.entries.filter((x) => x.name !== indexName);

@@ -20,7 +20,7 @@ export interface SqlPart {
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
-const jsonPath = (field: string): string => {
+export const jsonPath = (field: string): string => {
   if (!FIELD.test(field)) throw new Error(`the embedded store cannot query the field '${field}'`);
   return `'$.${field}'`;
 };

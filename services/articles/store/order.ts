@@ -9,8 +9,11 @@
 //   one import, made in the file's order, keep that order (the newest-first list shows its last
 //   line first) however many fall into one second.
 //
-// Articles written by releases before these keys get them once at open (store.ts), from `added`
-// (seconds): the ones created within one second then tie, and keep the order they were stored in.
+// Articles written by releases before these keys get them once, in the background after the
+// first start (order-upgrade.ts), from `added` (seconds): the ones created within one second then
+// tie, and keep the order they were stored in.
+
+import type { DerivedFill } from "../../../lib/store/collection.js";
 
 /** Creates per millisecond the sequence can tell apart before it runs ahead of the clock. */
 export const SEQ_PER_MS = 1000;
@@ -36,6 +39,16 @@ export function createdMs(added: number, seq: number): number {
 /** The sequence number of an article stored before sequences, from its creation second. */
 export const seqOfAdded = (added: number): number => added * 1000 * SEQ_PER_MS;
 
+/**
+ * The keys of an article stored before them, computed in the database from `added` alone:
+ * seqOfAdded, and sortAtOf without a publication date (createdMs of that sequence is the second's
+ * first millisecond). No release wrote `published` without the keys.
+ */
+export const ORDER_KEYS_OF_ADDED: DerivedFill = {
+  unless: "seq",
+  fields: { seq: { from: "added", times: 1000 * SEQ_PER_MS }, sortAt: { from: "added", times: 1000 } },
+};
+
 /** The list order's key: the publication date's epoch ms, else the creation's. */
 export function sortAtOf(published: string | undefined, added: number, seq: number): number {
   if (published !== undefined) {
@@ -47,3 +60,9 @@ export function sortAtOf(published: string | undefined, added: number, seq: numb
 
 /** The sort of every list: the newest date first, then the latest created. */
 export const LIST_SORT = { sortAt: -1, seq: -1 } as const;
+
+/**
+ * The order lists answer in while the keys are being given (order-upgrade.ts): the previous
+ * release's, by creation second then id, which the indexes it left serve.
+ */
+export const LEGACY_SORT = { added: -1, _id: -1 } as const;

@@ -9,7 +9,8 @@ import { DuplicateKeyError, type DocumentCollection, type Filter, type TallySpec
 import { openSqliteCollection } from "../../../lib/store/sqlite-collection.js";
 import { dueAt } from "./due.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
-import { LIST_SORT, seqOfAdded, sortAtOf } from "./order.js";
+import { LEGACY_SORT, LIST_SORT } from "./order.js";
+import { upgradeOrder } from "./order-upgrade.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
 import { backfillWords, searchByIndex, searchByWords, SEARCH_INDEX, wordsField } from "./search.js";
 import { logger } from "../../../lib/log.js";
@@ -96,31 +97,6 @@ async function once(rules: DocumentCollection<PronunciationDoc>, name: string, f
   await rules.upsertOne({ _id: marker }, { $set: { rules: [], changedAt: Date.now() } });
 }
 
-/** Documents per page of the one-time pass that gives older articles their order keys. */
-const ORDER_PAGE = 1000;
-
-/**
- * Articles of releases before the list order (order.ts) get its keys from `added`, once: one walk
- * over the collection by id (the primary index, so each page costs the same), each page one bulk
- * write of the documents that lack them. Ties within a second keep their storage order.
- */
-export async function giveOrderKeys(col: DocumentCollection<ArticleDoc>): Promise<void> {
-  for (let after = ""; ; ) {
-    const page = await col.find(after ? { _id: { $gt: after } } : {}, { projection: { _id: 1, added: 1, published: 1, seq: 1 }, sort: { _id: 1 }, limit: ORDER_PAGE });
-    const missing = page.filter((d) => d.seq === undefined);
-    if (missing.length) {
-      await col.bulkUpdate(
-        missing.map((d) => {
-          const seq = seqOfAdded(d.added);
-          return { filter: { _id: d._id, seq: { $exists: false } }, update: { $set: { seq, sortAt: sortAtOf(d.published, d.added, seq) } } };
-        }),
-      );
-    }
-    if (page.length < ORDER_PAGE) return;
-    after = page[page.length - 1]._id;
-  }
-}
-
 /** A project's pronunciation rules: one document per project, keyed by its id. */
 export interface PronunciationDoc {
   _id: string;
@@ -141,11 +117,11 @@ export async function openArticleStoreOn(
   opts: { search?: boolean } = {},
 ): Promise<ArticleStore> {
   const rules = rulesCol ?? (await openSqliteCollection<PronunciationDoc>("pronunciations", { what: "pronunciation rules" }));
-  // The indexes this release replaced first, so the pass below does not keep them up; then the pass, before the new
-  // list indexes: they (their label entries too) are built once, from keys already there.
-  for (const name of layout.retiredIndexes) await col.dropIndex(name);
-  await once(rules, "order", () => giveOrderKeys(col));
-  for (const [spec, o] of layout.indexes) await col.ensureIndex(spec, o);
+  let closing = false;
+  // An archive of an older release gets its order keys in the background: the store serves meanwhile (order-upgrade.ts).
+  const order = await upgradeOrder(col, rules as unknown as Parameters<typeof upgradeOrder>[1], layout, () => closing);
+  order.done.catch((e) => logger("articles").warn({ err: e }, "list order: the pass giving older articles their order keys stopped; the next start goes on"));
+  const listSort = () => (order.ordered() ? LIST_SORT : LEGACY_SORT);
   for (const t of [LIVE, READY, BY_STATUS, FILTERED]) await col.ensureTally(t);
   await col.settleTallies?.();
   const search = opts.search ?? true;
@@ -264,13 +240,13 @@ export async function openArticleStoreOn(
       // project_ready(_label) as it stands; a label alone goes with the listing's deleted flag.
       const filter: Filter = status === undefined ? { projectId, ...notDeleted } : { projectId, status };
       if (label !== undefined) filter.labels = label;
-      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: LIST_SORT, skip: offset, limit, omit: [...LIST_OMITS] })]);
+      const [count, docs] = await Promise.all([counted, col.find(filter, { sort: listSort(), skip: offset, limit, omit: [...LIST_OMITS] })]);
       return { count, items: docs.map(fromDoc) };
     },
 
     async listReady(projectId, { label, limit, offset }) {
       const filter: Filter = label === undefined ? { projectId, status: "ready" } : { projectId, status: "ready", labels: label };
-      const [count, docs] = await Promise.all([col.tally(READY.name, readyGroup(projectId, label)), col.find(filter, { sort: LIST_SORT, skip: offset, limit })]);
+      const [count, docs] = await Promise.all([col.tally(READY.name, readyGroup(projectId, label)), col.find(filter, { sort: listSort(), skip: offset, limit })]);
       return { count, items: docs.map(fromDoc) };
     },
 
@@ -492,6 +468,8 @@ export async function openArticleStoreOn(
     ...(col.changes ? { changes: () => col.changes!() } : {}),
     ...(col.rewrites ? { rewrites: () => col.rewrites!() } : {}),
     close: async () => {
+      closing = true;
+      await order.done.catch(() => undefined);
       await col.close();
       await rules.close();
     },
