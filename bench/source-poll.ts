@@ -82,6 +82,7 @@ export async function benchSourcePoll(runs = Number(process.env.BENCH_SOURCE_RUN
     writes: { create: unused, createFromPage: unused, update: unused },
     article: unused,
     recrawl: unused,
+    defaultVoice: unused,
     fetchOptions,
     limits: DEFAULT_SOURCE_LIMITS,
     log: logger("bench"),

@@ -2,7 +2,7 @@
 // full text where the feed has it, date and language.
 import assert from "node:assert/strict";
 import { detectKind, FeedParseError, parseFeed } from "../../services/articles/sources/parse-feed.js";
-import { atomFeed, jsonFeed, rssFeed, sitemap } from "./feeds.js";
+import { atomFeed, jsonFeed, rssFeed, sitemap, sitemapIndex } from "./feeds.js";
 
 describe("feed parsing (RSS, Atom, JSON Feed, sitemaps)", () => {
   const items = [
@@ -34,6 +34,35 @@ describe("feed parsing (RSS, Atom, JSON Feed, sitemaps)", () => {
     assert.deepEqual([f.items[0].key, f.items[0].link, f.items[0].title], ["urn:one", "https://news.example/one", "Bridge reopens"]);
     assert.match(f.items[0].content ?? "", /old bridge/);
     assert.equal(f.items[1].published, Date.parse("2026-05-01T08:00:00Z"));
+  });
+
+  it("Atom XHTML content: the markup inside its div, whole and in order, as HTML", () => {
+    const xhtml = [{ ...items[0], html: '<p>Die <b>alte</b> Br\u00fccke &amp; <a href="/x">mehr</a> dazu.</p><xhtml:p xmlns:xhtml="http://www.w3.org/1999/xhtml">Zweiter Absatz.</xhtml:p>' }];
+    const f = parseFeed(atomFeed(xhtml, { xhtml: true }));
+    assert.equal(f.items[0].content, '<p>Die <b>alte</b> Br\u00fccke &amp; <a href="/x">mehr</a> dazu.</p><p xmlns:xhtml="http://www.w3.org/1999/xhtml">Zweiter Absatz.</p>');
+    // Beside it, escaped HTML content reads as before.
+    assert.equal(parseFeed(atomFeed(items)).items[1].content, "<p>A bakery opened.</p>");
+  });
+
+  it("the feed's language: Atom xml:lang and JSON Feed language reach every item", () => {
+    assert.deepEqual(parseFeed(atomFeed(items, { lang: "de-AT" })).items.map((i) => i.lang), ["de-AT", "de-AT"]);
+    assert.deepEqual(parseFeed(jsonFeed(items, { lang: "de" })).items.map((i) => i.lang), ["de", "de"]);
+    assert.equal(parseFeed(jsonFeed(items)).items[0].lang, undefined);
+  });
+
+  it("a sitemap index: its sitemaps newest first by lastmod, undated ones after in their order", () => {
+    const f = parseFeed(
+      sitemapIndex([
+        { loc: "/a.xml" },
+        { loc: "https://news.example/old.xml", lastmod: "2026-01-01" },
+        { loc: "https://news.example/new.xml", lastmod: "2026-12-01T10:00:00Z" },
+        { loc: "https://news.example/b.xml" },
+      ]),
+      undefined,
+      { baseUrl: "https://news.example/sitemap.xml" },
+    );
+    assert.deepEqual(f.sitemaps, ["https://news.example/new.xml", "https://news.example/old.xml", "https://news.example/a.xml", "https://news.example/b.xml"]);
+    assert.deepEqual(f.items, []);
   });
 
   it("JSON Feed: id, url, content_html, date_published", () => {

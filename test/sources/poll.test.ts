@@ -9,20 +9,24 @@ import { backoffMs, DEFAULT_SOURCE_LIMITS, pollSource, retryAfterMs, type PollDe
 import { openEmbeddedSourceStore } from "../../services/articles/sources/open.js";
 import type { SourceDoc, SourceStore } from "../../services/articles/sources/port.js";
 import { startFeedServer, type FeedServer } from "./feed-server.js";
-import { rssFeed } from "./feeds.js";
+import { atomFeed, jsonFeed, rssFeed, sitemap, sitemapIndex } from "./feeds.js";
 
 describe("polling a source", () => {
   let site: FeedServer;
   let store: SourceStore;
   let parses = 0;
   const created: string[] = [];
+  /** What each create was asked, by externalId. */
+  const asked = new Map<string, { voice?: string; lang?: string; text?: string; parse?: boolean }>();
   const writes: SourceWrites = {
     create: async (_p, req) => {
       created.push(req.externalId!);
+      asked.set(req.externalId!, { voice: req.voice, lang: req.lang, text: req.text, parse: req.parse });
       return `a-${created.length}`;
     },
     createFromPage: async (_p, page) => {
       created.push(page.externalId!);
+      asked.set(page.externalId!, { voice: page.voice, lang: page.lang });
       return `a-${created.length}`;
     },
     update: async (_p, id) => id,
@@ -44,6 +48,7 @@ describe("polling a source", () => {
       writes,
       article: async () => null,
       recrawl: async () => ({ changed: false }),
+      defaultVoice: async () => ({ voice: "alloy", lang: "en-US" }),
       fetchOptions: { allowPrivate: allowPrivateFrom(`127.0.0.1:${site.port}`) },
       limits: { ...DEFAULT_SOURCE_LIMITS, itemsPerPoll: 3 },
       log: logger("test"),
@@ -102,6 +107,65 @@ describe("polling a source", () => {
     site.set("/n.xml", { body: rssFeed([undated(3), undated(1), undated(2)]) });
     await pollSource(deps, { ...src, ...first });
     assert.deepEqual(created, ["urn:3"]);
+  });
+
+  it("a sitemap index: the items of its newest sitemaps (bounded) become articles; a refused address is named, the rest imported", async () => {
+    const soon = (i: number) => new Date(Date.now() + 60_000 + i * 1000).toISOString();
+    const page = (i: number) => ({ ...item(i, soon(i)), link: `${site.url}/story/${i}` });
+    site.set("/maps/new.xml", { body: sitemap([page(201), page(202)]) });
+    site.set("/maps/mid.xml", { body: sitemap([page(203), page(201)]) });
+    site.set("/maps/old.xml", { body: sitemap([page(204)]) });
+    site.set("/maps/undated.xml", { body: sitemap([page(205)]) });
+    // An index listed in the index is a sitemap whose items are none: not followed further.
+    site.set("/maps/nested.xml", { body: sitemapIndex([{ loc: `${site.url}/maps/undated.xml` }]) });
+    site.set(
+      "/index.xml",
+      {
+        body: sitemapIndex([
+          { loc: "/maps/undated.xml" },
+          { loc: "/maps/old.xml", lastmod: "2026-01-01" },
+          { loc: "/maps/mid.xml", lastmod: "2026-11-01" },
+          { loc: "/maps/new.xml", lastmod: "2026-12-01" },
+          // The newest, but at an address no fetch may reach (another loopback port: not in the test's allow-list).
+          { loc: "http://127.0.0.1:1/private.xml", lastmod: "2026-12-05" },
+          { loc: "/maps/nested.xml", lastmod: "2026-11-15" },
+        ]),
+      },
+    );
+    const src = await source("/index.xml");
+    created.length = 0;
+    const polled = await pollSource({ ...deps, limits: { ...deps.limits, itemsPerPoll: 10, sitemapsPerPoll: 4 } }, src);
+    // The four newest: the refused one, new, nested (no items of its own), mid; not old or undated.
+    assert.deepEqual(created.sort(), [201, 202, 203].map((i) => `${site.url}/story/${i}`));
+    assert.equal(site.hits("/maps/old.xml").requests, 0);
+    assert.equal(site.hits("/maps/undated.xml").requests, 0, "the nested index is not followed");
+    assert.equal(polled.seen, 4);
+    assert.equal(polled.created, 3);
+    assert.match(polled.error ?? "", /^sitemap http:\/\/127\.0\.0\.1:1\/private\.xml: 127\.0\.0\.1 resolves to a loopback address$/);
+    assert.equal(polled.lastSuccess, polled.lastPoll);
+  });
+
+  it("the feed's language decides the voice of what it creates, unless the source has its own", async () => {
+    const soon = new Date(Date.now() + 60_000).toISOString();
+    const german = '<p>Die alte Br\u00fccke \u00fcber den Fluss wurde am Montag wieder ge\u00f6ffnet.</p><p>Zweiter <i>Absatz</i>.</p>';
+    site.set("/de.xml", { body: rssFeed([{ ...item(301, soon), html: german }], { lang: "de-DE" }) });
+    site.set("/de.atom", { body: atomFeed([{ ...item(302, soon), html: german }], { lang: "de", xhtml: true }) });
+    site.set("/de.json", { body: jsonFeed([{ ...item(303, soon), html: german }], { lang: "de-AT" }) });
+    site.set("/none.json", { body: jsonFeed([{ ...item(304, soon), html: german }]) });
+    site.set("/own.xml", { body: rssFeed([{ ...item(305, soon), html: german }], { lang: "de-DE" }) });
+    site.set("/bad.xml", { body: rssFeed([{ ...item(306, soon), html: german }], { lang: "klingon" }) });
+    for (const path of ["/de.xml", "/de.atom", "/de.json", "/none.json", "/bad.xml"]) await pollSource(deps, await source(path));
+    await pollSource(deps, await source("/own.xml", { voice: "alloy", lang: "en-US" }));
+    assert.equal(asked.get("urn:301")?.lang, "de-DE");
+    assert.equal(asked.get("urn:302")?.lang, "de-DE");
+    assert.equal(asked.get("urn:303")?.lang, "de-DE", "de-AT is read as the German locale voices speak");
+    assert.ok(asked.get("urn:301")?.voice);
+    // No language, or none a voice speaks: nothing sent, the create detects it.
+    assert.deepEqual([asked.get("urn:304")?.lang, asked.get("urn:306")?.lang], [undefined, undefined]);
+    // The source's own voice and lang win over the feed's.
+    assert.deepEqual({ voice: asked.get("urn:305")?.voice, lang: asked.get("urn:305")?.lang }, { voice: "alloy", lang: "en-US" });
+    // Atom XHTML content arrives whole, as HTML to parse.
+    assert.deepEqual({ text: asked.get("urn:302")?.text, parse: asked.get("urn:302")?.parse }, { text: german, parse: true });
   });
 
   it("failures back off exponentially up to the cap; Retry-After wins when longer", () => {

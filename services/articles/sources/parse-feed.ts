@@ -32,7 +32,7 @@ export interface ParsedFeed {
   items: FeedItem[];
   /** Items the feed held in all (more than `items` when it was cut). */
   total: number;
-  /** A sitemap index: the sitemaps it lists (their items are not read; see docs/sources.md). */
+  /** A sitemap index: the sitemaps it lists, newest first by lastmod (a poll reads their items: poll.ts). */
   sitemaps?: string[];
 }
 
@@ -55,6 +55,22 @@ const xml = new XMLParser({
   // Feeds in the wild use HTML entities (&nbsp;, &eacute;) and numeric references alike.
   htmlEntities: true,
   isArray: (name) => ["item", "entry", "url", "link", "sitemap", "category"].includes(name),
+});
+
+/**
+ * A second reading of an Atom feed with XHTML content (`type="xhtml"`): the content element kept
+ * as the markup it holds, which the parser above breaks into elements and loses the order of
+ * their text. Only feeds that hold such content pay for it.
+ */
+const xmlKeepingContent = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: "@_",
+  removeNSPrefix: true,
+  parseTagValue: false,
+  trimValues: true,
+  htmlEntities: true,
+  isArray: (name) => name === "entry",
+  stopNodes: ["feed.entry.content"],
 });
 
 type Node = Record<string, unknown>;
@@ -111,7 +127,7 @@ export function parseFeed(body: string, kind?: SourceKind, opts: { maxItems?: nu
     throw new FeedParseError(`the XML is malformed: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`);
   }
   if (found === "rss") return rss(doc, max, opts.baseUrl);
-  if (found === "atom") return atom(doc, max, opts.baseUrl);
+  if (found === "atom") return atom(doc, max, opts.baseUrl, /\btype\s*=\s*["']xhtml["']/.test(body) ? body : undefined);
   return sitemap(doc, max, opts.baseUrl);
 }
 
@@ -157,18 +173,37 @@ function atomLink(links: unknown, base: string | undefined): string | undefined 
   return absolute(typeof pick === "string" ? pick : text(pick?.["@_href"]), base);
 }
 
-function atom(doc: Node, max: number, base: string | undefined): ParsedFeed {
+/**
+ * XHTML content is one `<div>` (RFC 4287 §4.1.3): its inner markup is the HTML, with any namespace
+ * prefix of the elements (`<xhtml:p>`) dropped.
+ */
+function xhtmlOf(raw: unknown): string | undefined {
+  const markup = text(raw);
+  if (!markup) return undefined;
+  const inner = /^<(?:[\w-]+:)?div\b[^>]*>([\s\S]*)<\/(?:[\w-]+:)?div\s*>$/.exec(markup)?.[1] ?? markup;
+  return inner.replace(/<(\/?)[\w-]+:(?=[\w-])/g, "<$1").trim() || undefined;
+}
+
+/** An entry's full text: HTML or plain text as it stands, XHTML as the markup of its div (`raw`: the content element unparsed). */
+function atomContent(content: unknown, raw: unknown): string | undefined {
+  const type = typeof content === "object" && content !== null && !Array.isArray(content) ? (content as Node)["@_type"] : undefined;
+  if (type === "xhtml") return xhtmlOf(raw);
+  return text(content);
+}
+
+function atom(doc: Node, max: number, base: string | undefined, xhtmlBody?: string): ParsedFeed {
   const feed = (doc.feed ?? {}) as Node;
   const lang = text(feed["@_lang"]);
   const all = (feed.entry ?? []) as Node[];
+  const raw = xhtmlBody === undefined ? [] : ((((xmlKeepingContent.parse(xhtmlBody) as Node).feed as Node | undefined)?.entry ?? []) as Node[]);
   const items = all
     .slice(0, max)
-    .map((e) =>
+    .map((e, i) =>
       withKey(
         {
           link: atomLink(e.link, base),
           title: text(e.title),
-          content: text(e.content),
+          content: atomContent(e.content, raw[i]?.content),
           summary: text(e.summary),
           published: date(e.published) ?? date(e.updated),
           lang: text(e["@_lang"]) ?? lang,
@@ -182,8 +217,12 @@ function atom(doc: Node, max: number, base: string | undefined): ParsedFeed {
 
 function sitemap(doc: Node, max: number, base: string | undefined): ParsedFeed {
   if (doc.sitemapindex) {
-    const maps = (((doc.sitemapindex as Node).sitemap ?? []) as Node[]).map((s) => absolute(text(s.loc), base)).filter((u): u is string => !!u);
-    return { kind: "sitemap", items: [], total: 0, sitemaps: maps };
+    // Newest first by lastmod (undated ones after, in their order): a poll reads the first few (poll.ts).
+    const maps = (((doc.sitemapindex as Node).sitemap ?? []) as Node[])
+      .map((s, index) => ({ url: absolute(text(s.loc), base), lastmod: date(s.lastmod) ?? -Infinity, index }))
+      .filter((m): m is { url: string; lastmod: number; index: number } => !!m.url)
+      .sort((a, b) => b.lastmod - a.lastmod || a.index - b.index);
+    return { kind: "sitemap", items: [], total: 0, sitemaps: maps.map((m) => m.url) };
   }
   const all = (((doc.urlset ?? {}) as Node).url ?? []) as Node[];
   const items = all

@@ -19,6 +19,8 @@ import * as v from "../validate.js";
 import type { StoredArticle } from "../store/port.js";
 import { externalIdOf, fingerprint, firstPollCut, isNew, keyHash, needsPage, newestFirst } from "./items.js";
 import type { FeedItem } from "./parse-feed.js";
+import { localesOf } from "../content/page-meta.js";
+import { voiceForPage } from "../pages/fetch-page.js";
 import type { SourceDoc } from "./port.js";
 import type { SourceStore } from "./port.js";
 
@@ -32,6 +34,8 @@ export interface SourceLimits {
   /** Longest wait between polls of a failing source (before Retry-After). */
   maxBackoffMs: number;
   feedTimeoutMs: number;
+  /** Sitemaps of a sitemap index read per poll (the newest by lastmod). */
+  sitemapsPerPoll: number;
 }
 
 export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
@@ -40,6 +44,7 @@ export const DEFAULT_SOURCE_LIMITS: SourceLimits = {
   maxFeedBytes: 10 * 1024 * 1024,
   maxBackoffMs: 6 * 3_600_000,
   feedTimeoutMs: 15_000,
+  sitemapsPerPoll: 10,
 };
 
 /** Retry-After is honoured up to a day; a longer one is a misconfigured server. */
@@ -63,6 +68,8 @@ export interface PollDeps {
   article(projectId: string, id: string): Promise<StoredArticle | null>;
   /** Reads an article's page again; re-renders it only when its text changed (admission/recrawl.ts). */
   recrawl(projectId: string, id: string): Promise<{ changed: boolean }>;
+  /** The project's default voice and lang: who reads an item in the language its feed declares (voiceForPage). */
+  defaultVoice(projectId: string): Promise<{ voice: string; lang: string }>;
   fetchOptions?: SafeFetchOptions;
   limits: SourceLimits;
   log: Logger;
@@ -100,8 +107,10 @@ function why(err: unknown): string {
   return "the feed could not be fetched";
 }
 
+const FEED_ACCEPT = "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5";
+
 async function fetchFeed(src: SourceDoc, deps: PollDeps, now: number) {
-  const headers: Record<string, string> = { accept: "application/rss+xml, application/atom+xml, application/feed+json, application/xml;q=0.9, text/xml;q=0.9, */*;q=0.5" };
+  const headers: Record<string, string> = { accept: FEED_ACCEPT };
   // A backlog must see the whole feed again, not a 304.
   if (!src.backlog) {
     if (src.etag) headers["if-none-match"] = src.etag;
@@ -126,22 +135,24 @@ export async function pollSource(deps: PollDeps, src: SourceDoc, now = Date.now(
       maxItems: deps.limits.itemsConsidered,
       url: res.url,
     });
-    const items = newestFirst(feed.items);
+    const index = feed.sitemaps?.length ? await indexItems(deps, src, feed.sitemaps) : undefined;
+    const items = newestFirst(index?.items ?? feed.items);
     const cut = src.primed ? { since: src.since, baseline: src.baseline ?? [] } : firstPollCut(items, src.since, src.backfill);
     const outcome = await importItems(deps, src, items, cut.since, new Set(cut.baseline));
-    log.info({ sourceId: src._id, projectId: src.projectId, items: feed.total, ...outcome.counts }, "source polled");
+    const seen = index?.total ?? feed.total;
+    log.info({ sourceId: src._id, projectId: src.projectId, items: seen, ...(index ? { sitemaps: index.read } : {}), ...outcome.counts }, "source polled");
     return {
       ...ok,
       nextPoll: now + (outcome.backlog ? Math.min(BACKLOG_EVERY_MS, src.pollSeconds * 1000) : src.pollSeconds * 1000),
       detected: feed.kind,
       etag: res.headers.get("etag") ?? "",
       lastModified: res.headers.get("last-modified") ?? "",
-      seen: feed.total,
+      seen,
       created: src.created + outcome.counts.created,
       updated: src.updated + outcome.counts.updated,
       backlog: outcome.backlog,
-      // An item that failed is tried again next poll; the source shows why meanwhile.
-      error: outcome.itemError ?? "",
+      // An item (or an index's sitemap) that failed is tried again next poll; the source shows why meanwhile.
+      error: outcome.itemError ?? index?.error ?? "",
       ...(src.primed ? {} : { primed: true, since: cut.since, baseline: cut.baseline }),
     };
   } catch (err) {
@@ -151,6 +162,36 @@ export async function pollSource(deps: PollDeps, src: SourceDoc, now = Date.now(
     log.warn({ sourceId: src._id, projectId: src.projectId, failures, error: message, retryInMs: wait }, "source poll failed");
     return { lastPoll: now, failures, error: message, nextPoll: now + wait };
   }
+}
+
+/**
+ * The items of a sitemap index: those of its first `sitemapsPerPoll` sitemaps (newest first),
+ * each fetched as the index was (the same address checks at every hop, bounds and timeout), with
+ * at most `itemsConsidered` items in all. A sitemap that is an index again is not followed. One
+ * that fails is named in `error` while the others are imported; all failing fails the poll.
+ */
+async function indexItems(deps: PollDeps, src: SourceDoc, sitemaps: string[]): Promise<{ items: FeedItem[]; total: number; read: number; error?: string }> {
+  const { limits } = deps;
+  const items = new Map<string, FeedItem>();
+  let total = 0;
+  let read = 0;
+  let error: string | undefined;
+  for (const url of sitemaps.slice(0, limits.sitemapsPerPoll)) {
+    if (items.size >= limits.itemsConsidered) break;
+    try {
+      const res = await safeFetch(url, { timeoutMs: limits.feedTimeoutMs, maxBytes: limits.maxFeedBytes, headers: { accept: FEED_ACCEPT }, ...deps.fetchOptions });
+      if (res.status !== 200) throw new PollError(`the sitemap answered HTTP ${res.status}`);
+      const map = await deps.content.parseFeed(src.projectId, decodeBody(res.body, res.headers.get("content-type")), { kind: "sitemap", maxItems: limits.itemsConsidered - items.size, url: res.url });
+      // A page listed in two sitemaps is one item.
+      for (const item of map.items) if (!items.has(item.key)) items.set(item.key, item);
+      total += map.total;
+      read++;
+    } catch (err) {
+      error ??= `sitemap ${url}: ${why(err)}`;
+    }
+  }
+  if (read === 0 && error !== undefined) throw new PollError(error);
+  return { items: [...items.values()], total, read, ...(error === undefined ? {} : { error }) };
 }
 
 interface ImportOutcome {
@@ -191,9 +232,21 @@ const titleOf = (item: FeedItem) => (item.title ?? item.link ?? item.key).slice(
 /** The item's date as the article's `published` (lists and feeds order by it). */
 const publishedOf = (item: FeedItem) => (item.published !== undefined ? { published: new Date(item.published).toISOString() } : {});
 
+/**
+ * Who reads an item's article: the source's own voice and lang; else, when the feed declares a
+ * language a voice speaks (RSS `<language>`, Atom `xml:lang`, JSON Feed `language`, a news
+ * sitemap's), the project's default voice in it, chosen as for a page's `<html lang>`; else
+ * nothing is sent and the create decides (the page's language, or the text's, detected).
+ */
+async function voiceOfItem(deps: PollDeps, src: SourceDoc, item: FeedItem): Promise<{ voice?: string; lang?: string }> {
+  if (src.voice && src.lang) return { voice: src.voice, lang: src.lang };
+  if (localesOf(item.lang).length === 0) return {};
+  return voiceForPage(await deps.defaultVoice(src.projectId), item.lang);
+}
+
 async function createFromItem(deps: PollDeps, src: SourceDoc, item: FeedItem) {
   const externalId = externalIdOf(item);
-  const voice = src.voice && src.lang ? { voice: src.voice, lang: src.lang } : {};
+  const voice = await voiceOfItem(deps, src, item);
   try {
     if (needsPage(src, item)) {
       if (!item.link) throw new PollError("the item has no link to read its page from");

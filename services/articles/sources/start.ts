@@ -62,6 +62,7 @@ export async function startSources(o: {
       content: o.admission.content,
       writes,
       article: (projectId, id) => articles.get(projectId, id),
+      defaultVoice: (projectId) => o.shared.projectDefaultVoice(projectId),
       recrawl: (projectId, id) => recrawlArticle({ store: articles, admission: o.admission, settings: o.settings, emit: o.emit, log: o.log, fetchOptions: o.fetchOptions }, projectId, id),
       fetchOptions: o.fetchOptions,
       limits: { ...DEFAULT_SOURCE_LIMITS, ...o.options?.limits },
