@@ -87,6 +87,18 @@ export const articlesByStatus = new Gauge({
   registers: [registry],
 });
 
+/** The background pass giving an older archive the list order's keys (services/articles/store/order-upgrade.ts). */
+export const orderUpgradeGiven = new Gauge({
+  name: "articles_order_upgrade_given",
+  help: "Articles given their list order keys so far by the background upgrade pass (over every start)",
+  registers: [registry],
+});
+export const orderUpgradeRunning = new Gauge({
+  name: "articles_order_upgrade_running",
+  help: "1 while the background pass giving older articles their list order keys (or its index builds) runs, else 0",
+  registers: [registry],
+});
+
 /** A coarse, bounded label for a failed provider call; free text would explode the series count. */
 export function errorKind(err: unknown): string {
   const e = err as { name?: string; kind?: unknown; code?: unknown } | null;

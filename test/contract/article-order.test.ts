@@ -27,7 +27,7 @@ function oldArticle(i: number, sec: number, labels: string[]): StoredArticle {
 async function upgradedList(store: ArticleStore, newer: string): Promise<Awaited<ReturnType<ArticleStore["list"]>>> {
   for (let i = 0; ; i++) {
     const page = await store.list("p", 100, 0);
-    if (page.items[2]?.id === newer || i === 200) return page;
+    if (page.items[2]?.id === newer || i === 600) return page;
     await new Promise((r) => setTimeout(r, 50));
   }
 }

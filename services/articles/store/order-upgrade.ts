@@ -7,6 +7,7 @@
 // switch to the list order. The position is stored after every page, so a process killed
 // mid-way goes on from there at its next start.
 import { logger } from "../../../lib/log.js";
+import { orderUpgradeGiven, orderUpgradeRunning } from "../../../lib/metrics.js";
 import type { DocumentCollection, IndexOptions, IndexSpec } from "../../../lib/store/collection.js";
 import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { ORDER_KEYS_OF_ADDED } from "./order.js";
@@ -66,12 +67,21 @@ export async function upgradeOrder(
   let keysGiven = () => {};
   const keyed = new Promise<void>((resolve) => (keysGiven = resolve));
   const done = (async () => {
+    try {
+      await pass();
+    } finally {
+      orderUpgradeRunning.set(0);
+    }
+  })();
+  async function pass(): Promise<void> {
     const log = logger("articles");
     const at = await marks.findOne({ _id: POSITION });
     let after = at?.after ?? "";
     let given = at?.given ?? 0;
     const started = Date.now();
     let logged = started;
+    orderUpgradeRunning.set(1);
+    orderUpgradeGiven.set(given);
     log.info({ after: after || undefined, given }, "list order: giving the articles of an older release their order keys in the background; lists keep the previous order until it ends");
     for (;;) {
       if (stopped()) return;
@@ -79,6 +89,7 @@ export async function upgradeOrder(
       if (page.last === undefined) break;
       after = page.last;
       given += page.modified;
+      orderUpgradeGiven.set(given);
       // Not durable: a position lost in a power failure only repeats pages, which change nothing twice.
       await marks.upsertOne({ _id: POSITION }, { $set: { rules: [], changedAt: Date.now(), after, given } }, { durable: false });
       if (Date.now() - logged >= PROGRESS_EVERY_MS) {
@@ -94,6 +105,6 @@ export async function upgradeOrder(
     await marks.upsertOne({ _id: DONE }, { $set: { rules: [], changedAt: Date.now() } });
     ordered = true;
     log.info({ given, seconds: Math.round((Date.now() - started) / 1000) }, "list order: done; lists and feeds use it now");
-  })();
+  }
   return { ordered: () => ordered, keyed, done };
 }
