@@ -494,6 +494,10 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
           }
           live?.offer(id, local, chunks, audio);
           offerPreview(plan!);
+          // A local engine's next chunk waits for the look at the preview (a few ms of joining
+          // frames; then storing it, if found): a caller that stops the render once it has its
+          // preview (the preview lane) stops it before another chunk is begun and thrown away.
+          if (local) await previewGiven;
         });
         return plan;
       },

@@ -75,6 +75,39 @@ describe("audio pipeline: preview first", function () {
     expect(seen[1].order.length).to.be.greaterThan(4);
   });
 
+  it("begins no chunk after the one that settles the preview when the caller stops the render there (the preview lane): none is thrown away", async () => {
+    let started = 0;
+    let finished = 0;
+    const counted: SpeechEngine = {
+      ...engine,
+      concurrency: 1,
+      async synthesize(req, signal) {
+        started++;
+        const mp3 = await engine.synthesize(req, signal);
+        finished++;
+        return mp3;
+      },
+    };
+    const stop = new AbortController();
+    let preview = false;
+    const render = renderWithProviders({ ...long, title: `${long.title}, stopped`, voice: "alloy" }, createSpeechRouter({ providers: { local: localProvider(counted) } }), {
+      signal: stop.signal,
+      onPreview: async () => {
+        // As the audio worker does: store it (here: nothing), then stop; the full render follows in the lane.
+        await new Promise((r) => setTimeout(r, 20));
+        preview = true;
+        stop.abort(new Error("preview stored"));
+      },
+    });
+    await render.then(
+      () => expect.fail("the render was stopped"),
+      (e: Error) => expect(e.message).to.equal("preview stored"),
+    );
+    expect(preview).to.equal(true);
+    expect(started).to.be.greaterThan(2);
+    expect(started, "chunks begun and finished").to.equal(finished);
+  });
+
   it("offers nothing early for an article that is its own preview (the render's preview is the whole)", async () => {
     let offered = false;
     const r = await renderWithProviders({ title: "Short", text: "A short note of two sentences. Nothing more to say.", lang: "en-US", voice: "alloy" }, createSpeechRouter({ providers: { local: localProvider(engine) } }), {

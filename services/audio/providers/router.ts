@@ -144,13 +144,16 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
       const req: ProviderRequest = { ...partial, voice: step.voice };
       const p = step.provider;
       const key = chunkKey({ provider: p.name, model: p.model(req), voice: req.voice, lang: req.lang, prompt: p.usesPrompt ? req.prompt : undefined, text: req.text, pronunciations: req.pronunciations });
+      const asked = performance.now();
       const hit = await cache.get(key).catch(() => undefined);
       if (hit) {
         stats.hits++;
+        opts.log?.debug({ provider: p.label ?? p.name, chars: req.text.length, ms: Math.round(performance.now() - asked) }, "speech chunk from the cache");
         return hit;
       }
       stats.misses++;
       const mp3 = await gate.with(signal, () => p.synthesize(req, signal, onData));
+      opts.log?.debug({ provider: p.label ?? p.name, chars: req.text.length, ms: Math.round(performance.now() - asked) }, "speech chunk rendered");
       // A full disk must not fail the article: the cache is only a saving.
       await cache.put(key, mp3).catch((e) => opts.log?.warn({ err: (e as Error).message }, "chunk cache write failed"));
       return mp3;
