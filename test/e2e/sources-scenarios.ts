@@ -4,7 +4,7 @@
 import { expect } from "chai";
 import { api, waitFor } from "../support/http.js";
 import type { FeedServer } from "../sources/feed-server.js";
-import { atomFeed, jsonFeed, rssFeed, sitemap, type TestItem } from "../sources/feeds.js";
+import { atomFeed, jsonFeed, rssFeed, sitemap, sitemapIndex, type TestItem } from "../sources/feeds.js";
 import { operator, type StatusTarget } from "./statuses-scenarios.js";
 
 export interface SourcesTarget extends StatusTarget {
@@ -208,6 +208,40 @@ export function sourcesScenarios(target: () => SourcesTarget): void {
       return s.includes("limit_reached") ? s : undefined;
     });
     expect(statuses.filter((s) => s === "limit_reached")).to.have.length(1);
+  });
+
+  it("a sitemap index leads to its sitemaps: a new page listed in one becomes an article read from its page", async () => {
+    const { A } = await project("src-index");
+    const p = path("maps");
+    const site = target().site;
+    site.set(`${p}/news.xml`, { body: sitemap([]) });
+    site.set(`${p}/index.xml`, { body: sitemapIndex([{ loc: `${site.url}${p}/news.xml`, lastmod: new Date().toISOString() }]) });
+    const { id } = (await A("POST", "/api/sources", { url: `${site.url}${p}/index.xml` })).body;
+    expect((await firstPoll(A, id)).state).to.include({ seen: 0, created: 0, error: null });
+    const fresh = item(p, "listed", new Date(Date.now() + 1000).toISOString());
+    site.set(`${p}/listed.html`, { body: page("Listed in the sitemap", story("listed")), type: "text/html" });
+    site.set(`${p}/news.xml`, { body: sitemap([fresh]) });
+    // The index changes with its sitemap (its lastmod), as the protocol asks.
+    site.set(`${p}/index.xml`, { body: sitemapIndex([{ loc: `${site.url}${p}/news.xml`, lastmod: new Date(Date.now() + 1000).toISOString() }]) });
+    expect((await poll(A, id)).state).to.include({ seen: 1, created: 1, error: null });
+    const a = await textOf(A, fresh.link, "Story listed tells how the quay was rebuilt");
+    expect(a.title).to.equal("Listed in the sitemap");
+  });
+
+  it("the feed's language decides the voice of its articles; Atom XHTML content is their text", async () => {
+    const { A } = await project("src-lang");
+    const p = path("de");
+    target().site.set(`${p}.xml`, { body: atomFeed([], { lang: "de", xhtml: true }) });
+    const { id } = (await A("POST", "/api/sources", { url: `${target().site.url}${p}.xml` })).body;
+    await firstPoll(A, id);
+    const german = "<p>Der Hafen wurde nach zwei Jahren Bauzeit <b>wieder</b> ge\u00f6ffnet.</p><p>Die Fischerboote sind zur\u00fcck, und der Markt \u00f6ffnet samstags wieder.</p>";
+    const one = item(p, "eins", new Date(Date.now() + 1000).toISOString(), german);
+    target().site.set(`${p}.xml`, { body: atomFeed([one], { lang: "de", xhtml: true }) });
+    expect((await poll(A, id)).state).to.include({ created: 1, error: null });
+    const a = await byExternalId(A, one.id);
+    expect(a.lang).to.equal("de-DE");
+    // The markup inside the div, whole, as the article's HTML (parsed like any HTML text).
+    expect(a.text).to.equal(german);
   });
 
   it("the REST shape: validation, scopes, pause and resume, get, delete (its articles are kept)", async () => {
