@@ -3,7 +3,8 @@
 // 30 s preview of an article, and the hosts' memory (RSS and PSS, idle and rendering). CPU is
 // counted for this process and every process under it (the hosts run in their own), from /proc.
 //   npm run bench (audio suite), or: tsx bench/kokoro.ts
-//   (BENCH_KOKORO_LATENCY_ONLY=1 skips the throughput rows; BENCH_KOKORO_THREADS=2 times one threading only)
+//   (BENCH_KOKORO_LATENCY_ONLY=1 skips the throughput rows; BENCH_KOKORO_THREADS=2 times one threading only;
+//   BENCH_KOKORO_RUNS, default 3: articles per threading, each on a fresh host, printed as p50 / max)
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
@@ -13,6 +14,9 @@ import { renderWithProviders } from "../services/audio/pipeline.js";
 import { createSpeechRouter, localProvider } from "../services/audio/providers/index.js";
 import { KOKORO_CHUNK_CHARS } from "../services/audio/providers/config.js";
 import { mp3Duration } from "../services/audio/mp3/index.js";
+import { quantile } from "./quantile.js";
+
+const RUNS = Math.max(1, Number(process.env.BENCH_KOKORO_RUNS ?? 3));
 
 const SENTENCES = [
   "The city council approved the budget for the public libraries on Tuesday evening, after a debate that lasted almost three hours.",
@@ -194,18 +198,27 @@ export async function benchKokoro(): Promise<KokoroBench> {
     }
   }
 
-  // A fresh host each, as a worker that just started: the time to the preview counts the first call too.
-  const latencies: Latency[] = [await latency("eSpeak NG (WASM, 1 thread)", espeakEngine, espeakEngine, "alloy", LONG_ARTICLE, base)];
+  // A fresh host each, as a worker that just started (its start, with its first call, is not counted:
+  // the service starts the host with itself). Each run's article is other text: nothing from a cache.
+  const latencies: Latency[] = [];
+  for (let n = 0; n < RUNS; n++) latencies.push(await latency("eSpeak NG (WASM, 1 thread)", espeakEngine, espeakEngine, "alloy", variant(n), base));
   for (const threads of (process.env.BENCH_KOKORO_THREADS ?? "1,2").split(",").map(Number)) {
-    const engine = await createKokoroEngine({ threads });
-    try {
-      latencies.push(await latency(`Kokoro, ${threads} thread${threads > 1 ? "s" : ""}`, engine, espeakEngine, "af_heart", LONG_ARTICLE, base));
-    } finally {
-      await engine.close();
+    for (let n = 0; n < RUNS; n++) {
+      const engine = await createKokoroEngine({ threads });
+      try {
+        latencies.push(await latency(`Kokoro, ${threads} thread${threads > 1 ? "s" : ""}`, engine, espeakEngine, "af_heart", variant(n), base));
+      } finally {
+        await engine.close();
+      }
     }
   }
   await espeakEngine.close();
   return { load: [load0, loadAverage()[0]], latency: latencies, espeak, kokoro, loadS, idle };
+}
+
+/** The long article, its sentences led in another way for each run. */
+function variant(n: number): string {
+  return n === 0 ? LONG_ARTICLE : LONG_ARTICLE.replace(/(^|\n\n)/g, `$1In part ${n + 1}, `);
 }
 
 function loadAverage(): number[] {
@@ -231,7 +244,11 @@ export function formatKokoro(b: KokoroBench): string {
     ...b.kokoro.map((k) => `    ${row(k)}   (${(k.perCpu / b.espeak.perCpu).toFixed(4)} x eSpeak's)`),
     `    model load ${b.loadS.toFixed(1)} s; one idle host +${b.idle.rssMb.toFixed(0)} MB RSS / +${b.idle.pssMb.toFixed(0)} MB PSS`,
     `    from the job's start (fresh host), an article of ${(b.latency[0]?.fullAudioS ?? 0).toFixed(0)} s (targets: preview within 15 s, article within 150 s on 2 idle cores):`,
-    ...b.latency.map((l) => `      ${l.label.padEnd(28)} preview of ${l.previewAudioS.toFixed(1)} s ready after ${l.previewS.toFixed(1).padStart(5)} s, whole article after ${l.fullS.toFixed(1).padStart(6)} s; peak +${l.peakPssMb.toFixed(0)} MB PSS`),
+    ...[...new Set(b.latency.map((l) => l.label))].map((label) => {
+      const runs = b.latency.filter((l) => l.label === label);
+      const p50max = (xs: number[]) => `p50 ${quantile(xs, 0.5).toFixed(1).padStart(5)} s / max ${Math.max(...xs).toFixed(1).padStart(5)} s`;
+      return `      ${label.padEnd(28)} preview of ${quantile(runs.map((l) => l.previewAudioS), 0.5).toFixed(1)} s ready after ${p50max(runs.map((l) => l.previewS))}, whole article after ${p50max(runs.map((l) => l.fullS))} (${runs.length} run${runs.length > 1 ? "s" : ""}); peak +${Math.max(...runs.map((l) => l.peakPssMb)).toFixed(0)} MB PSS`;
+    }),
     `    load average ${b.load[0].toFixed(2)} at the start, ${b.load[1].toFixed(2)} at the end`,
   ];
   return lines.join("\n  ");

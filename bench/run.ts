@@ -354,10 +354,10 @@ async function audioSuite(): Promise<Record<string, unknown>> {
     const { benchKokoroApi } = await import("./kokoro-api.js");
     kokoroApi = await benchKokoroApi();
     console.log(`  ${kokoroApi}`);
-    const { firstSound, formatFirstSound } = await import("./live-first-sound.js");
-    const load0 = os.loadavg()[0];
+    const { firstSound, formatFirstSound, referenceSentence } = await import("./live-first-sound.js");
+    const reference = await referenceSentence();
     firstSounds = [await firstSound("espeak"), await firstSound("kokoro,pico,espeak")];
-    console.log(`  ${formatFirstSound(firstSounds, [load0, os.loadavg()[0]])}`);
+    console.log(`  ${formatFirstSound(firstSounds, reference)}`);
   }
   return { localEngine: local, providerPath, segments, loudness, memory, kokoro, kokoroApi, firstSounds };
 }

@@ -3,7 +3,7 @@
 // of the caller's, with one full token: for measuring the process itself
 // (memory, start-up), which an in-process startEmbedded() cannot show.
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { createWriteStream, readFileSync } from "node:fs";
 import http from "node:http";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../lib/net/free-port.js";
@@ -98,7 +98,7 @@ export interface StartedEmbedded {
 }
 
 /** `npm start`'s process on `dataDir` (its node, without npm in between), answered once /healthz says 200. */
-export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<StartedEmbedded> {
+export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, nodeArgs: string[] = [], opts: { onLogLine?(line: string): void } = {}): Promise<StartedEmbedded> {
   const port = await freePort("127.0.0.1");
   const child = spawn(process.execPath, [...nodeArgs, ...npmStartArgs()], {
     cwd: ROOT,
@@ -115,8 +115,18 @@ export async function startEmbeddedProcess(dataDir: string, extraEnv: NodeJS.Pro
       RATE_LIMIT_READS_BURST: "1000000",
       ...extraEnv,
     },
-    stdio: ["ignore", "ignore", "pipe"],
+    // BENCH_SUT_STDOUT: its log lines appended to that file (a bench's breakdown of where the time goes).
+    stdio: ["ignore", process.env.BENCH_SUT_STDOUT || opts.onLogLine ? "pipe" : "ignore", "pipe"],
   });
+  if (process.env.BENCH_SUT_STDOUT) child.stdout!.pipe(createWriteStream(process.env.BENCH_SUT_STDOUT, { flags: "a" }));
+  if (opts.onLogLine) {
+    let rest = "";
+    child.stdout!.on("data", (d: Buffer) => {
+      const lines = (rest + d.toString("utf8")).split("\n");
+      rest = lines.pop() ?? "";
+      for (const line of lines) opts.onLogLine!(line);
+    });
+  }
   let err = "";
   child.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-8000)));
   const url = `http://127.0.0.1:${port}`;
