@@ -1,7 +1,7 @@
 // The voice of an article created without voice and lang: the project's default voice in the
 // language the text is written in (lib/lang-detect.ts). A language no voice speaks is read by the
 // project's default voice as it is, and the publisher is told so (`warning`).
-import { detectLanguage, languageName } from "../../lib/lang-detect.js";
+import { detectWith, languageName, loadLanguageDetector } from "../../lib/lang-detect.js";
 import type { Logger } from "../../lib/log.js";
 import { checkVoiceLang, DEFAULT_VOICE } from "../../lib/voices.js";
 
@@ -16,10 +16,20 @@ export interface VoiceChoice {
  * `fallback`: the project's default voice and lang. Text too short or too mixed to tell keeps it
  * without a warning: nothing was found out that it contradicts.
  */
-export async function voiceForText(fallback: { voice: string; lang: string }, title: string, text: string, html: boolean, log?: Logger): Promise<VoiceChoice> {
+export async function voiceForText(
+  fallback: { voice: string; lang: string },
+  title: string,
+  text: string,
+  html: boolean,
+  log?: Logger,
+  /** Where the detection (synchronous work of a few milliseconds) waits for its turn; default: at once. */
+  turn?: <T>(step: () => T) => Promise<T>,
+): Promise<VoiceChoice> {
   let found;
   try {
-    found = await detectLanguage(title, text, html);
+    const detector = await loadLanguageDetector();
+    const detect = () => detectWith(detector, title, text, html);
+    found = turn ? await turn(detect) : detect();
   } catch (err) {
     // The detector's files are part of the install; without them an article is still created, as before detection.
     log?.warn({ err }, "language detection failed; the default voice reads the article");

@@ -42,7 +42,7 @@ describe("bulk import (full stack: MongoDB, NATS, one process per service)", fun
       serverPid: t.stack.process("gateway").pid,
       minBytesPerSecond: Number(ISOLATION_ENV.IMPORT_MIN_UPLOAD_BYTES_PER_SECOND),
       windowSeconds: Number(ISOLATION_ENV.IMPORT_UPLOAD_WINDOW_SECONDS),
-    }), { createsDuringImports: false });
+    }));
   });
 
   describe("the scenarios both modes share", () => {

@@ -1,6 +1,14 @@
+import de.bwaldvogel.mongo.MongoDatabase;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.CollectionOptions;
+import de.bwaldvogel.mongo.backend.CursorRegistry;
+import de.bwaldvogel.mongo.backend.Index;
+import de.bwaldvogel.mongo.backend.QueryResult;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
+import de.bwaldvogel.mongo.backend.memory.MemoryCollection;
+import de.bwaldvogel.mongo.backend.memory.MemoryDatabase;
+import de.bwaldvogel.mongo.bson.Document;
 import java.util.List;
 
 // Starts the in-memory MongoDB stand-in on 127.0.0.1:<port> (0 = any free
@@ -16,9 +24,54 @@ public final class Launcher {
     @Override public int getWireVersion() { return 9; }
   };
 
+  // The stand-in answers a query from an index only when the query names exactly
+  // that index's fields; any other query reads every document of the collection,
+  // holding the collection's lock. So a conditional write by id ({_id, revision,
+  // status}) or a project-scoped read ({projectId, _id}) scanned the whole
+  // collection: ~90 ms at 6,000 articles on a loaded machine, during which every
+  // other write of the collection waited. MongoDB itself reads such a query from
+  // the _id index. These classes do the same: a query with an equality on _id
+  // looks the id up, then the whole query is matched against that one document.
+  static final class ById extends MemoryCollection {
+    ById(MongoDatabase db, String name, CollectionOptions options, CursorRegistry cursors) {
+      super(db, name, options, cursors);
+    }
+
+    @Override
+    protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit, int batchSize, Document fields) {
+      Object id = query.get("_id");
+      if (query.size() > 1 && (id instanceof String || id instanceof Number)) {
+        for (Index<Integer> index : getIndexes()) {
+          if (index.getKeys().size() == 1 && "_id".equals(index.getKeys().get(0).getKey())) {
+            return matchDocuments(query, index.getPositions(new Document("_id", id)), orderBy, skip, limit, batchSize, fields);
+          }
+        }
+      }
+      return super.queryDocuments(query, orderBy, skip, limit, batchSize, fields);
+    }
+  }
+
+  static final class ByIdDatabase extends MemoryDatabase {
+    ByIdDatabase(String name, CursorRegistry cursors) {
+      super(name, cursors);
+    }
+
+    @Override
+    protected MemoryCollection openOrCreateCollection(String name, CollectionOptions options) {
+      return new ById(this, name, options, cursorRegistry);
+    }
+  }
+
+  static final class ByIdBackend extends MemoryBackend {
+    @Override
+    public MemoryDatabase openOrCreateDatabase(String name) {
+      return new ByIdDatabase(name, getCursorRegistry());
+    }
+  }
+
   public static void main(String[] args) throws Exception {
     int port = args.length > 0 ? Integer.parseInt(args[0]) : 0;
-    MongoServer server = new MongoServer(new MemoryBackend().version(MONGO_4_4));
+    MongoServer server = new MongoServer(new ByIdBackend().version(MONGO_4_4));
     server.bind("127.0.0.1", port);
     System.out.println("listening " + server.getLocalAddress().getPort());
     System.out.flush();

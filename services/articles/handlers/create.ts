@@ -6,6 +6,7 @@
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { AudioTiming, CreateArticleRequestSchema, type CreateArticleRequest } from "../../../gen/articles/v1/articles_pb.js";
+import { eventLoopTurn } from "../../../lib/fair-turns.js";
 import { requestIdFields } from "../../../lib/rpc/request-id.js";
 import { newArticleId } from "../ids.js";
 import { DuplicateExternalIdError, DuplicateIdError, type PageKept } from "../store/port.js";
@@ -16,8 +17,12 @@ import { duplicate, type CreateFromPage, type HandlerShared } from "./context.js
 
 /** Stores one article of the project and admits it (or queues its page fetch); answers its id. */
 export type CreateArticle = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<string>;
-/** CreateArticle answering also what the publisher should know about the article (its `warning`). */
-export type CreateArticleAnswered = (projectId: string, req: CreateArticleRequest, requestId?: string) => Promise<{ id: string; warning?: string }>;
+/**
+ * CreateArticle answering also what the publisher should know about the article (its `warning`).
+ * `beforeStore`: awaited once the create is checked and its voice chosen, before it is stored (a
+ * batch's creates take their detection turns one by one and are stored together).
+ */
+export type CreateArticleAnswered = (projectId: string, req: CreateArticleRequest, requestId?: string, beforeStore?: () => Promise<void>) => Promise<{ id: string; warning?: string }>;
 
 /** What a page's id is made of before its title is known: the URL's last path segment ("…/harbour-works.html"), else its host. */
 function slugSourceOf(url: string): string {
@@ -56,7 +61,12 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
     return { title, text: "", url, keeps };
   }
 
-  const createAnswered: CreateArticleAnswered = async (projectId, req, requestId) => {
+  /** Detection is synchronous work: it waits for the project's turn on the event loop (lib/fair-turns.ts), so an import's lines take turns with other projects' creates. */
+  async function detectedVoice(projectId: string, title: string, text: string, html: boolean): Promise<VoiceChoice> {
+    return voiceForText(await projectDefaultVoice(projectId), title, text, html, log, (step) => eventLoopTurn(projectId, step));
+  }
+
+  const createAnswered: CreateArticleAnswered = async (projectId, req, requestId, beforeStore) => {
     // Taken before the first await: the creates of one batch (an import's lines) keep the order they were sent in.
     const seq = nextSeq();
     const page = req.fetch ? fromPage(req) : undefined;
@@ -67,13 +77,13 @@ export function articleCreator(s: HandlerShared): { createOne: CreateArticle; cr
     const published = v.optionalPublished(req.published);
     const given = v.voiceAndLang(req.voice, req.lang);
     // No voice and lang: the project's default voice in the language the text is written in (a page's, once it is read).
-    const { voice, lang, warning }: VoiceChoice =
-      given ?? (page ? await projectDefaultVoice(projectId) : await voiceForText(await projectDefaultVoice(projectId), title, text, req.parse, log));
+    const { voice, lang, warning }: VoiceChoice = given ?? (page ? await projectDefaultVoice(projectId) : await detectedVoice(projectId, title, text, req.parse));
     const labels = v.labelList(req.labels);
     const prompt = req.prompt ? v.promptValue(req.prompt) : undefined;
     // Parked: stored waiting, neither admitted nor queued (nothing charged) until its audio is asked for.
     // A page to fetch is read first either way; it then stays parsed until its audio is asked for.
     const parked = await onDemand(projectId, req.audio);
+    await beforeStore?.();
 
     const base = { projectId, title, text, url, externalId, voice, lang, labels, prompt, published, warning, seq, isRaw: req.isRaw, parse: req.parse, ...(parked ? { parked: true as const } : {}) };
     const draft = page ? { ...base, pageFetch: "pending" as const, ...(page.keeps.length ? { pageKeeps: page.keeps } : {}) } : { ...base, admission: "pending" as const };

@@ -20,6 +20,19 @@ export const MAX_BATCH = 64;
 
 const emptyCreate = create(CreateArticleRequestSchema);
 
+/** `arrive()` resolves once all `n` have arrived. */
+function countdown(n: number): { arrive(): Promise<void> } {
+  let left = n;
+  let open!: () => void;
+  const all = new Promise<void>((resolve) => (open = resolve));
+  return {
+    arrive() {
+      if (--left <= 0) open();
+      return all;
+    },
+  };
+}
+
 /** An item's failure as a CreateArticle of its own would have reached the caller. */
 function itemError(err: unknown, log: Logger, requestId: string | undefined): ItemError {
   const e = publicError(err, log, "CreateArticles", requestId);
@@ -60,14 +73,25 @@ export function publisherWriteHandlers(s: HandlerShared): Writes {
       const projectId = await batchProject(req.projectId, ctx);
       if (req.items.length === 0 || req.items.length > MAX_BATCH) throw v.invalid(`a batch holds 1 to ${MAX_BATCH} creates, got ${req.items.length}`);
       // Each item on its own, as CreateArticle would answer it: one item's failure is not the others'.
+      // Their language detections take turns with other projects' creates (lib/fair-turns.ts); the
+      // items then wait for each other, so the batch is still stored with one write.
+      const checked = countdown(req.items.length);
       const results = await Promise.all(
         req.items.map(async (item) => {
           const requestId = isSaneRequestId(item.requestId) ? item.requestId : undefined;
+          let arrived = false;
+          const beforeStore = () => {
+            arrived = true;
+            return checked.arrive();
+          };
           try {
-            const made = await createOne(projectId, item.article ?? emptyCreate, requestId);
+            const made = await createOne(projectId, item.article ?? emptyCreate, requestId, beforeStore);
             return { outcome: { case: "id" as const, value: made.id }, warning: made.warning ?? "" };
           } catch (err) {
             return { outcome: { case: "error" as const, value: itemError(err, log, requestId) } };
+          } finally {
+            // Refused before it was checked: the others need not wait for it.
+            if (!arrived) void checked.arrive();
           }
         }),
       );
