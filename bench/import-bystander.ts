@@ -7,8 +7,14 @@
 //   - four concurrent valid imports of 20,000 lines (four projects),
 //   - N connections trickling an import upload one byte every 300 ms
 //     (N = 2,000 or what the descriptor limit allows), with the server's open
-//     descriptors counted before, during and after.
-// Usage: npx tsx bench/import-bystander.ts [phases, comma separated: ref,100k,1m,valid,trickle]
+//     descriptors counted before, during and after,
+//   - two concurrent imports of 3,000 valid lines by one project (`two`: the
+//     test's scenario, test/e2e/import-scenarios.ts).
+// BENCH_SYSTEM=stack runs the full stack instead (bench/sut.ts stack: MongoDB
+// stand-in, NATS, one process per service); there the writer's creates are
+// admitted and rendered as the test's are, and `trickle` is left out (it counts
+// the descriptors of the process the bench started, not the gateway's).
+// Usage: npx tsx bench/import-bystander.ts [phases, comma separated: ref,100k,1m,valid,trickle,two]
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
 import http from "node:http";
@@ -23,9 +29,10 @@ const tok = (p: string) => `bench-bystander-${p}-0123456789`;
 const PROJECTS = ["reader", "writer", "flood", "imp1", "imp2", "imp3", "imp4", "trickle"];
 const TRICKLE_WINDOW_S = 2;
 const TRICKLE_MIN_RATE = 64;
+const SYSTEM = process.env.BENCH_SYSTEM === "stack" ? "stack" : "embedded";
 
 async function startServer(): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "sut.ts"), "embedded"], {
+  const child = spawn(process.execPath, ["--import", "tsx", join(HERE, "sut.ts"), SYSTEM], {
     cwd: join(HERE, ".."),
     env: {
       ...process.env,
@@ -194,7 +201,7 @@ try {
   console.log(`load average ${loadavg()[0].toFixed(1)}; server pid ${child.pid}`);
   for (let i = 0; i < 50; i++) await get(`${url}/api/articles/${readerId}`, tok("reader")); // warm-up
   ref = await bystander(url, readerId, () => sleep(5_000));
-  console.log(`reference (no import): ${fmt(ref)}`);
+  console.log(`${SYSTEM}: reference (no import, load ${loadavg()[0].toFixed(1)}): ${fmt(ref)}`);
   for (const [name, lines] of [
     ["100k", 100_000],
     ["1m", 1_000_000],
@@ -213,7 +220,15 @@ try {
     const s = await bystander(url, readerId, async () => (lasts = await Promise.all(bodies.map(([p, b]) => importBody(url, tok(p), b)))));
     console.log(`four concurrent imports of 20,000 valid lines: ${fmt(s, ref)}; answers ${lasts.map((l) => l.slice(0, 60)).join(" | ")}`);
   }
-  if (PHASES.has("trickle")) {
+  if (PHASES.has("two")) {
+    const filler = "The council met on Tuesday to discuss the library budget and the schedule for repairs. ".repeat(3);
+    const bodyOf = (n: number) => Buffer.from(Array.from({ length: 3_000 }, (_, i) => JSON.stringify({ title: `Bulk ${n} ${i}`, text: `${i} ${filler}` })).join("\n") + "\n");
+    const bodies = [bodyOf(1), bodyOf(2)];
+    let lasts: string[] = [];
+    const s = await bystander(url, readerId, async () => (lasts = await Promise.all(bodies.map((b) => importBody(url, tok("imp1"), b)))));
+    console.log(`two imports of 3,000 valid lines, one project (load ${loadavg()[0].toFixed(1)}): ${fmt(s, ref)}; answers ${lasts.map((l) => l.slice(0, 60)).join(" | ")}`);
+  }
+  if (PHASES.has("trickle") && SYSTEM === "embedded") {
     const limit = Number(process.env.BENCH_TRICKLE ?? 2_000);
     await trickle(url, child.pid!, limit);
   }

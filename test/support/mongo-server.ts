@@ -1,6 +1,8 @@
 // The in-memory MongoDB stand-in (de.bwaldvogel:mongo-java-server) on a
 // loopback port. Its jars and launcher are built once into a cache dir by
 // scripts/ci/mongo-java-server/build.sh; each start is then about a second.
+// Its launcher answers a query with an equality on _id from the _id index, as
+// MongoDB does (the stand-in alone scans the collection for it: Launcher.java).
 import { execFile } from "node:child_process";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
