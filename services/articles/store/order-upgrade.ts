@@ -13,7 +13,7 @@ import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { ORDER_KEYS_OF_ADDED } from "./order.js";
 
 /** Documents per page: one transaction each, short enough that a create waits for at most one. */
-export const ORDER_PAGE = 5000;
+export const ORDER_PAGE = 1000;
 /** How often the pass logs its progress. */
 const PROGRESS_EVERY_MS = 5000;
 
