@@ -380,6 +380,9 @@ async function synthesizeMissing(
   signal: AbortSignal,
   synth: (i: number, signal: AbortSignal) => Promise<void>,
 ): Promise<void> {
+  // A signal that fired before this call (the drain deadline passed while the text was being
+  // prepared) sends no event: without the check every chunk would still be rendered.
+  signal.throwIfAborted();
   const inner = new AbortController();
   const onAbort = () => inner.abort(signal.reason);
   signal.addEventListener("abort", onAbort, { once: true });
@@ -409,6 +412,7 @@ export async function renderWithProviders(article: ProviderArticle, router: Spee
   const { lang, paragraphs, rules, plan: planFor } = await prepareArticle(article, opts.text);
   if (paragraphs.length === 0) throw new RenderInputError("The article has no readable text");
   const signal = opts.signal ?? new AbortController().signal;
+  signal.throwIfAborted();
   const level = opts.loudness === null ? undefined : (opts.loudness ?? router.loudness ?? DEFAULT_LOUDNESS);
   const problem = level && checkTarget(level);
   if (problem) throw new RenderInputError(problem);

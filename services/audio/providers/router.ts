@@ -168,6 +168,7 @@ export function createSpeechRouter(opts: SpeechRouterOptions): SpeechRouter {
         const step = steps[i];
         if (i > 0) await hooks.onFallback?.(last, step);
         for (let attempt = 1; ; attempt++) {
+          hooks.signal.throwIfAborted();
           try {
             return { result: await render(step, hooks.signal), step };
           } catch (e) {
