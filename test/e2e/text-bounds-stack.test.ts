@@ -1,8 +1,9 @@
 // Bounded text work on the full stack (one process per service, MongoDB, NATS,
 // two audio workers): one project's adversarial pronunciation rules and an
 // article whose text is slow to prepare do not stall an audio worker. Its text
-// work runs on a thread with a deadline (100 ms here, the shortest allowed,
-// against about 3 s of work): the megabyte ends errored once, and the other
+// work runs on a thread with a deadline (500 ms here, against about 3 s of work;
+// at 100 ms, the shortest allowed, the other project's two-sentence article missed it
+// in CI on a machine loaded 12 times over, on a thread just started after the megabyte's): the megabyte ends errored once, and the other
 // project's article is rendered while health checks keep answering. (Articles
 // of "a a a …" render: text-bounds.test.ts on the embedded default.)
 import { expect } from "chai";
@@ -23,7 +24,7 @@ describe("bounded text work (full stack)", function () {
   before(async function () {
     const mongoUrl = await requireMongo(this);
     const natsUrl = await requireNats(this);
-    t = await startTestStack({ mongoUrl, natsUrl, env: { AUDIO_TEXT_TIMEOUT_MS: "100" } });
+    t = await startTestStack({ mongoUrl, natsUrl, env: { AUDIO_TEXT_TIMEOUT_MS: "500" } });
     A = api(t.stack.url, TOKENS.aFull);
     B = api(t.stack.url, TOKENS.bFull);
   });
@@ -82,7 +83,7 @@ describe("bounded text work (full stack)", function () {
     );
 
     expect(bigEnd.status).to.equal("errored");
-    expect(bigEnd.error).to.match(/^Text preparation took longer than 100 ms/);
+    expect(bigEnd.error).to.match(/^Text preparation took longer than 500 ms/);
     expect(bigEnd.errors).to.have.length(1);
     expect(otherEnd.status).to.equal("ready");
     // Before, a worker spent minutes inside one regular expression and answered nothing meanwhile.
