@@ -40,6 +40,11 @@ export interface AudioWorkerOptions {
   backoffMs?: number[];
   /** How often a running job extends its lease. */
   keepAliveMs?: number;
+  /**
+   * How often a running job tells the articles service it is still in hand, so its reconciler
+   * (stale after 120 s by default) does not queue the revision again beside a long render; default 20 s.
+   */
+  keepDueMs?: number;
   /** How long stop() lets renders run on before aborting them and handing their jobs back; default 20 s. */
   drainTimeoutMs?: number;
 }
@@ -67,6 +72,7 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
   const shutdown = new AbortController();
   const maxAttempts = opts.maxAttempts ?? 5;
   const keepAliveMs = opts.keepAliveMs ?? 5_000;
+  const keepDueMs = opts.keepDueMs ?? 20_000;
   // Cloud audio is measured as it arrives; the meter and decoder load now, not with the first chunk.
   if (speech) void preloadLoudness().catch((e) => log.warn({ err: errorMessage(e) }, "loudness meter did not load"));
 
@@ -86,7 +92,13 @@ export async function startAudioWorker(opts: AudioWorkerOptions): Promise<AudioW
     const a = claim.article;
     jlog.info({ chars: a.text.length, voice: a.voice, lang: a.lang }, "audio job claimed");
 
-    const lease = setInterval(() => d.working(), keepAliveMs);
+    let keptDueAt = Date.now();
+    const lease = setInterval(() => {
+      d.working();
+      if (Date.now() - keptDueAt < keepDueMs) return;
+      keptDueAt = Date.now();
+      articles.reportAudioStatus({ articleId, revision, keepAlive: true }, call).catch((e) => jlog.warn({ err: errorMessage(e) }, "could not tell the articles service the job is in hand"));
+    }, Math.min(keepAliveMs, keepDueMs));
     // Aborts the render once its preview is stored and its full stage queued (see onPreview).
     const handOn = new AbortController();
     let handedOn = false;

@@ -108,7 +108,7 @@ describe("audio worker", () => {
     return full;
   };
 
-  async function start(engine: SpeechEngine, extra: { maxAttempts?: number; keepAliveMs?: number; speech?: SpeechRouter } = {}) {
+  async function start(engine: SpeechEngine, extra: { maxAttempts?: number; keepAliveMs?: number; keepDueMs?: number; speech?: SpeechRouter } = {}) {
     const bus = new TestBus();
     const blobs = memoryBlobs();
     worker = await startAudioWorker({ bus, blobs, engine, log, articles: rpcClient(ArticlesService, server.url, { token: INTERNAL }), ...extra });
@@ -212,6 +212,21 @@ describe("audio worker", () => {
     const { bus } = await start(fakeEngine({ delayMs: 40 }), { keepAliveMs: 10 });
     expect(await bus.deliver({ articleId: "art5", projectId: "p1", revision: 1 })).to.equal("acked");
     expect(bus.working).to.be.greaterThan(2);
+  });
+
+  it("tells the articles service a long render is still in hand, without a status of its own", async () => {
+    // Without it the reconciler takes a render longer than its stale time for a lost job and queues
+    // the revision again: a second render beside the first, on the same engine.
+    const a = add({ id: "art-long", text: paragraph(6) });
+    const { bus } = await start(fakeEngine({ delayMs: 40 }), { keepAliveMs: 10, keepDueMs: 30 });
+    expect(await bus.deliver({ articleId: "art-long", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(a.keptDue ?? 0).to.be.greaterThan(1);
+    expect(a.statuses, "no status reported for it").to.not.include(ArticleStatus.UNSPECIFIED);
+    await worker!.stop();
+    const short = add({ id: "art-short", text: "Short." });
+    const other = await start(fakeEngine(), { keepAliveMs: 10 });
+    expect(await other.bus.deliver({ articleId: "art-short", projectId: "p1", revision: 1 })).to.equal("acked");
+    expect(short.keptDue ?? 0, "a render shorter than the default interval sends none").to.equal(0);
   });
 
   it("stop() drains the subscription", async () => {

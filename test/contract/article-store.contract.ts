@@ -450,6 +450,23 @@ export function articleStoreContract(name: string, open: () => Promise<StoreFixt
       expect(await store.findStale(["waiting"], old.getTime() - 1)).to.deep.equal([]);
     });
 
+    it("a revision still in hand moves its due time on, and nothing a publisher sees", async () => {
+      const old = new Date(Date.now() - 60 * 60_000);
+      const a = await store.insert(draft(P), old);
+      const cutoff = Date.now() - 60_000;
+      const stale = async () => (await store.findStale(PENDING_STATUSES, cutoff, { limit: 1000 })).map((x) => x.id);
+      // Waiting (not in hand): nothing to keep.
+      expect(await store.keepDue(a.id, 1)).to.equal(null);
+      const claimed = await store.claim(a.id, 1, old);
+      expect(await stale()).to.include(a.id);
+      expect(await store.keepDue(a.id, 2)).to.equal(null);
+      const kept = await store.keepDue(a.id, 1);
+      expect(kept).to.include({ status: "processing", revision: 1, updated: claimed!.updated });
+      expect(await stale()).not.to.include(a.id);
+      await store.complete(a.id, 1, { audio: { key: "k", duration: 1 } });
+      expect(await store.keepDue(a.id, 1)).to.equal(null);
+    });
+
     it("audio on demand: a parked article is never stale nor claimable for admission, until one conditional unpark", async () => {
       const old = new Date(Date.now() - 60 * 60_000);
       const a = await store.insert(draft(P, { admission: "pending", parked: true }), old);

@@ -20,6 +20,8 @@ export interface FakeArticle {
   status: ArticleStatus;
   /** Every status the worker reported, in order. */
   statuses: ArticleStatus[];
+  /** How often the worker said the job is still in hand (keepAlive reports; no status). */
+  keptDue?: number;
   /** As the articles service keeps them: message + ISO date. */
   errors: Array<{ error: string; date: string }>;
   /** The final error of a failed job. */
@@ -68,6 +70,10 @@ export function startFakeArticles(articles: Map<string, FakeArticle>, internalTo
         },
         reportAudioStatus: (req, ctx) =>
           report(req, ctx, (a) => {
+            if (req.keepAlive) {
+              a.keptDue = (a.keptDue ?? 0) + 1;
+              return;
+            }
             a.status = req.status;
             a.statuses.push(req.status);
             if (req.error) pushError(a, req.error);

@@ -55,6 +55,10 @@ export function workerHandlers(s: HandlerShared): WorkerCalls {
     async reportAudioStatus(req, ctx) {
       await internal(ctx);
       const id = v.requiredId("articleId", req.articleId);
+      if (req.keepAlive) {
+        if (req.status !== ProtoStatus.UNSPECIFIED || req.error || req.audioPreview) throw v.invalid("keepAlive: without status, error or audioPreview");
+        return { applied: (await store.keepDue(id, revisionOf(req.revision))) !== null };
+      }
       const status = statusFromProto(req.status);
       if (!status || !WORKER_STATUSES.has(status as never)) {
         throw v.invalid(`status must be one of ${[ProtoStatus.PROCESSING, ProtoStatus.RETRY, ProtoStatus.FALLBACK].map((s) => ProtoStatus[s]).join(", ")}`);

@@ -308,6 +308,8 @@ export interface ArticleStore {
   claim(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
   // Each answers the article as changed, or null when the revision is stale or no longer live.
   reportStatus(id: string, revision: number, status: "processing" | "retry" | "fallback", error?: string, now?: Date): Promise<StoredArticle | null>;
+  /** A worker still renders the revision: its due time moves to `now`, nothing else changes (null: not in hand any more). */
+  keepDue(id: string, revision: number, now?: Date): Promise<StoredArticle | null>;
   /** The preview is stored before the full audio: kept on the processing revision for listeners. */
   reportPreview(id: string, revision: number, preview: StoredAudio, now?: Date): Promise<StoredArticle | null>;
   /** The revision is ready with its files; a transcript absent is none (an older worker), not "keep". */

@@ -311,6 +311,9 @@ export async function openArticleStoreOn(
       return conditional({ revision, status: live, _id: id }, update);
     },
 
+    keepDue: (id, revision, now = new Date()) =>
+      conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, dueAt: { $exists: true }, _id: id }, { $set: { dueAt: now.getTime() } }),
+
     reportPreview: (id, revision, preview, now = new Date()) =>
       conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
 
