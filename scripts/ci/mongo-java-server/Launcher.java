@@ -37,6 +37,20 @@ public final class Launcher {
       super(db, name, options, cursors);
     }
 
+    // The stand-in changes a collection's index list without its lock, so an index built or
+    // dropped while writes go on (the order keys' background pass) made a concurrent update fail
+    // with a ConcurrentModificationException ("Unknown error" to the driver). MongoDB builds an
+    // index beside writes; here the change waits for the collection's lock instead.
+    @Override
+    public synchronized void addIndex(Index<Integer> index) {
+      super.addIndex(index);
+    }
+
+    @Override
+    public synchronized void dropIndex(String name) {
+      super.dropIndex(name);
+    }
+
     @Override
     protected QueryResult queryDocuments(Document query, Document orderBy, int skip, int limit, int batchSize, Document fields) {
       Object id = query.get("_id");
