@@ -36,6 +36,8 @@ import {
 // Not admitted (or finished): a job for them is left over from an older decision.
 const NOT_CLAIMABLE: ArticleStatus[] = ["deleted", "ready", "rejected", "limit_reached", "no_money"];
 const live = { $ne: "deleted" };
+/** A worker holds the revision: claimed and not yet done (a report of retry or fallback keeps it held). */
+const IN_HAND = { $in: ["processing", "retry", "fallback"] };
 /** Filter form of isParked (port.ts): parked articles wait to be asked for. */
 const PARKED_EXCLUDED: Filter = { parked: { $ne: true } };
 
@@ -312,10 +314,10 @@ export async function openArticleStoreOn(
     },
 
     keepDue: (id, revision, now = new Date()) =>
-      conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, dueAt: { $exists: true }, _id: id }, { $set: { dueAt: now.getTime() } }),
+      conditional({ revision, status: IN_HAND, dueAt: { $exists: true }, _id: id }, { $set: { dueAt: now.getTime() } }),
 
     reportPreview: (id, revision, preview, now = new Date()) =>
-      conditional({ revision, status: { $in: ["processing", "retry", "fallback"] }, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
+      conditional({ revision, status: IN_HAND, _id: id }, { $set: { audioPreview: { key: preview.key, duration: preview.duration }, ...touched(now) } }),
 
     async complete(id, revision, { audio, preview, transcript }, now = new Date()) {
       const to = moved("ready", now);
