@@ -30,7 +30,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, jsonPath, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { BACKFILL_TABLE, backfillPage, createSql, dropText, keepScopeTerms, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
+import { BACKFILL_TABLE, backfillPage, createSql, dropText, keepScopeTerms, mergeStep, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
 import { SizedFifo } from "../sized-fifo.js";
 
@@ -980,6 +980,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     const complete = (async () => {
       // Not durable: a page lost in a power failure is indexed again from the stored position.
       while (!closed && (await write(() => backfillPage(s, ix, t.table, (row) => docOf(row, inflated(row.z))), false))) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Then its segments merged, should the fill or earlier writes have left many (sqlite-search.ts mergeStep).
+      const going = new Set<string>();
+      while (!closed && (await write(() => mergeStep(s, ix, going), false))) {
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();

@@ -247,6 +247,40 @@ describe("article search on SQLite opened on an index that did not keep its proj
   });
 });
 
+describe("article search on SQLite opened on an index of many segments", () => {
+  // Each write transaction adds a segment to FTS5's index; a query looks each word up in every
+  // one. With FTS5's own merging switched off, 12 writes leave 12: the start merges them into one.
+  it("merges them in the background, and finds the same articles after", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-segments-"));
+    try {
+      const file = articlesDatabaseFile(dir)!;
+      const store = await openEmbeddedArticleStore({ dataDir: dir });
+      await store.searchComplete!();
+      const direct = new (sqliteDriver())(file);
+      const tables = ["c_articles__search__fts", "c_articles__search__rank"];
+      for (const t of tables) direct.prepare(`INSERT INTO "${t}" ("${t}", rank) VALUES ('automerge', 0)`).run();
+      for (let i = 0; i < 12; i++) await store.insert(draft("p", { id: `a-${i}`, title: i % 2 ? "Harbour report" : "Report", text: `Down at the harbour${i % 3}.` }), at(1_700_000_000 + i));
+      const segments = () => tables.map((t) => direct.prepare(`SELECT count(DISTINCT segid) FROM "${t}_idx"`).pluck().get());
+      expect(segments()).to.deep.equal([12, 12]);
+      const found = async (s: ArticleStore, q: string) => (await s.list("p", 100, 0, { words: words(q) })).items.map((a) => a.id);
+      const before = [await found(store, "harbour"), await found(store, "report harbour1")];
+      await store.close();
+      const again = await openEmbeddedArticleStore({ dataDir: dir });
+      try {
+        await again.searchComplete!();
+        expect(segments()).to.deep.equal([1, 1]);
+        expect([await found(again, "harbour"), await found(again, "report harbour1")]).to.deep.equal(before);
+        expect(before[0]).to.deep.equal(["a-11", "a-9", "a-7", "a-5", "a-3", "a-1", "a-10", "a-8", "a-6", "a-4", "a-2", "a-0"]);
+      } finally {
+        await again.close();
+        direct.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("article search on SQLite after the operator's VACUUM", () => {
   // The index names articles by their table's rowid. VACUUM keeps the rowids of a table with an
   // index (the articles' `_id` key is one) and renumbers those of a table without: should a
