@@ -19,7 +19,11 @@
 // (as SQLite's own FULL mode would, without the stall). Until then nobody may
 // read the commit: reads go to a second, read-only connection that holds a
 // snapshot and moves it forward only after each sync. The writes' own
-// conditional reads run on the writing connection and see everything.
+// conditional reads run on the writing connection and see everything. Reads by
+// key run on the writing connection too whenever it holds nothing unsynced
+// (between groups): SQLite empties a connection's page cache whenever another
+// one committed, so the reader re-reads its pages after every group, while the
+// writer's cache stays warm across its own commits.
 import type Database from "better-sqlite3";
 import { isSqliteError, sqliteDriver } from "./sqlite-binding.js";
 import { randomBytes } from "node:crypto";
@@ -30,7 +34,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, jsonPath, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { BACKFILL_TABLE, backfillPage, createSql, dropText, keepScopeTerms, mergeStep, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
+import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
 import { SizedFifo } from "../sized-fifo.js";
 
@@ -217,6 +221,12 @@ class Shared {
   private syncing = false;
   /** Tables with commits plain reads do not see yet (their `changes` grow again when they do). */
   private readonly unseen = new Set<TableState>();
+  /** The writing connection holds a commit plain reads may not see yet (made, not yet synced: Shared.flush). */
+  private writerAhead = false;
+  /** A group's transaction is open on the writing connection (Shared.commit). */
+  private writing = false;
+  /** Plain reads hold a read transaction open on the writing connection (Shared.readStmt). */
+  private writerReading = false;
   private idle: Array<() => void> = [];
   private walFd: number | undefined;
   private walDirSynced = false;
@@ -224,6 +234,7 @@ class Shared {
   private readonly reads = new Map<string, Database.Statement>();
   private readonly control: Record<"begin" | "commit" | "rollback" | "savepoint" | "release" | "rollbackTo", Database.Statement>;
   private readonly snapshot: Record<"end" | "begin" | "take", Database.Statement> | undefined;
+  private readonly writerSnapshot: Record<"end" | "begin" | "take", Database.Statement> | undefined;
 
   constructor(
     readonly key: string | undefined,
@@ -244,6 +255,10 @@ class Shared {
       // The commit does not wait for the disk; flush() syncs the log off the event loop before anyone is answered.
       this.conn.pragma("synchronous = NORMAL");
       this.conn.pragma(cache);
+      // A savepoint's journal (the pages a write changes, as they were) stays in memory: past 64 KiB
+      // SQLite moves it to a temporary file, opened, written and deleted again for every group.
+      // Only writes and reads by key run here, so no sort or temporary table grows in memory.
+      this.conn.pragma("temp_store = MEMORY");
       // Another process (the admin CLI) may hold the lock for a moment.
       this.conn.pragma("busy_timeout = 5000");
       // Checkpoints are made between groups (checkpoint()), where the reading snapshot can let go of the log.
@@ -271,6 +286,7 @@ class Shared {
     };
     if (key) {
       this.snapshot = { end: this.reader.prepare("COMMIT"), begin: this.reader.prepare("BEGIN"), take: this.reader.prepare("SELECT 1 FROM sqlite_schema LIMIT 1") };
+      this.writerSnapshot = { end: p("COMMIT"), begin: p("BEGIN"), take: p("SELECT 1 FROM sqlite_schema LIMIT 1") };
       this.advanceReads();
     }
   }
@@ -290,12 +306,14 @@ class Shared {
       });
     }
     if (this.reader !== this.conn) this.reader.close();
+    this.endWriterRead();
     this.conn.close();
     if (this.walFd !== undefined) closeSync(this.walFd);
   }
 
   /** Schema changes commit at once and durably (tables and indexes are made at start), and reads see them. */
   ddl(sql: string): void {
+    this.endWriterRead();
     this.conn.pragma("synchronous = FULL");
     try {
       this.conn.exec(sql);
@@ -311,9 +329,35 @@ class Shared {
     return this.cached(this.writes, this.conn, sql, pluck);
   }
 
-  /** The same for reads, on the reading connection. */
+  /** The same for plain reads, on the reading snapshot. */
   readStmt(sql: string, pluck = false): Database.Statement {
     return this.cached(this.reads, this.reader, sql, pluck);
+  }
+
+  /**
+   * A plain read of one row by its key: on the writing connection whenever that holds nothing
+   * reads may not see yet (no commit waiting for its sync, no group's transaction open), else on
+   * the reading snapshot. The writer keeps its page cache across its own commits, while the
+   * reader's is emptied each time its snapshot moves: with creates among the reads, reads by id
+   * went back to the file for most pages, a pread each.
+   */
+  pointStmt(sql: string): Database.Statement {
+    if (!this.writerSnapshot || this.writerAhead || this.writing) return this.cached(this.reads, this.reader, sql, false);
+    // Reads between two groups share one read transaction, as the reader's do: a statement of its
+    // own would look the log's index up again each time. A group's transaction ends it first.
+    if (!this.writerReading) {
+      this.writerSnapshot.begin.run();
+      this.writerSnapshot.take.get();
+      this.writerReading = true;
+    }
+    return this.cached(this.writes, this.conn, sql, false);
+  }
+
+  /** Ends the writing connection's read transaction, before it writes or checkpoints. */
+  private endWriterRead(): void {
+    if (!this.writerReading) return;
+    this.writerReading = false;
+    this.writerSnapshot!.end.run();
   }
 
   private cached(cache: Map<string, Database.Statement>, db: Database.Database, sql: string, pluck: boolean): Database.Statement {
@@ -348,6 +392,7 @@ class Shared {
 
   /** Moves the reading connection's snapshot to the newest commit. */
   private advanceReads(): void {
+    this.writerAhead = false;
     if (this.snapshot) {
       if (this.reader.inTransaction) this.snapshot.end.run();
       this.snapshot.begin.run();
@@ -403,6 +448,7 @@ class Shared {
       return this.flush();
     }
     this.syncing = true;
+    this.writerAhead = true;
     this.syncLog((err) => {
       this.syncing = false;
       if (err) {
@@ -433,6 +479,7 @@ class Shared {
       return;
     }
     if (this.reader.inTransaction) this.snapshot.end.run();
+    this.endWriterRead();
     try {
       this.conn.pragma("wal_checkpoint(TRUNCATE)");
     } catch {
@@ -463,7 +510,17 @@ class Shared {
 
   /** One transaction for the group, a savepoint per write; undefined when it failed as a whole (every write rejected). */
   private commit(batch: PendingWrite[]): Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> | undefined {
+    this.writing = true;
     try {
+      return this.commitGroup(batch);
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  private commitGroup(batch: PendingWrite[]): Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> | undefined {
+    try {
+      this.endWriterRead();
       this.control.begin.run();
     } catch (e) {
       for (const w of batch) w.reject(this.failure(e));
@@ -471,16 +528,22 @@ class Shared {
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     let lost: unknown;
+    // The first write of a transaction needs no savepoint: if it fails, the whole transaction is
+    // rolled back and begun again. A savepoint copies every page the write changes into a journal
+    // of its own (16 pages of 16 KB for an article), most of a small group's cost.
+    let fresh = true;
     for (const w of batch) {
       if (lost !== undefined) {
         outcomes.push({ ok: false, error: lost });
         continue;
       }
+      const bare = fresh;
       try {
-        this.control.savepoint.run();
+        if (!bare) this.control.savepoint.run();
         const value = w.work();
-        this.control.release.run();
+        if (!bare) this.control.release.run();
         outcomes.push({ ok: true, value });
+        fresh = false;
       } catch (e) {
         const error = this.failure(e);
         outcomes.push({ ok: false, error });
@@ -488,8 +551,13 @@ class Shared {
         if (!this.conn.inTransaction) lost = error;
         else {
           try {
-            this.control.rollbackTo.run();
-            this.control.release.run();
+            if (bare) {
+              this.control.rollback.run();
+              this.control.begin.run();
+            } else {
+              this.control.rollbackTo.run();
+              this.control.release.run();
+            }
           } catch (undo) {
             lost = this.failure(undo);
           }
@@ -756,7 +824,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
       const v = filter[key];
       if (!t.scalar.has(key) || key.includes(".") || !(typeof v === "string" || typeof v === "number" || typeof v === "boolean")) return undefined;
     }
-    const row = s.readStmt(`SELECT _id, doc, z FROM ${table} WHERE _id = ?`).get(id) as Row | undefined;
+    const row = s.pointStmt(`SELECT _id, doc, z FROM ${table} WHERE _id = ?`).get(id) as Row | undefined;
     if (row === undefined) return null;
     const doc = docOf(row, t.recent.packedOf(id, row.z));
     for (const key in filter) if (key !== "_id" && doc[key] !== filter[key]) return null;
@@ -901,7 +969,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         const ix = t.texts.find((x) => x.spec.name === index);
         if (!ix) throw new Error(`no text index '${index}' on ${t.table}`);
         const where = Object.keys(filter).length ? whereOf(unpacked(filter), t.scalar) : undefined;
-        const { count, capped, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip, o);
+        const { count, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip);
         const packed = wantsPacked({ omit: o.omit });
         const byRow = s.readStmt(`SELECT _id, doc${packed ? ", z" : ""} FROM ${table} WHERE rowid = ?`);
         // A row the index names but the table lacks (its rowids renumbered under it: docs/operations.md) is left out, not a failed read.
@@ -912,7 +980,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
           for (const f of o.omit ?? []) delete d[f];
           return [d as D];
         });
-        return { count, capped, docs };
+        return { count, docs };
       }),
     async fillDerived(spec: DerivedFill, page) {
       const fields = Object.entries(spec.fields);
@@ -963,10 +1031,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         s.conn.exec(BACKFILL_TABLE);
         const tables = tablesOf(ix);
         const existing = tables.map((name) => s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(name) as string | undefined);
-        if (existing.every((sql, i) => sql === create[i])) {
-          keepScopeTerms(s, ix, () => s.stmt(`SELECT DISTINCT ${fieldExpr(spec.scope)} FROM ${table}`, true).all());
-          return;
-        }
+        if (existing.every((sql, i) => sql === create[i])) return;
         tables.forEach((name, i) => existing[i] !== undefined && s.conn.exec(`DROP TABLE "${name}"`));
         for (const sql of create) s.conn.exec(sql);
         if (s.stmt(`SELECT 1 FROM ${table} LIMIT 1`, true).get() !== undefined) {
@@ -980,11 +1045,6 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     const complete = (async () => {
       // Not durable: a page lost in a power failure is indexed again from the stored position.
       while (!closed && (await write(() => backfillPage(s, ix, t.table, (row) => docOf(row, inflated(row.z))), false))) {
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-      // Then its segments merged, should the fill or earlier writes have left many (sqlite-search.ts mergeStep).
-      const going = new Set<string>();
-      while (!closed && (await write(() => mergeStep(s, ix, going), false))) {
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();

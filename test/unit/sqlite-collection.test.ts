@@ -86,6 +86,30 @@ describe("SQLite collection", function () {
     expect(await col.findOne({ _id: "taken" })).to.include({ n: 1 });
   });
 
+  it("undoes all of a group's first write when it is refused part-way, and keeps the writes after it", async () => {
+    db = await openSqliteDatabase({ filename: path.join(dir, "f.sqlite"), what: "things" });
+    const col = db.collection<Doc>("things");
+    await col.ensureIndex({ name: "key_unique", keys: { key: 1 } }, { unique: true, sparse: true });
+    await Promise.all([col.insertOne({ _id: "a", n: 1, key: "ka" }), col.insertOne({ _id: "b", n: 2, key: "kb" })]);
+    const before = db.commits;
+    // One turn: the first write changes "a", then refuses on "b" (the key is taken by then); the second runs after it.
+    const first = col.updateMany({}, { $set: { key: "same" } });
+    const second = col.insertOne({ _id: "c", n: 3, key: "kc" });
+    const third = col.insertOne({ _id: "d", n: 4, key: "ka" });
+    const [f, s2, t] = await Promise.allSettled([first, second, third]);
+    expect(db.commits - before).to.equal(1);
+    expect(f.status).to.equal("rejected");
+    expect((f as PromiseRejectedResult).reason).to.be.instanceOf(DuplicateKeyError);
+    expect(s2.status).to.equal("fulfilled");
+    // "ka" is still taken: the first write's change to "a" was undone with it.
+    expect(t.status).to.equal("rejected");
+    expect(await col.find({}, { sort: { _id: 1 } })).to.deep.equal([
+      { _id: "a", n: 1, key: "ka" },
+      { _id: "b", n: 2, key: "kb" },
+      { _id: "c", n: 3, key: "kc" },
+    ]);
+  });
+
   it("shows a write to reads only once it is on disk, while the next writes already build on it", async () => {
     db = await openSqliteDatabase({ filename: path.join(dir, "r.sqlite"), what: "things" });
     const col = db.collection<Doc>("things");

@@ -119,10 +119,9 @@ export interface BulkBar {
 
 /**
  * The bar above the list: how many are selected, "all N matching", the action, its labels, Apply.
- * `count`: what the list's filter (and search) match in all, undefined when a search matches
- * more than it counts (no "all N matching" then); `onEnded`: the list is drawn again.
+ * `count`: what the list's filter (and search) match in all; `onEnded`: the list is drawn again.
  */
-export function bulkBar(filter: BulkFilter, count: number | undefined, onEnded: () => void): BulkBar {
+export function bulkBar(filter: BulkFilter, count: number, onEnded: () => void): BulkBar {
   const selected = new Set<string>();
   let all = false;
   const boxes = new Map<string, HTMLInputElement>();
@@ -137,11 +136,11 @@ export function bulkBar(filter: BulkFilter, count: number | undefined, onEnded: 
   const labelsField = field(t("bulk.labels"), labels, t("bulk.labelsHint"));
   const apply = h("button", { type: "button", id: "bulk-apply", class: "primary", onclick: () => void run() }, t("bulk.apply"));
   const progress = h("div", { id: "bulk-progress" });
-  const size = () => (all ? (count ?? 0) : selected.size);
+  const size = () => (all ? count : selected.size);
 
   function draw(): void {
-    status.textContent = all ? tn("bulk.allSelected", count ?? 0) : tn("bulk.selected", selected.size);
-    allButton.textContent = all ? t("bulk.onlySelected") : tn("bulk.selectAll", count ?? 0);
+    status.textContent = all ? tn("bulk.allSelected", count) : tn("bulk.selected", selected.size);
+    allButton.textContent = all ? t("bulk.onlySelected") : tn("bulk.selectAll", count);
     labelsField.hidden = !(action.value === "addLabels" || action.value === "removeLabels");
     apply.disabled = size() === 0;
   }
@@ -171,7 +170,7 @@ export function bulkBar(filter: BulkFilter, count: number | undefined, onEnded: 
   const element = h(
     "section",
     { class: "bulk", "aria-label": t("bulk.title") },
-    h("div", { class: "bulk-row" }, status, count !== undefined && count > 0 ? allButton : null),
+    h("div", { class: "bulk-row" }, status, count > 0 ? allButton : null),
     h("div", { class: "filters" }, field(t("bulk.action"), action), labelsField, apply),
     progress,
   );
