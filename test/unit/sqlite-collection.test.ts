@@ -185,7 +185,7 @@ describe("SQLite collection", function () {
       }),
     );
     expect(await col.count({})).to.equal(25_000);
-    // About 30 MB written; the log is emptied every 8 MB.
+    // About 30 MB written; the log is checkpointed and written again from its start every 8 MB.
     expect(largest).to.be.below(12 * 2 ** 20);
   });
 
