@@ -168,6 +168,9 @@ export function buildOpenApi(): Json {
           operationId: "listArticles",
           tags: ["articles"],
           summary: "Lists the project's articles, newest first (deleted ones never)",
+          description:
+            "With `q`, a search: relevance orders the newest 1,000 matches, older ones follow them newest first, and `count` is exact up to 1,000; " +
+            "a search that matches more answers `count` 1,000 with `countCapped: true` (docs/api.md).",
           parameters: queryParams(),
           responses: { ...ok("A page of articles and the total count.", "ArticleListResult"), ...errors(...COMMON) },
         },

@@ -341,7 +341,8 @@ export const ArticleListResult: Schema = {
   required: ["result", "count", "articles"],
   properties: {
     result: ok,
-    count: { type: "integer", description: "Total of non-deleted articles of the project (not the page size)." },
+    count: { type: "integer", description: "Total of non-deleted articles of the project (not the page size). A search (`q`) counts at most 1,000: more matches answer 1,000 with `countCapped`." },
+    countCapped: { const: true, description: "Only on a search (`q`) that matches more than 1,000 articles: `count` is then 1,000, a lower bound, and paging goes on past it." },
     articles: { type: "array", items: ArticleListItem },
   },
 };

@@ -164,7 +164,7 @@ export function articleRoutes(router: Router, opts: ArticleRoutesOptions): void 
     await sharedRead(reads, ctx, call.headers.authorization, b, read, async () => {
       const filter = { status: statusFromName(query.status as string | undefined), label: query.label as string | undefined, query: query.q as string | undefined };
       const res = await client.listArticles({ limit: query.limit as number, offset: query.offset as number, ...filter }, call);
-      return { result: "ok", count: Number(res.count), articles: res.articles.map((a) => listItemJson(a, b)) };
+      return { result: "ok", count: Number(res.count), ...(res.countCapped ? { countCapped: true } : {}), articles: res.articles.map((a) => listItemJson(a, b)) };
     });
   });
 

@@ -100,7 +100,15 @@ export interface TextIndexSpec {
   textOf(doc: Record<string, unknown>): string[] | null;
 }
 
-export interface TextSearchOptions {
+/** How far a search reads its matches. */
+export interface SearchBounds {
+  /** Matches counted: past this many, the count is this many and `capped` (a search engine's "more than"). */
+  countUpTo: number;
+  /** The newest matches that are ranked by relevance; older ones follow them, newest first. */
+  rankWithin: number;
+}
+
+export interface TextSearchOptions extends SearchBounds {
   limit: number;
   skip: number;
   /** Top-level fields left out of the answer (FindOptions.omit). */
@@ -189,11 +197,12 @@ export interface DocumentCollection<D extends { _id: string }> {
   /**
    * The documents of one scope (TextIndexSpec.scope) whose indexed columns hold every word of
    * `words` (lib/search-words.ts queryWords: folded, each a whole word or a marked prefix), anywhere, and that match `filter` (may be empty):
-   * the most relevant first (TextIndexSpec.rankColumn), then the newest stored first; `count` is
-   * the number of all matches. Costs in proportion to the matches, more with a filter (each
-   * match's document is read to check it).
+   * among the newest `rankWithin` matches the most relevant first (TextIndexSpec.rankColumn),
+   * then the newest stored first; older matches after them, newest first. `count` is the number
+   * of matches up to `countUpTo`, `capped` when more match. Costs in proportion to the matches
+   * read (at most countUpTo + 1), more with a filter (each one's document is read to check it).
    */
-  searchText?(index: string, words: readonly string[], scope: string, filter: Filter, opts: TextSearchOptions): Promise<{ count: number; docs: D[] }>;
+  searchText?(index: string, words: readonly string[], scope: string, filter: Filter, opts: TextSearchOptions): Promise<{ count: number; capped: boolean; docs: D[] }>;
   /**
    * A one-time fill of fields an older release did not write, computed in the database itself
    * where the driver can (SQLite; MongoDB reads the page's source fields): on the documents of one page, the first `limit` by id

@@ -35,7 +35,7 @@ import { applyUpdate, upsertedDoc } from "./document-update.js";
 import { StorageError, storageErrorFromFs, storageErrorFromSqlite } from "./errors.js";
 import { fieldExpr, jsonPath, orderBy, whereOf } from "./sqlite-filter.js";
 import { fromJson, sqlValue, toJson } from "./sqlite-json.js";
-import { BACKFILL_TABLE, backfillPage, createSql, dropText, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
+import { BACKFILL_TABLE, backfillPage, createSql, dropText, keepScopeTerms, mergeStep, moveText, searchPage, tablesOf, textIndexOf, type TextIndex } from "./sqlite-search.js";
 import { reusedDeflateRaw, reusedInflateRaw } from "./reused-zlib.js";
 import { SizedFifo } from "../sized-fifo.js";
 
@@ -990,7 +990,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         const ix = t.texts.find((x) => x.spec.name === index);
         if (!ix) throw new Error(`no text index '${index}' on ${t.table}`);
         const where = Object.keys(filter).length ? whereOf(unpacked(filter), t.scalar) : undefined;
-        const { count, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip);
+        const { count, capped, rowids } = searchPage(s, ix, t.table, words, scope, where, o.limit, o.skip, o);
         const packed = wantsPacked({ omit: o.omit });
         const byRow = s.readStmt(`SELECT _id, doc${packed ? ", z" : ""} FROM ${table} WHERE rowid = ?`);
         // A row the index names but the table lacks (its rowids renumbered under it: docs/operations.md) is left out, not a failed read.
@@ -1001,7 +1001,7 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
           for (const f of o.omit ?? []) delete d[f];
           return [d as D];
         });
-        return { count, docs };
+        return { count, capped, docs };
       }),
     async fillDerived(spec: DerivedFill, page) {
       const fields = Object.entries(spec.fields);
@@ -1052,7 +1052,10 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
         s.conn.exec(BACKFILL_TABLE);
         const tables = tablesOf(ix);
         const existing = tables.map((name) => s.conn.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(name) as string | undefined);
-        if (existing.every((sql, i) => sql === create[i])) return;
+        if (existing.every((sql, i) => sql === create[i])) {
+          keepScopeTerms(s, ix, () => s.stmt(`SELECT DISTINCT ${fieldExpr(spec.scope)} FROM ${table}`, true).all());
+          return;
+        }
         tables.forEach((name, i) => existing[i] !== undefined && s.conn.exec(`DROP TABLE "${name}"`));
         for (const sql of create) s.conn.exec(sql);
         if (s.stmt(`SELECT 1 FROM ${table} LIMIT 1`, true).get() !== undefined) {
@@ -1066,6 +1069,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     const complete = (async () => {
       // Not durable: a page lost in a power failure is indexed again from the stored position.
       while (!closed && (await write(() => backfillPage(s, ix, t.table, (row) => docOf(row, inflated(row.z))), false))) {
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      // Then its segments merged, should the fill or earlier writes have left many (sqlite-search.ts mergeStep).
+      const going = new Set<string>();
+      while (!closed && (await write(() => mergeStep(s, ix, going), false))) {
         await new Promise((resolve) => setImmediate(resolve));
       }
     })();

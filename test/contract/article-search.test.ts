@@ -98,6 +98,32 @@ function searchContract(name: string, open: () => Promise<StoreFixture>): void {
       expect(pages.flatMap((p) => p.ids)).to.deep.equal(want);
     });
 
+    it("past its bounds, ranks only the newest matches and counts up to a cap, paging on through every match", async () => {
+      // a-0 oldest; a-0 and a-5 hold the word in their titles. Bounds: the newest 3 ranked, 4 counted.
+      for (let i = 0; i < 7; i++) await store.insert(draft("p", { id: `a-${i}`, title: i % 5 === 0 ? "Harbour news" : "Other news", text: "Down at the harbour." }), at(1_700_000_000 + i));
+      const bounded = async (searchBounds: { countUpTo: number; rankWithin: number }, limit: number, offset: number) => {
+        const page = await store.list("p", limit, offset, { words: words("harbour"), searchBounds });
+        return { count: page.count, capped: page.countCapped === true, ids: page.items.map((a) => a.id) };
+      };
+      const small = { countUpTo: 4, rankWithin: 3 };
+      // a-0's title does not lift it: it is not among the newest 3; the older ones follow newest first.
+      const want = ["a-5", "a-6", "a-4", "a-3", "a-2", "a-1", "a-0"];
+      const pages = [await bounded(small, 2, 0), await bounded(small, 2, 2), await bounded(small, 2, 4), await bounded(small, 2, 6)];
+      expect(pages.flatMap((p) => p.ids)).to.deep.equal(want);
+      expect(pages.map((p) => [p.count, p.capped])).to.deep.equal(Array(4).fill([4, true]));
+      expect(await bounded(small, 10, 0)).to.deep.equal({ count: 4, capped: true, ids: want });
+      expect(await bounded(small, 10, 7)).to.deep.equal({ count: 4, capped: true, ids: [] });
+      // Exactly as many matches as counted: exact, not capped.
+      expect(await bounded({ countUpTo: 7, rankWithin: 3 }, 10, 0)).to.deep.equal({ count: 7, capped: false, ids: want });
+      // Every match ranked: a-0's title puts it second.
+      expect(await bounded({ countUpTo: 7, rankWithin: 7 }, 3, 0)).to.deep.equal({ count: 7, capped: false, ids: ["a-5", "a-0", "a-6"] });
+      // With a status filter, the bounds are of the matches that pass it.
+      await store.claim("a-1", 1);
+      await store.complete("a-1", 1, { audio: { key: "k", duration: 1 } });
+      const ready = await store.list("p", 10, 0, { words: words("harbour"), status: "ready", searchBounds: { countUpTo: 1, rankWithin: 1 } });
+      expect([ready.count, ready.countCapped === true, ready.items.map((a) => a.id)]).to.deep.equal([1, false, ["a-1"]]);
+    });
+
     it("combines with status and label, stays in the project, and never finds a deleted article", async () => {
       const a = await store.insert(draft("p", { id: "ready-news", title: "Nabu report", text: "x", labels: ["news"] }), at(1_700_000_000));
       await store.insert(draft("p", { id: "waiting-news", title: "Nabu again", text: "x", labels: ["news"] }), at(1_700_000_001));
@@ -185,6 +211,70 @@ describe("article search on SQLite opened on a database of the previous release"
       await again.searchComplete!();
       expect((await again.list("p", 10, 0, { words: words("zurich") })).count).to.equal(401);
       await again.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("article search on SQLite opened on an index that did not keep its projects", () => {
+  // A search skips the intersection with its project while the index has only ever held one; an
+  // index of the release before did not record which it held, and is given them at the start.
+  it("still finds only the token's project's articles", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-scopes-"));
+    try {
+      const store = await openEmbeddedArticleStore({ dataDir: dir });
+      await store.insert(draft("p", { id: "mine", title: "Harbour", text: "x" }), at(1_700_000_000));
+      await store.insert(draft("other", { id: "theirs", title: "Harbour", text: "x" }), at(1_700_000_001));
+      await store.close();
+      const direct = new (sqliteDriver())(articlesDatabaseFile(dir)!);
+      const removed = direct.prepare(`DELETE FROM "c_articles__search__terms" WHERE term < char(2)`).run().changes;
+      direct.close();
+      expect(removed).to.equal(2);
+      const again = await openEmbeddedArticleStore({ dataDir: dir });
+      try {
+        await again.searchComplete!();
+        // A write of one project after the start: were the others not recorded, its would be the only one.
+        await again.insert(draft("p", { id: "mine-too", title: "Harbour again", text: "x" }), at(1_700_000_002));
+        expect((await again.list("p", 10, 0, { words: words("harbour") })).items.map((a) => a.id)).to.deep.equal(["mine-too", "mine"]);
+        expect((await again.list("other", 10, 0, { words: words("harbour") })).items.map((a) => a.id)).to.deep.equal(["theirs"]);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("article search on SQLite opened on an index of many segments", () => {
+  // Each write transaction adds a segment to FTS5's index; a query looks each word up in every
+  // one. With FTS5's own merging switched off, 12 writes leave 12: the start merges them into one.
+  it("merges them in the background, and finds the same articles after", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-segments-"));
+    try {
+      const file = articlesDatabaseFile(dir)!;
+      const store = await openEmbeddedArticleStore({ dataDir: dir });
+      await store.searchComplete!();
+      const direct = new (sqliteDriver())(file);
+      const tables = ["c_articles__search__fts", "c_articles__search__rank"];
+      for (const t of tables) direct.prepare(`INSERT INTO "${t}" ("${t}", rank) VALUES ('automerge', 0)`).run();
+      for (let i = 0; i < 12; i++) await store.insert(draft("p", { id: `a-${i}`, title: i % 2 ? "Harbour report" : "Report", text: `Down at the harbour${i % 3}.` }), at(1_700_000_000 + i));
+      const segments = () => tables.map((t) => direct.prepare(`SELECT count(DISTINCT segid) FROM "${t}_idx"`).pluck().get());
+      expect(segments()).to.deep.equal([12, 12]);
+      const found = async (s: ArticleStore, q: string) => (await s.list("p", 100, 0, { words: words(q) })).items.map((a) => a.id);
+      const before = [await found(store, "harbour"), await found(store, "report harbour1")];
+      await store.close();
+      const again = await openEmbeddedArticleStore({ dataDir: dir });
+      try {
+        await again.searchComplete!();
+        expect(segments()).to.deep.equal([1, 1]);
+        expect([await found(again, "harbour"), await found(again, "report harbour1")]).to.deep.equal(before);
+        expect(before[0]).to.deep.equal(["a-11", "a-9", "a-7", "a-5", "a-3", "a-1", "a-10", "a-8", "a-6", "a-4", "a-2", "a-0"]);
+      } finally {
+        await again.close();
+        direct.close();
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -101,7 +101,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
     h("div", { class: "filters" }, field(t("articles.filterStatus"), statusSel), field(t("articles.filterLabel"), labelInput, t("articles.filterHint")), field(t("articles.pageSize"), sizeSel)),
     list,
   );
-  let res: { count: number; articles: ListItem[] };
+  let res: { count: number; countCapped?: true; articles: ListItem[] };
   try {
     const q = new URLSearchParams({ limit: String(limit), offset: String(page * limit) });
     if (statusFilter) q.set("status", statusFilter);
@@ -115,12 +115,20 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   if (!stillCurrent(gen)) return;
   list.removeAttribute("aria-busy");
   const pages = Math.max(1, Math.ceil(res.count / limit));
+  // A search that matches more than it counts (docs/api.md, countCapped): pages go on while they are full.
+  const more = res.countCapped === true;
   const pager = h(
     "nav",
     { class: "pager", "aria-label": t("articles.pages") },
     h("button", { type: "button", id: "page-prev", disabled: page === 0, onclick: () => nav({ page: page - 1 }) }, t("articles.prev")),
-    h("span", null, t("articles.pageOf", { page: fmtNumber(page + 1), pages: fmtNumber(pages), count: tn("articles.count", res.count) })),
-    h("button", { type: "button", id: "page-next", disabled: page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
+    h(
+      "span",
+      null,
+      more
+        ? t("articles.pageOfMore", { page: fmtNumber(page + 1), count: t("articles.countMore", { n: fmtNumber(res.count) }) })
+        : t("articles.pageOf", { page: fmtNumber(page + 1), pages: fmtNumber(pages), count: tn("articles.count", res.count) }),
+    ),
+    h("button", { type: "button", id: "page-next", disabled: more ? res.articles.length < limit : page + 1 >= pages, onclick: () => nav({ page: page + 1 }) }, t("articles.next")),
   );
   if (res.count === 0) {
     clear(list, h("p", { class: "empty" }, words ? t("articles.noneFound", { query: words }) : t(statusFilter || labelFilter ? "articles.noneMatch" : "articles.empty")));
@@ -130,7 +138,7 @@ export async function articlesPage(main: HTMLElement, route: Route): Promise<voi
   }
   // Bulk actions for a full token: the rows of this page, or all the filter matches.
   // "All N matching" is what this list shows: its filters and its search words (the address's q).
-  const bulk = canWrite() ? bulkBar({ q: words, status: statusFilter, label: labelFilter }, res.count, () => nav({})) : undefined;
+  const bulk = canWrite() ? bulkBar({ q: words, status: statusFilter, label: labelFilter }, more ? undefined : res.count, () => nav({})) : undefined;
   if (bulk) list.before(bulk.element);
   drawRows(list, res, pager, words ? t("articles.searchCaption", { query: words }) : t("articles.caption"), bulk);
 }

@@ -119,9 +119,10 @@ export interface BulkBar {
 
 /**
  * The bar above the list: how many are selected, "all N matching", the action, its labels, Apply.
- * `count`: what the list's filter (and search) match in all; `onEnded`: the list is drawn again.
+ * `count`: what the list's filter (and search) match in all, undefined when a search matches
+ * more than it counts (no "all N matching" then); `onEnded`: the list is drawn again.
  */
-export function bulkBar(filter: BulkFilter, count: number, onEnded: () => void): BulkBar {
+export function bulkBar(filter: BulkFilter, count: number | undefined, onEnded: () => void): BulkBar {
   const selected = new Set<string>();
   let all = false;
   const boxes = new Map<string, HTMLInputElement>();
@@ -136,11 +137,11 @@ export function bulkBar(filter: BulkFilter, count: number, onEnded: () => void):
   const labelsField = field(t("bulk.labels"), labels, t("bulk.labelsHint"));
   const apply = h("button", { type: "button", id: "bulk-apply", class: "primary", onclick: () => void run() }, t("bulk.apply"));
   const progress = h("div", { id: "bulk-progress" });
-  const size = () => (all ? count : selected.size);
+  const size = () => (all ? (count ?? 0) : selected.size);
 
   function draw(): void {
-    status.textContent = all ? tn("bulk.allSelected", count) : tn("bulk.selected", selected.size);
-    allButton.textContent = all ? t("bulk.onlySelected") : tn("bulk.selectAll", count);
+    status.textContent = all ? tn("bulk.allSelected", count ?? 0) : tn("bulk.selected", selected.size);
+    allButton.textContent = all ? t("bulk.onlySelected") : tn("bulk.selectAll", count ?? 0);
     labelsField.hidden = !(action.value === "addLabels" || action.value === "removeLabels");
     apply.disabled = size() === 0;
   }
@@ -170,7 +171,7 @@ export function bulkBar(filter: BulkFilter, count: number, onEnded: () => void):
   const element = h(
     "section",
     { class: "bulk", "aria-label": t("bulk.title") },
-    h("div", { class: "bulk-row" }, status, count > 0 ? allButton : null),
+    h("div", { class: "bulk-row" }, status, count !== undefined && count > 0 ? allButton : null),
     h("div", { class: "filters" }, field(t("bulk.action"), action), labelsField, apply),
     progress,
   );

@@ -4,7 +4,7 @@
 // "Regenerate these N", a bulk job with the same filter (bulk.ts).
 import { call } from "../api.js";
 import { clear, h } from "../dom.js";
-import { tn, t } from "../i18n.js";
+import { fmtNumber, tn, t } from "../i18n.js";
 import { notice } from "../ui.js";
 import { startJob } from "./bulk.js";
 
@@ -35,8 +35,10 @@ export function affectedArticles(rules: RuleWords[], canWrite: boolean): HTMLEle
 async function countFor(words: string, line: HTMLElement, canWrite: boolean): Promise<void> {
   const filter = { q: words, status: "ready" };
   let count: number;
+  let more: boolean;
   try {
-    count = (await call<{ count: number }>("GET", `/api/articles?${new URLSearchParams({ ...filter, limit: "10" })}`)).count;
+    // More than the search counts (docs/api.md, countCapped): the job still takes every match, up to its maximum.
+    ({ count, countCapped: more = false } = await call<{ count: number; countCapped?: boolean }>("GET", `/api/articles?${new URLSearchParams({ ...filter, limit: "10" })}`));
   } catch (e) {
     clear(line, notice(e));
     return;
@@ -50,7 +52,7 @@ async function countFor(words: string, line: HTMLElement, canWrite: boolean): Pr
     ? h("button", { type: "button", class: "regenerate-affected", onclick: async () => {
         button!.disabled = true;
         await startJob({ action: "regenerate", filter }, progress);
-      } }, tn("pron.regenerate", count))
+      } }, more ? t("pron.regenerateAll") : tn("pron.regenerate", count))
     : null;
-  clear(line, h("p", { role: "status" }, h("strong", null, words), ": ", tn("pron.affects", count)), button, progress);
+  clear(line, h("p", { role: "status" }, h("strong", null, words), ": ", more ? t("pron.affectsMore", { n: fmtNumber(count) }) : tn("pron.affects", count)), button, progress);
 }

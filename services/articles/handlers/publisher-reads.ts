@@ -39,8 +39,8 @@ export function publisherReadHandlers(s: HandlerShared): Reads {
       }
       const label = v.labelFilter(req.label);
       const words = v.searchWords(req.query);
-      const { count, items } = await store.list(caller.projectId, limit, offset, { status, label, words });
-      return { count: BigInt(count), articles: items.map(toProto) };
+      const { count, items, countCapped } = await store.list(caller.projectId, limit, offset, { status, label, words });
+      return { count: BigInt(count), articles: items.map(toProto), countCapped: countCapped === true };
     },
   };
 }

@@ -8,6 +8,7 @@ import { BulkJobSchema, type ArticleJobsService, type BulkJob as BulkJobProto, t
 import { randomBytes } from "node:crypto";
 import type { HandlerShared } from "../handlers/context.js";
 import { ARTICLE_STATUSES, type ArticleStatus, type ListFilter } from "../store/port.js";
+import { SEARCH_BOUNDS } from "../store/search.js";
 import * as v from "../validate.js";
 import { BULK_ACTIONS, JobRunningError, type BulkAction, type BulkJob, type JobStore } from "./port.js";
 import type { JobRunner } from "./runner.js";
@@ -80,11 +81,13 @@ export function jobHandlers(s: HandlerShared, jobs: JobStore, runner: JobRunner)
 
   /** The ids the filter matches now, newest first; refused beyond the maximum. */
   async function resolve(projectId: string, filter: ListFilter): Promise<string[]> {
-    const first = await store.list(projectId, RESOLVE_PAGE, 0, filter);
-    if (first.count > MAX_JOB_ARTICLES) throw v.invalid(`the filter matches ${first.count} articles; a job takes at most ${MAX_JOB_ARTICLES}: narrow the filter or run several jobs`);
+    // A search counts as far as a job could take, not only as far as the list counts (SEARCH_BOUNDS).
+    const bounded: ListFilter = filter.words ? { ...filter, searchBounds: { ...SEARCH_BOUNDS, countUpTo: MAX_JOB_ARTICLES } } : filter;
+    const first = await store.list(projectId, RESOLVE_PAGE, 0, bounded);
+    if (first.countCapped || first.count > MAX_JOB_ARTICLES) throw v.invalid(`the filter matches ${first.countCapped ? "more than " : ""}${first.count} articles; a job takes at most ${MAX_JOB_ARTICLES}: narrow the filter or run several jobs`);
     const ids = first.items.map((a) => a.id);
     for (let offset = RESOLVE_PAGE; ids.length < first.count && offset < MAX_JOB_ARTICLES; offset += RESOLVE_PAGE) {
-      const page = await store.list(projectId, RESOLVE_PAGE, offset, filter);
+      const page = await store.list(projectId, RESOLVE_PAGE, offset, bounded);
       if (page.items.length === 0) break;
       ids.push(...page.items.map((a) => a.id));
     }

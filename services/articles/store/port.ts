@@ -6,6 +6,7 @@
 // revision checks make a late worker result or a concurrent edit harmless.
 import type { LoudnessSettings } from "../../../lib/loudness.js";
 import type { PronunciationRule } from "../../../lib/pronunciations.js";
+import type { SearchBounds } from "../../../lib/store/collection.js";
 import { nextSeq, sortAtOf } from "./order.js";
 
 export const ARTICLE_STATUSES = [
@@ -215,6 +216,8 @@ export interface ArticlePage<A = StoredArticle> {
   count: number;
   /** Newest first: by `published`, else creation, then by creation order (order.ts). */
   items: A[];
+  /** A search's count stopped at its bound (search.ts SEARCH_BOUNDS): more articles match than `count`. */
+  countCapped?: boolean;
 }
 
 /**
@@ -232,9 +235,12 @@ export interface ListFilter {
   /**
    * Only articles whose title or text holds each of these folded words (lib/search-words.ts
    * queryWords: a whole word, or a marked one as a word's prefix); the page is then ranked by relevance, then newest first,
-   * and the count is of the matches.
+   * and the count is of the matches, both bounded (search.ts SEARCH_BOUNDS: relevance among the newest
+   * 1,000 matches, then older ones newest first; the count exact up to 1,000, past it `countCapped`).
    */
   words?: readonly string[];
+  /** A search's bounds other than search.ts SEARCH_BOUNDS (tests). */
+  searchBounds?: SearchBounds;
 }
 
 export interface StaleArticle {

@@ -12,7 +12,7 @@ import type { ArticleDoc, ArticleLayout } from "./layout.js";
 import { LEGACY_SORT, LIST_SORT } from "./order.js";
 import { upgradeOrder } from "./order-upgrade.js";
 import { admissionOps, patchOps, unsetAll } from "./patch.js";
-import { backfillWords, searchByIndex, searchByWords, SEARCH_INDEX, wordsField } from "./search.js";
+import { backfillWords, searchByIndex, searchByWords, SEARCH_BOUNDS, SEARCH_INDEX, wordsField } from "./search.js";
 import { logger } from "../../../lib/log.js";
 import {
   ARTICLE_STATUSES,
@@ -223,14 +223,14 @@ export async function openArticleStoreOn(
       return new Map(docs.map((d) => [d._id, d.title]));
     },
 
-    async list(projectId, limit, offset, { status, label, words }: ListFilter = {}) {
+    async list(projectId, limit, offset, { status, label, words, searchBounds = SEARCH_BOUNDS }: ListFilter = {}) {
       if (status === "deleted") return { count: 0, items: [] };
       if (words?.length) {
         const filter: Filter = { projectId, ...notDeleted };
         if (status !== undefined) filter.status = status;
         if (label !== undefined) filter.labels = label;
-        const { count, docs } = await (byWords ? searchByWords : searchByIndex)(col, filter, words, limit, offset);
-        return { count, items: docs.map(fromDoc) };
+        const { count, capped, docs } = await (byWords ? searchByWords : searchByIndex)(col, filter, words, limit, offset, searchBounds);
+        return { count, items: docs.map(fromDoc), ...(capped ? { countCapped: true } : {}) };
       }
       const counted =
         status === undefined && label === undefined
