@@ -16,6 +16,16 @@ import { draft, type StoreFixture } from "./article-store.contract.js";
 import { memoryStoreFixture, mongoStoreFixtures, sqliteStoreFixture } from "./article-store-fixtures.js";
 
 const at = (sec: number) => new Date(sec * 1000);
+
+/** `body` given a data directory of its own, removed after it. */
+async function inTempDir(prefix: string, body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
+  try {
+    await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 const words = (q: string) => {
   const parsed = queryWords(q);
   if ("problem" in parsed) throw new Error(parsed.problem);
@@ -185,8 +195,7 @@ describe("article search on MongoDB", function () {
 
 describe("article search on SQLite opened on a database of the previous release", () => {
   it("indexes the articles already there in the background; writes meanwhile are found too", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-old-"));
-    try {
+    await inTempDir("articles-search-old-", async (dir) => {
       const db = await openSqliteDatabase({ filename: articlesDatabaseFile(dir), what: "articles" });
       const raw = db.collection<ArticleDoc>("articles", { packed: ["text", "crawledText"] });
       // More than one page of the fill, and a deleted one that is never found.
@@ -211,9 +220,7 @@ describe("article search on SQLite opened on a database of the previous release"
       await again.searchComplete!();
       expect((await again.list("p", 10, 0, { words: words("zurich") })).count).to.equal(401);
       await again.close();
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -221,8 +228,7 @@ describe("article search on SQLite opened on an index that did not keep its proj
   // A search skips the intersection with its project while the index has only ever held one; an
   // index of the release before did not record which it held, and is given them at the start.
   it("still finds only the token's project's articles", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-scopes-"));
-    try {
+    await inTempDir("articles-search-scopes-", async (dir) => {
       const store = await openEmbeddedArticleStore({ dataDir: dir });
       await store.insert(draft("p", { id: "mine", title: "Harbour", text: "x" }), at(1_700_000_000));
       await store.insert(draft("other", { id: "theirs", title: "Harbour", text: "x" }), at(1_700_000_001));
@@ -241,9 +247,7 @@ describe("article search on SQLite opened on an index that did not keep its proj
       } finally {
         await again.close();
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -251,8 +255,7 @@ describe("article search on SQLite opened on an index of many segments", () => {
   // Each write transaction adds a segment to FTS5's index; a query looks each word up in every
   // one. With FTS5's own merging switched off, 12 writes leave 12: the start merges them into one.
   it("merges them in the background, and finds the same articles after", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-segments-"));
-    try {
+    await inTempDir("articles-search-segments-", async (dir) => {
       const file = articlesDatabaseFile(dir)!;
       const store = await openEmbeddedArticleStore({ dataDir: dir });
       await store.searchComplete!();
@@ -275,9 +278,7 @@ describe("article search on SQLite opened on an index of many segments", () => {
         await again.close();
         direct.close();
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
@@ -286,8 +287,7 @@ describe("article search on SQLite after the operator's VACUUM", () => {
   // index (the articles' `_id` key is one) and renumbers those of a table without: should a
   // SQLite release change that, every search would answer other articles (docs/operations.md).
   it("still answers the articles that hold the words, after rows were removed before it", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), "articles-search-vacuum-"));
-    try {
+    await inTempDir("articles-search-vacuum-", async (dir) => {
       const file = articlesDatabaseFile(dir);
       const db = await openSqliteDatabase({ filename: file, what: "articles" });
       const raw = db.collection<ArticleDoc>("articles", { packed: ["text", "crawledText"] });
@@ -315,8 +315,6 @@ describe("article search on SQLite after the operator's VACUUM", () => {
       } finally {
         await store.close();
       }
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
