@@ -1,8 +1,9 @@
 // The tiers CI runs a second time, on Node.js 24 (what the container image ships): those whose
 // outcome depends on the runtime, not on our code alone. Everything else runs once, on Node.js 20
-// (.mocharc.json). A file added here must exist (test/unit/ci-tiers.test.ts checks the list).
+// (.mocharc.cjs). A file added here must exist (test/unit/ci-tiers.test.ts checks the list).
 "use strict";
-const base = require("./.mocharc.json");
+const base = require("./.mocharc.cjs");
+const { longestFirst } = require("./test/support/test-order.cjs");
 
 const runtimeTiers = {
   // The native SQLite binding (better-sqlite3 13 on Node.js 24, 12.x on 20: lib/store/sqlite-binding.ts).
@@ -41,4 +42,4 @@ const runtimeTiers = {
   reporter: ["test/unit/reporter.test.ts", "test/unit/ci-tiers.test.ts"],
 };
 
-module.exports = { ...base, spec: Object.values(runtimeTiers).flat(), runtimeTiers };
+module.exports = { ...base, spec: longestFirst(Object.values(runtimeTiers).flat()), runtimeTiers };

@@ -112,10 +112,13 @@ export async function measureEmbeddedMemory(opts: { articles?: number; chars?: n
         const created = await json<{ id: string }>(base, "POST", "/api/articles", { title: `Memory story ${i}`, text: text(i, chars), externalId: `memory-${i}` });
         ids.push(created.id);
       }
-      const deadline = Date.now() + 180_000;
+      // Kokoro reads about 15 characters per CPU-second on a busy machine: 4 × 3,000 characters
+      // take minutes, where eSpeak took seconds.
+      const waitS = Math.max(180, Math.ceil((articles * chars) / 15));
+      const deadline = Date.now() + waitS * 1000;
       const ready = new Set<string>();
       while (ready.size < ids.length) {
-        if (Date.now() > deadline) throw new Error(`audio not ready within 180 s (${ready.size}/${ids.length})`);
+        if (Date.now() > deadline) throw new Error(`audio not ready within ${waitS} s (${ready.size}/${ids.length})`);
         for (const id of ids) {
           if (ready.has(id)) continue;
           const { article } = await json<{ article: { status: string; error?: string } }>(base, "GET", `/api/articles/${id}`);

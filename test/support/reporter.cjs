@@ -19,7 +19,10 @@ class PassFailReporter extends Spec {
     // mode a file's events arrive all at once when it is done, so there it is its tests' time only.
     const parallel = typeof runner.isParallelMode === "function" && runner.isParallelMode();
     const files = new Map();
-    const entry = (file) => files.get(file) ?? files.set(file, { ms: 0, since: 0 }).get(file);
+    const started = Date.now();
+    // In parallel mode, when each file's results came in (seconds since the run began): the last
+    // ones show whether one long file held the end of the run alone (test/support/test-order.cjs).
+    const entry = (file) => files.get(file) ?? files.set(file, { ms: 0, since: 0, doneAt: (Date.now() - started) / 1000 }).get(file);
     const isTopLevel = (suite) => suite.parent && suite.parent.root && suite.file;
     if (parallel) {
       runner.on(EVENT_TEST_END, (test) => test.file && (entry(test.file).ms += test.duration ?? 0));
@@ -41,6 +44,11 @@ class PassFailReporter extends Spec {
           const lines = slow.map(([file, f]) => `  ${(f.ms / 1000).toFixed(1).padStart(7)} s  ${path.relative(process.cwd(), file)}`);
           const what = parallel ? "tests' time, hooks not counted" : `${(total / 1000).toFixed(0)} s in all`;
           process.stdout.write(`\nslowest files (of ${files.size}, ${what}):\n${lines.join("\n")}\n`);
+          if (parallel) {
+            const last = [...files].sort((a, b) => b[1].doneAt - a[1].doneAt).slice(0, 5);
+            const ends = last.map(([file, f]) => `  ${f.doneAt.toFixed(0).padStart(5)} s  ${path.relative(process.cwd(), file)}`);
+            process.stdout.write(`last files to finish (seconds into the run):\n${ends.join("\n")}\n`);
+          }
         }
         if (process.env.CI === "true" && skipped.length) {
           process.stdout.write(`\nskipped under CI=true (nothing may be):\n${skipped.map((t) => `  - ${t}`).join("\n")}\n`);

@@ -31,3 +31,22 @@ describe("CI's Node.js 24 tiers", () => {
     expect(ciRun).to.include("npm run -s test:runtime");
   });
 });
+
+describe("The suite's file order", () => {
+  const require = createRequire(import.meta.url);
+  const order = require(path.join(ROOT, "test/support/test-order.cjs")) as { LONGEST_FIRST: string[]; suiteFiles(): string[] };
+  const suite = (require(path.join(ROOT, ".mocharc.cjs")) as { spec: string[] }).spec;
+
+  it("names only test files that exist among its longest-first files", () => {
+    const missing = order.LONGEST_FIRST.filter((f) => !existsSync(path.join(ROOT, f)));
+    expect(missing, "listed in test/support/test-order.cjs but not found").to.deep.equal([]);
+  });
+
+  it("gives mocha every test file once, the longest first", () => {
+    expect(new Set(suite).size).to.equal(suite.length);
+    expect(suite.slice(0, order.LONGEST_FIRST.length)).to.deep.equal(order.LONGEST_FIRST);
+    expect(suite).to.include("test/unit/ci-tiers.test.ts");
+    expect(suite).to.include("console/test/console-static.test.ts");
+  });
+});
+

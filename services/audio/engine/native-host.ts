@@ -4,15 +4,11 @@
 // process of a few hundred MB, the PCM's chunks and the leveler were the stretches that held up
 // its requests while articles rendered (bench/README.md, issue 22). The host lowers its own
 // priority, so the programs it spawns inherit it, and it leaves when its parent does.
-import { setPriority } from "node:os";
 import { nativeSynthesize, SPEECH_NICENESS } from "./native.js";
 import type { HostReply, NativeHostRequest } from "./native-host-protocol.js";
+import { runBelowService } from "./priority.js";
 
-try {
-  setPriority(0, SPEECH_NICENESS);
-} catch {
-  // Not permitted here: the host runs at its parent's priority.
-}
+runBelowService(SPEECH_NICENESS);
 
 const [espeak, lame] = process.argv.slice(2);
 const programs = { espeak, lame };

@@ -5,13 +5,13 @@
 // service answers, and it leaves when its parent does.
 //   argv: KOKORO_DIR, espeak-ng's path, lame.wasm's path, onnxruntime-node's entry, intra-op threads
 import { readFileSync } from "node:fs";
-import { setPriority } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ENCODER_PEAK_MARGIN_DB, Leveler } from "../../loudness/limiter.js";
 import { measure } from "../../loudness/meter.js";
 import { isKokoroVoice, kokoroAccent } from "../catalog.js";
 import { SPEECH_NICENESS } from "../native.js";
+import { runBelowService } from "../priority.js";
 import type { HostReply, HostStartTiming, KokoroHostRequest, KokoroJob, RenderTiming } from "../native-host-protocol.js";
 import { EdgeShaper } from "../pcm.js";
 import { KOKORO_FORMAT, KOKORO_RATE } from "../types.js";
@@ -22,11 +22,7 @@ import { clauses, espeakIpa, pack, sentences, tokenize, toKokoroIpa, vocabOf } f
 
 exitWithParent();
 
-try {
-  setPriority(0, SPEECH_NICENESS);
-} catch {
-  // Not permitted here: the host runs at its parent's priority.
-}
+runBelowService(SPEECH_NICENESS);
 
 const [dir, espeak, lameWasm, ortEntry, threadsArg] = process.argv.slice(2);
 const send = (reply: HostReply) => process.send?.(reply);
