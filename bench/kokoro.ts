@@ -3,8 +3,9 @@
 // 30 s preview of an article, and the hosts' memory (RSS and PSS, idle and rendering). CPU is
 // counted for this process and every process under it (the hosts run in their own), from /proc.
 //   npm run bench (audio suite), or: tsx bench/kokoro.ts
-//   (BENCH_KOKORO_LATENCY_ONLY=1 skips the throughput rows; BENCH_KOKORO_THREADS=2 times one threading only;
-//   BENCH_KOKORO_RUNS, default 3: articles per threading, each on a fresh host, printed as p50 / max)
+//   (BENCH_KOKORO_LATENCY_ONLY=1 skips the throughput rows, BENCH_KOKORO_THROUGHPUT_ONLY=1 the article
+//   runs; BENCH_KOKORO_THREADS=2 times one threading only; BENCH_KOKORO_RUNS, default 3: articles per
+//   threading, each on a fresh host, printed as p50 / max)
 import { readdirSync, readFileSync } from "node:fs";
 import os from "node:os";
 import { createLocalEngine, type SpeechEngine } from "../services/audio/engine/index.js";
@@ -15,6 +16,9 @@ import { createSpeechRouter, localProvider } from "../services/audio/providers/i
 import { KOKORO_CHUNK_CHARS } from "../services/audio/providers/config.js";
 import { mp3Duration } from "../services/audio/mp3/index.js";
 import { quantile } from "./quantile.js";
+import { Writable } from "node:stream";
+import { pino } from "pino";
+import type { RenderTiming } from "../services/audio/engine/native-host-protocol.js";
 
 const RUNS = Math.max(1, Number(process.env.BENCH_KOKORO_RUNS ?? 3));
 
@@ -37,7 +41,9 @@ const LONG_ARTICLE = LONG_OPENINGS.map((lead) => SENTENCES.map((s) => (lead ? le
 interface Proc {
   pid: number;
   ppid: number;
+  /** Its own CPU and that of the children it has reaped (the host's eSpeak runs, one per clause). */
   cpuS: number;
+  reapedS: number;
 }
 
 const TICK = 100; // USER_HZ on Linux
@@ -49,7 +55,8 @@ function procs(): Proc[] {
     try {
       const stat = readFileSync(`/proc/${name}/stat`, "utf8");
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.push({ pid: Number(name), ppid: Number(f[1]), cpuS: (Number(f[11]) + Number(f[12])) / TICK });
+      const reapedS = (Number(f[13]) + Number(f[14])) / TICK;
+      out.push({ pid: Number(name), ppid: Number(f[1]), cpuS: (Number(f[11]) + Number(f[12])) / TICK + reapedS, reapedS });
     } catch {
       // gone meanwhile
     }
@@ -68,10 +75,12 @@ function descendants(root = process.pid): Proc[] {
   return found;
 }
 
-/** CPU seconds of this process (all its threads) and of everything under it that is still running. */
-function cpuNow(): number {
+/** CPU seconds of this process (all its threads) and of everything under it that is still running, with what they reaped. */
+function cpuNow(): { all: number; reaped: number } {
   const own = process.cpuUsage();
-  return (own.user + own.system) / 1e6 + descendants().reduce((s, p) => s + p.cpuS, 0);
+  const under = descendants();
+  const ownS = (own.user + own.system) / 1e6;
+  return { all: ownS + under.reduce((s, p) => s + p.cpuS, 0), reaped: under.reduce((s, p) => s + p.reapedS, 0) };
 }
 
 function memoryOf(pid: number): { rss: number; pss: number } {
@@ -89,20 +98,28 @@ function memoryAll(): { rss: number; pss: number } {
   return [process.pid, ...descendants().map((p) => p.pid)].map(memoryOf).reduce((a, b) => ({ rss: a.rss + b.rss, pss: a.pss + b.pss }), { rss: 0, pss: 0 });
 }
 
-/** Peak of memoryAll() while `work` runs. */
-async function peakWhile<T>(work: Promise<T>): Promise<{ value: T; rss: number; pss: number }> {
+/**
+ * Peak of memoryAll() while `work` runs, and the CPU the sampling itself took: reading every
+ * process's stat and the hosts' smaps_rollup four times a second took ~75 ms per second, ~10 % of
+ * a Kokoro row's CPU, the measurement's and not the engine's, so the rows leave it out.
+ */
+async function peakWhile<T>(work: Promise<T>): Promise<{ value: T; rss: number; pss: number; samplingS: number }> {
   let rss = 0;
   let pss = 0;
+  let samplingS = 0;
   const sample = () => {
+    const cpu = process.cpuUsage();
     const m = memoryAll();
     rss = Math.max(rss, m.rss);
     pss = Math.max(pss, m.pss);
+    const d = process.cpuUsage(cpu);
+    samplingS += (d.user + d.system) / 1e6;
   };
   const timer = setInterval(sample, 250);
   try {
     const value = await work;
     sample();
-    return { value, rss, pss };
+    return { value, rss, pss, samplingS };
   } finally {
     clearInterval(timer);
   }
@@ -117,18 +134,31 @@ export interface Throughput {
   perCpu: number;
   peakRssMb: number;
   peakPssMb: number;
+  /** Of the CPU: the model's calls (every ONNX Runtime thread) and eSpeak's phonemes, as the Kokoro hosts report them. */
+  inferS?: number;
+  phonemesS?: number;
 }
 
-async function throughput(label: string, engines: SpeechEngine[], voice: string): Promise<Throughput> {
+/** The render timings the Kokoro hosts report (their debug log lines), gathered. */
+function timingLog() {
+  const renders: RenderTiming[] = [];
+  const log = pino({ level: "debug" }, new Writable({ write: (chunk, _e, done) => (renders.push(JSON.parse(String(chunk))), done()) }));
+  return { log, renders };
+}
+
+async function throughput(label: string, engines: SpeechEngine[], voice: string, renders?: RenderTiming[]): Promise<Throughput> {
   // The sentences dealt out to the engines, each rendering its share in order.
   const shares = engines.map((_, i) => SENTENCES.filter((__, j) => j % engines.length === i).join(" "));
   const cpu0 = cpuNow();
   const t0 = performance.now();
-  const { value: mp3s, rss, pss } = await peakWhile(Promise.all(engines.map((e, i) => e.synthesize({ text: shares[i], voice, lang: "en-US" }))));
+  const { value: mp3s, rss, pss, samplingS } = await peakWhile(Promise.all(engines.map((e, i) => e.synthesize({ text: shares[i], voice, lang: "en-US" }))));
   const wallS = (performance.now() - t0) / 1000;
-  const cpuS = cpuNow() - cpu0;
+  const cpu1 = cpuNow();
+  const cpuS = cpu1.all - cpu0.all - samplingS;
   const audioS = mp3s.reduce((s, m) => s + mp3Duration(m), 0);
-  return { label, audioS, cpuS, wallS, perCpu: audioS / cpuS, peakRssMb: rss, peakPssMb: pss };
+  const timed = renders?.filter((r) => typeof r.inferCpuMs === "number") ?? [];
+  const inferS = timed.length ? timed.reduce((s, r) => s + r.inferCpuMs, 0) / 1000 : undefined;
+  return { label, audioS, cpuS, wallS, perCpu: audioS / cpuS, peakRssMb: rss, peakPssMb: pss, inferS, phonemesS: renders ? cpu1.reaped - cpu0.reaped : undefined };
 }
 
 /** From the job's start (a fresh host, as a worker that just started): its preview ready, and the whole article. */
@@ -182,7 +212,8 @@ export async function benchKokoro(): Promise<KokoroBench> {
   const setups = process.env.BENCH_KOKORO_LATENCY_ONLY ? [] : ([[1, 1], [1, 2], [2, 1]] as const);
   for (const [hosts, threads] of setups) {
     const t0 = performance.now();
-    const engines = await Promise.all(Array.from({ length: hosts }, () => createKokoroEngine({ threads })));
+    const { log, renders } = timingLog();
+    const engines = await Promise.all(Array.from({ length: hosts }, () => createKokoroEngine({ threads, log })));
     try {
       if (hosts === 1 && threads === 1) {
         loadS = (performance.now() - t0) / 1000;
@@ -191,7 +222,8 @@ export async function benchKokoro(): Promise<KokoroBench> {
       }
       // The first call of a session pays for its allocations: not what an article sees after it.
       await Promise.all(engines.map((e) => e.synthesize({ text: "Good morning.", voice: "af_heart", lang: "en-US" })));
-      const r = await throughput(`Kokoro, ${hosts} host${hosts > 1 ? "s" : ""} x ${threads} thread${threads > 1 ? "s" : ""}`, engines, "af_heart");
+      renders.length = 0;
+      const r = await throughput(`Kokoro, ${hosts} host${hosts > 1 ? "s" : ""} x ${threads} thread${threads > 1 ? "s" : ""}`, engines, "af_heart", renders);
       kokoro.push({ ...r, peakRssMb: r.peakRssMb - base.rss, peakPssMb: r.peakPssMb - base.pss });
     } finally {
       await Promise.all(engines.map((e) => e.close()));
@@ -201,9 +233,10 @@ export async function benchKokoro(): Promise<KokoroBench> {
   // A fresh host each, as a worker that just started (its start, with its first call, is not counted:
   // the service starts the host with itself). Each run's article is other text: nothing from a cache.
   const latencies: Latency[] = [];
-  for (let n = 0; n < RUNS; n++) latencies.push(await latency("eSpeak NG (WASM, 1 thread)", espeakEngine, espeakEngine, "alloy", variant(n), base));
-  for (const threads of (process.env.BENCH_KOKORO_THREADS ?? "1,2").split(",").map(Number)) {
-    for (let n = 0; n < RUNS; n++) {
+  const runs = process.env.BENCH_KOKORO_THROUGHPUT_ONLY ? 0 : RUNS;
+  for (let n = 0; n < runs; n++) latencies.push(await latency("eSpeak NG (WASM, 1 thread)", espeakEngine, espeakEngine, "alloy", variant(n), base));
+  for (const threads of runs ? (process.env.BENCH_KOKORO_THREADS ?? "1,2").split(",").map(Number) : []) {
+    for (let n = 0; n < runs; n++) {
       const engine = await createKokoroEngine({ threads });
       try {
         latencies.push(await latency(`Kokoro, ${threads} thread${threads > 1 ? "s" : ""}`, engine, espeakEngine, "af_heart", variant(n), base));
@@ -235,15 +268,23 @@ export function kokoroMissing(): string | undefined {
   }
 }
 
+/** Where a Kokoro row's CPU went: the model's calls, eSpeak's phonemes, and the rest (leveling, LAME, IPC, Node). */
+function split(t: Throughput): string {
+  if (t.inferS === undefined) return "";
+  const pct = (x: number) => `${((100 * x) / t.cpuS).toFixed(1)} %`;
+  const phonemes = t.phonemesS ?? 0;
+  return `\n      CPU: model ${pct(t.inferS)} (${(t.audioS / t.inferS).toFixed(2)} audio-s per its CPU-s), eSpeak's phonemes ${pct(phonemes)}, the rest ${pct(t.cpuS - t.inferS - phonemes)}`;
+}
+
 export function formatKokoro(b: KokoroBench): string {
   const row = (t: Throughput) =>
     `${t.label.padEnd(30)} ${t.perCpu.toFixed(2).padStart(7)} audio-s/CPU-s  ${(t.audioS / t.wallS).toFixed(2).padStart(5)} audio-s/wall-s  peak +${t.peakRssMb.toFixed(0)} MB RSS / +${t.peakPssMb.toFixed(0)} MB PSS`;
   const lines = [
     "Kokoro-82M int8 against eSpeak NG (same text, same run):",
     `    ${row(b.espeak)}`,
-    ...b.kokoro.map((k) => `    ${row(k)}   (${(k.perCpu / b.espeak.perCpu).toFixed(4)} x eSpeak's)`),
+    ...b.kokoro.map((k) => `    ${row(k)}   (${(k.perCpu / b.espeak.perCpu).toFixed(4)} x eSpeak's)${split(k)}`),
     `    model load ${b.loadS.toFixed(1)} s; one idle host +${b.idle.rssMb.toFixed(0)} MB RSS / +${b.idle.pssMb.toFixed(0)} MB PSS`,
-    `    from the job's start (fresh host), an article of ${(b.latency[0]?.fullAudioS ?? 0).toFixed(0)} s (targets: preview within 15 s, article within 150 s on 2 idle cores):`,
+    ...(b.latency.length ? [`    from the job's start (fresh host), an article of ${(b.latency[0]?.fullAudioS ?? 0).toFixed(0)} s (targets: preview within 15 s, article within 150 s on 2 idle cores):`] : []),
     ...[...new Set(b.latency.map((l) => l.label))].map((label) => {
       const runs = b.latency.filter((l) => l.label === label);
       const p50max = (xs: number[]) => `p50 ${quantile(xs, 0.5).toFixed(1).padStart(5)} s / max ${Math.max(...xs).toFixed(1).padStart(5)} s`;
