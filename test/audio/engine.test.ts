@@ -7,6 +7,7 @@ import { createLocalEngine, EngineClosedError, SpeechInputError, type SpeechEngi
 import { expectNoStall, readEvery, timed } from "../support/bystander.js";
 import { requireNativeEngine } from "../support/native-engine.js";
 import { childrenOf, descendantsOf, processInfo } from "../support/processes.js";
+import { renderThroughCtrlC } from "../support/ctrl-c.js";
 import { compileWasm } from "../../services/audio/engine/assets.js";
 import { SynthPool } from "../../services/audio/engine/pool.js";
 import { loadLame, type Lame } from "../../services/audio/engine/wasm-lame.js";
@@ -390,31 +391,17 @@ describe("local speech engine (native espeak-ng + lame)", function () {
   it("finishes a render in flight when the terminal's Ctrl-C reaches the service's process group", async function () {
     if (process.platform !== "linux") this.skip();
     // The service as its own process group leader, handling SIGINT as the services do (a graceful stop).
-    const script = [
-      `import { createLocalEngine } from ${JSON.stringify(new URL("../../services/audio/engine/index.ts", import.meta.url).href)};`,
-      `process.on("SIGINT", () => console.log("SIGINT"));`,
-      `const engine = await createLocalEngine({ native: "always", threads: 1 });`,
-      `const pending = engine.synthesize({ text: ${JSON.stringify(longText(20000))}, voice: "alloy", lang: "en-US" });`,
-      `console.log("STARTED");`,
-      `try { console.log("BYTES " + (await pending).length); } catch (e) { console.log("FAILED " + e.message); }`,
-      `await engine.close();`,
-    ].join("\n");
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], { detached: true, stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-    const exited = new Promise((resolve) => child.on("exit", resolve));
-    try {
-      for (let i = 0; i < 300 && !out.includes("STARTED"); i++) await new Promise((r) => setTimeout(r, 20));
+    const out = await renderThroughCtrlC({
+      engine: `import { createLocalEngine } from ${JSON.stringify(new URL("../../services/audio/engine/index.ts", import.meta.url).href)};\nconst engine = await createLocalEngine({ native: "always", threads: 1 });`,
+      request: { text: longText(20000), voice: "alloy", lang: "en-US" },
       // Once eSpeak runs below it, the whole group gets the terminal's SIGINT.
-      for (let i = 0; i < 300; i++) {
-        if (descendantsOf(child.pid!).some((p) => p.comm === "espeak-ng")) break;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      process.kill(-child.pid!, "SIGINT");
-      await exited;
-    } finally {
-      if (child.exitCode === null) process.kill(-child.pid!, "SIGKILL");
-    }
+      before: async (pid) => {
+        for (let i = 0; i < 300; i++) {
+          if (descendantsOf(pid).some((p) => p.comm === "espeak-ng")) break;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      },
+    });
     expect(out).to.include("SIGINT");
     expect(out, out).to.match(/BYTES \d{5,}/);
   });

@@ -5,7 +5,7 @@
 // scripts/install-voices.mjs) they skip, except under CI=true, where they must run.
 import { expect } from "chai";
 import { fork } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -26,6 +26,7 @@ import { waitFor } from "../support/http.js";
 import { descendantsOf, type ProcessInfo } from "../support/processes.js";
 import { decode, expectOnTarget, silences } from "./measure.js";
 import { requireKokoro } from "../support/kokoro.js";
+import { renderThroughCtrlC } from "../support/ctrl-c.js";
 
 /** Processes under this one whose command line names the Kokoro host. */
 function kokoroHosts(): ProcessInfo[] {
@@ -158,7 +159,27 @@ describe("Kokoro engine", function () {
           const nice = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[16]);
           expect(nice, `niceness of Kokoro host ${host.pid}'s thread ${tid}`).to.be.at.least(Math.max(SPEECH_NICENESS, os.getPriority()));
         }
+        // In this (the service's) session, where the kernel weighs its threads against the
+        // service's directly, and its inference at the idle policy where chrt is there to set it.
+        const fields = (pid: number | string) => {
+          const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+          return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+        };
+        expect(fields(host.pid)[3], "the host's session").to.equal(fields("self")[3]);
+        if ((process.env.PATH ?? "").split(":").some((dir) => dir && existsSync(`${dir}/chrt`))) expect(Number(fields(host.pid)[38]), "the host's scheduling policy").to.equal(5);
       }
+    });
+
+    it("finishes a render in flight when the terminal's Ctrl-C reaches the service's process group", async function () {
+      // The service as its own process group leader, handling SIGINT as the services do (a
+      // graceful stop); the host and its eSpeak runs share its session, and must not die of it.
+      const out = await renderThroughCtrlC({
+        engine: `import { createKokoroEngine } from ${JSON.stringify(new URL("../../services/audio/engine/kokoro/index.ts", import.meta.url).href)};\nconst engine = await createKokoroEngine({ threads: 1 });`,
+        request: { text: "The ferry leaves at noon. It returns, weather permitting, before dark. Tickets are sold on board.", voice: "af_heart", lang: "en-US" },
+        before: () => new Promise((r) => setTimeout(r, 300)),
+      });
+      expect(out).to.include("SIGINT");
+      expect(out, out).to.match(/BYTES \d{4,}/);
     });
 
     it("keeps ONNX Runtime from reporting to Microsoft: its host starts with the runtime's telemetry turned off", () => {

@@ -15,6 +15,12 @@ export interface HostSpec {
   args: string[];
   execArgv: string[];
   env?: NodeJS.ProcessEnv;
+  /**
+   * false: the host stays in the service's session (and so its autogroup, where the kernel weighs
+   * the service's threads against the host's directly) and keeps the terminal's Ctrl-C away from
+   * itself and its programs on its own. Default true: a session of its own.
+   */
+  ownSession?: boolean;
   /** Where a host that reports them says its start's and each render's time went (the Kokoro host). */
   onStarted?(timing: HostStartTiming): void;
   onRendered?(timing: RenderTiming): void;
@@ -108,7 +114,7 @@ export class ChildHost<Job extends object> {
         // A process group of its own: a Ctrl-C in the terminal reaches the service, whose graceful
         // stop lets the renders in flight finish, and not the host and its programs, which would
         // end them at once. The host still leaves with the service (its channel closes).
-        detached: true,
+        detached: this.spec.ownSession ?? true,
         execArgv: this.spec.execArgv,
         env: this.spec.env ?? process.env,
         serialization: "advanced",

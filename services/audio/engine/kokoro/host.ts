@@ -22,7 +22,10 @@ import { clauses, espeakIpa, pack, sentences, tokenize, toKokoroIpa, vocabOf } f
 
 exitWithParent();
 
-runBelowService(SPEECH_NICENESS);
+runBelowService(SPEECH_NICENESS, { idle: true });
+// In the service's process group (index.ts): the terminal's Ctrl-C is the service's to handle (a
+// graceful stop that lets the renders in flight finish, then closes this host), not this host's.
+process.on("SIGINT", () => {});
 
 const [dir, espeak, lameWasm, ortEntry, threadsArg] = process.argv.slice(2);
 const send = (reply: HostReply) => process.send?.(reply);

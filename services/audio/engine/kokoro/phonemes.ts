@@ -50,7 +50,8 @@ function stopOf(marks: string): string {
 /** eSpeak's IPA for a clause, on one line (eSpeak breaks lines where it starts a clause of its own). */
 export function espeakIpa(espeak: string, voice: string, words: string, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(espeak, ["-q", "--ipa", "-v", voice, "--stdin"], { stdio: ["pipe", "pipe", "pipe"], signal });
+    // Detached: out of the terminal's process group, whose Ctrl-C is the service's to handle (host.ts).
+    const child = spawn(espeak, ["-q", "--ipa", "-v", voice, "--stdin"], { stdio: ["pipe", "pipe", "pipe"], signal, detached: true });
     const out: Buffer[] = [];
     let err = "";
     child.stdout.on("data", (d: Buffer) => out.push(d));
