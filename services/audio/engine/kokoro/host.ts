@@ -22,7 +22,11 @@ import { clauses, espeakIpa, pack, sentences, tokenize, toKokoroIpa, vocabOf } f
 
 exitWithParent();
 
-runBelowService(SPEECH_NICENESS, { idle: true });
+// Niced, not at the idle policy: an idle-policy host runs only when nothing else in its group
+// wants the CPU, so any busy program in the service's session (a test run beside two `yes`
+// processes) starved its renders completely. Nice values still let a woken service thread in
+// first, and leave the host a share when the machine is busy.
+runBelowService(SPEECH_NICENESS);
 // In the service's process group (index.ts): the terminal's Ctrl-C is the service's to handle (a
 // graceful stop that lets the renders in flight finish, then closes this host), not this host's.
 process.on("SIGINT", () => {});
