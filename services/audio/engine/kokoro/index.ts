@@ -72,9 +72,9 @@ export async function createKokoroEngine(opts: KokoroOptions = {}): Promise<Spee
     // would keep tens of MB of its own. ONNX Runtime's Linux library (1.31) carries an uploader of
     // usage telemetry to Microsoft, off only when told before it starts: no calls at run time.
     env: { ...process.env, MALLOC_ARENA_MAX: "2", ORT_DISABLE_TELEMETRY: "1" },
-    // In the service's session: its inference threads run at the idle policy (host.ts), which
-    // yields to the service's threads at once only where the kernel compares them directly, in one
-    // autogroup (bench/README.md, "Issue 34"). The host keeps Ctrl-C from itself and its eSpeak runs.
+    // In the service's session: its niced inference threads (host.ts) give way to the service's
+    // only where the kernel compares them directly, in one autogroup (bench/README.md, "Issue 34").
+    // The host keeps Ctrl-C from itself and its eSpeak runs.
     ownSession: false,
     onStarted: (t) => opts.log?.info(rounded(t), "Kokoro speech host started: model loaded, first call made"),
     onRendered: (t) => opts.log?.debug(rounded(t), "Kokoro chunk rendered"),
