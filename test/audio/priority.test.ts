@@ -13,13 +13,13 @@ const PRIORITY = fileURLToPath(new URL("../../services/audio/engine/priority.ts"
 const autogroups = existsSync("/proc/self/autogroup");
 
 /** A Node process with worker threads of its own that lowers itself, as a speech host does. */
-async function lowered(detached: boolean, idle = false): Promise<{ child: ChildProcess; report: { threads: number; autogroup?: number; idle?: boolean } }> {
+async function lowered(detached: boolean): Promise<{ child: ChildProcess; report: { threads: number; autogroup?: number } }> {
   const code = `
     import { Worker } from "node:worker_threads";
     import { runBelowService } from ${JSON.stringify(PRIORITY)};
     new Worker("setInterval(() => {}, 1000)", { eval: true }).unref();
     await new Promise((r) => setTimeout(r, 100));
-    console.log(JSON.stringify(runBelowService(${SPEECH_NICENESS}, { idle: ${idle} })));
+    console.log(JSON.stringify(runBelowService(${SPEECH_NICENESS})));
     setInterval(() => {}, 1000);`;
   const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { detached, stdio: ["ignore", "pipe", "inherit"] });
   const line = await new Promise<string>((resolve, reject) => {
@@ -33,7 +33,7 @@ async function lowered(detached: boolean, idle = false): Promise<{ child: ChildP
   return { child, report: JSON.parse(line) };
 }
 
-/** A thread's fields after its name: [16] its nice value, [38] its scheduling policy. */
+/** A thread's fields after its name: [16] its nice value. */
 function threadStat(pid: number, tid: number | string): string[] {
   const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
   return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
@@ -43,8 +43,6 @@ function threadNices(pid: number): number[] {
   return readdirSync(`/proc/${pid}/task`).map((tid) => Number(threadStat(pid, tid)[16]));
 }
 
-const SCHED_IDLE = 5;
-const hasChrt = () => (process.env.PATH ?? "").split(":").some((dir) => dir && existsSync(`${dir}/chrt`));
 
 const groupOf = (pid: number | "self") => readFileSync(`/proc/${pid}/autogroup`, "utf8").trim();
 const groupNice = (pid: number | "self") => Number(/nice\s+(-?\d+)/.exec(groupOf(pid))![1]);
@@ -82,20 +80,6 @@ describe("speech hosts' priority", function () {
       expect(groupOf(child.pid!)).to.equal(before);
       expect(groupOf("self"), "the service's group, after").to.equal(before);
       for (const nice of threadNices(child.pid!)) expect(nice).to.be.at.least(SPEECH_NICENESS);
-    } finally {
-      child.kill("SIGKILL");
-    }
-  });
-
-  it("puts the asking thread, and only it, at the idle policy when asked and chrt is there", async function () {
-    if (!hasChrt()) this.skip();
-    const { child, report } = await lowered(false, true);
-    try {
-      expect(report.idle).to.equal(true);
-      const policies = readdirSync(`/proc/${child.pid}/task`).map((tid) => ({ tid: Number(tid), policy: Number(threadStat(child.pid!, tid)[38]) }));
-      expect(policies.find((t) => t.tid === child.pid)?.policy, "the main thread's policy").to.equal(SCHED_IDLE);
-      // The others (a worker among them: the host's watcher of its parent) keep the normal policy.
-      expect(policies.filter((t) => t.tid !== child.pid).every((t) => t.policy === 0), JSON.stringify(policies)).to.equal(true);
     } finally {
       child.kill("SIGKILL");
     }

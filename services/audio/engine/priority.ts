@@ -8,7 +8,6 @@
 // then held the service's requests to about half the CPU and made each wake-up wait its turn
 // (issue 34: creates p99 40 ms beside Kokoro against 18 ms idle). A group's own nice value is
 // what the kernel weighs there, so the host's group gets the same distance below the service's.
-import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { setPriority } from "node:os";
 
@@ -18,21 +17,15 @@ export interface Lowered {
   threads: number;
   /** The host's autogroup's nice value, when it has a group of its own to set. */
   autogroup?: number;
-  /** Whether the calling thread runs at the idle policy (SCHED_IDLE) now. */
-  idle?: boolean;
 }
 
 const AUTOGROUP_NICE = /nice\s+(-?\d+)/;
 
 /**
  * Lowers this process (a speech host) to `niceness`, and its own autogroup that far below its
- * parent's; what is not permitted here stays as it was. `idle`: the calling thread (and the
- * threads and programs it starts after) also at the idle policy, which the kernel preempts for
- * any other thread of its group at once, where nice 10 still lets the running host finish its
- * slice: set by util-linux's chrt (Node has no call for it), left out where chrt is missing.
- * Only the calling thread: the host's watcher of its parent (orphan-watch.ts) must keep running.
+ * parent's; what is not permitted here stays as it was.
  */
-export function runBelowService(niceness: number, opts: { idle?: boolean } = {}): Lowered {
+export function runBelowService(niceness: number): Lowered {
   const lowered: Lowered = { threads: 0 };
   let threads: number[] = [];
   try {
@@ -59,14 +52,6 @@ export function runBelowService(niceness: number, opts: { idle?: boolean } = {})
     }
   } catch {
     // No autogroups here (another kernel, or a CPU cgroup decides instead): the threads' values count.
-  }
-  if (opts.idle) {
-    try {
-      execFileSync("chrt", ["--idle", "--pid", "0", String(process.pid)], { stdio: "ignore", timeout: 5_000 });
-      lowered.idle = true;
-    } catch {
-      // No chrt here, or not permitted: nice values only.
-    }
   }
   return lowered;
 }
