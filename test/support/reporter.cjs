@@ -2,12 +2,14 @@
 // "N passed, M failed" (", K skipped" when tests were pending). Under CI=true
 // a skipped test is a tier that did not run: each is named before the closing
 // line, and .ci/run fails on the ", K skipped". Before it, the slowest files
-// (hooks included) so a CI log shows where the suite's time goes.
+// (hooks included) so a CI log shows where the suite's time goes, and each
+// failure again in one line ("FAILED: title (file): message"), because CI shows
+// only the end of a long log and .ci/run repeats these lines after its summary.
 "use strict";
 const path = require("node:path");
 const Mocha = require("mocha");
 const { Spec } = Mocha.reporters;
-const { EVENT_RUN_END, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN, EVENT_SUITE_END, EVENT_TEST_END } = Mocha.Runner.constants;
 
 const SLOWEST = Number(process.env.TEST_SLOWEST_FILES ?? 15);
 
@@ -34,6 +36,12 @@ class PassFailReporter extends Spec {
       });
     }
     runner.on(EVENT_TEST_PENDING, (test) => skipped.push(test.fullTitle()));
+    const failed = [];
+    runner.on(EVENT_TEST_FAIL, (test, err) => {
+      const file = test.file ? ` (${path.relative(process.cwd(), test.file)})` : "";
+      const message = String(err?.message ?? err).split("\n")[0].slice(0, 300);
+      failed.push(`FAILED: ${test.fullTitle()}${file}: ${message}`);
+    });
     runner.once(EVENT_RUN_END, () => {
       const s = runner.stats;
       // Deferred so it is the last line, after the spec reporter's epilogue.
@@ -53,6 +61,7 @@ class PassFailReporter extends Spec {
         if (process.env.CI === "true" && skipped.length) {
           process.stdout.write(`\nskipped under CI=true (nothing may be):\n${skipped.map((t) => `  - ${t}`).join("\n")}\n`);
         }
+        if (failed.length) process.stdout.write(`\n${failed.join("\n")}\n`);
         const pending = s.pending ? `, ${s.pending} skipped` : "";
         process.stdout.write(`\n${s.passes} passed, ${s.failures} failed${pending}\n`);
       });

@@ -9,12 +9,13 @@ import { promisify } from "node:util";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
-async function runFixture(ci: boolean): Promise<string> {
+async function runFixture(ci: boolean, fixture = "one-skipped.spec.cjs"): Promise<string> {
   const mocha = path.join(ROOT, "node_modules/mocha/bin/mocha.js");
-  const args = [mocha, "--no-config", "--reporter", path.join(ROOT, "test/support/reporter.cjs"), path.join(ROOT, "test/support/fixtures/one-skipped.spec.cjs")];
+  const args = [mocha, "--no-config", "--reporter", path.join(ROOT, "test/support/reporter.cjs"), path.join(ROOT, "test/support/fixtures", fixture)];
   const env = { ...process.env, CI: ci ? "true" : "" };
-  const { stdout } = await promisify(execFile)(process.execPath, args, { cwd: ROOT, env });
-  return stdout;
+  // A failing run exits non-zero; its output is what is checked.
+  const result = await promisify(execFile)(process.execPath, args, { cwd: ROOT, env }).catch((err: { stdout?: string }) => err);
+  return result.stdout ?? "";
 }
 
 describe("test reporter (CI summary)", function () {
@@ -31,6 +32,17 @@ describe("test reporter (CI summary)", function () {
     expect(accept, "the summary check in .ci/run").to.be.a("string");
     expect(new RegExp(accept!).test(lines.at(-1)!)).to.equal(false);
     expect(new RegExp(accept!).test("12 passed, 0 failed")).to.equal(true);
+  });
+
+  it("repeats each failure in one line before the closing line, which .ci/run collects and prints again at its end", async () => {
+    const out = await runFixture(true, "one-failed.spec.cjs");
+    const lines = out.trim().split("\n");
+    expect(lines.at(-1)).to.equal("1 passed, 1 failed");
+    expect(lines.at(-3)).to.equal("FAILED: fixture suite breaks (test/support/fixtures/one-failed.spec.cjs): expected 200 to equal 503");
+    const ciRun = readFileSync(path.join(ROOT, ".ci/run"), "utf8");
+    const collect = /grep -E '(\^FAILED: )'/.exec(ciRun)?.[1];
+    expect(collect, "the failure collection in .ci/run").to.be.a("string");
+    expect(new RegExp(collect!).test(lines.at(-3)!)).to.equal(true);
   });
 
   it("only reports the count outside CI", async () => {
