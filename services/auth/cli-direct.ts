@@ -4,7 +4,7 @@
 // restarting the platform with ADMIN_TOKEN.
 //
 // Only while no other process has that database open. The running platform reads through a
-// snapshot that moves forward after its own commits only (lib/store/sqlite-collection.ts), and
+// snapshot that moves forward after its own commits only (lib/store/sqlite-database.ts), and
 // keeps some of a table's state in memory, so a row written from outside might not be seen by
 // it until it restarts: such a write is refused, not made.
 import { randomBytes } from "node:crypto";

@@ -77,7 +77,7 @@ export const mongoLayout: ArticleLayout = {
  * listing index its equality prefix, so a deep page walks the index alone) with
  * the change time as epoch ms, which compares as a plain number. The indexes
  * over `labels` are multikey: the driver keeps their entries in tables of their
- * own (lib/store/sqlite-collection.ts), so a labelled list pages through them too.
+ * own (lib/store/sqlite-entries.ts), so a labelled list pages through them too.
  */
 export const embeddedLayout: ArticleLayout = {
   toDoc: ({ id, ...rest }) => ({ _id: id, ...rest, deleted: rest.status === "deleted" }),
