@@ -390,10 +390,13 @@ describe("local speech engine (native espeak-ng + lame)", function () {
 
   it("finishes a render in flight when the terminal's Ctrl-C reaches the service's process group", async function () {
     if (process.platform !== "linux") this.skip();
+    // The programs run below the test's priority: on a busy machine they get a tenth of a core or
+    // less, so the text is long enough to be in flight at the signal, and no longer.
+    this.timeout(180_000);
     // The service as its own process group leader, handling SIGINT as the services do (a graceful stop).
     const out = await renderThroughCtrlC({
       engine: `import { createLocalEngine } from ${JSON.stringify(new URL("../../services/audio/engine/index.ts", import.meta.url).href)};\nconst engine = await createLocalEngine({ native: "always", threads: 1 });`,
-      request: { text: longText(20000), voice: "alloy", lang: "en-US" },
+      request: { text: longText(5000), voice: "alloy", lang: "en-US" },
       // Once eSpeak runs below it, the whole group gets the terminal's SIGINT.
       before: async (pid) => {
         for (let i = 0; i < 300; i++) {
@@ -404,6 +407,7 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     });
     expect(out).to.include("SIGINT");
     expect(out, out).to.match(/BYTES \d{5,}/);
+    expect(out.indexOf("SIGINT"), "the signal came while the render was in flight").to.be.below(out.indexOf("BYTES"));
   });
 
   it("fails the renders of a host that died, and starts a new one for the next render", async function () {

@@ -89,15 +89,15 @@ describe("provider retry and fallback, seen through the articles service", funct
   beforeEach(async () => {
     articles = new Map();
     server = await startFakeArticles(articles, INTERNAL);
-    fake = await startFakeProviders({
-      audio(text, voice, provider) {
-        const local = provider === "azure" ? (/Katja|Jenny/.test(voice) ? "de-DE-KatjaNeural" : "de-DE-ConradNeural") : voice;
-        const key = `${local}|${text}`;
-        if (!clips.has(key)) clips.set(key, engine.synthesize({ text, voice: local, lang: provider === "azure" ? "de-DE" : "en-US" }));
-        return clips.get(key)!;
-      },
-    });
+    fake = await startFakeProviders({ audio: clipOf });
   });
+  /** The fake provider's audio for a text, rendered once by the local engine. */
+  function clipOf(text: string, voice: string, provider: string): Promise<Buffer> {
+    const local = provider === "azure" ? (/Katja|Jenny/.test(voice) ? "de-DE-KatjaNeural" : "de-DE-ConradNeural") : voice;
+    const key = `${local}|${text}`;
+    if (!clips.has(key)) clips.set(key, engine.synthesize({ text, voice: local, lang: provider === "azure" ? "de-DE" : "en-US" }));
+    return clips.get(key)!;
+  }
   afterEach(async () => {
     await worker?.stop();
     worker = undefined;
@@ -158,6 +158,11 @@ describe("provider retry and fallback, seen through the articles service", funct
   it("retries 500, timeouts, truncated and wrong-format bodies, then falls back to Azure with a matching German voice", async () => {
     fake.failAlways("openai", { kind: "status", status: 500, message: "The server had an error" });
     fake.failNext("azure", { kind: "timeout" }, { kind: "truncate" });
+    // The fake's good answers are ready before the clock starts: rendered during the 1.5 s timeout,
+    // on a busy machine (the local engine runs below the test's priority), they would time out too.
+    const parts = ["Neuigkeiten", "Der Rat tagte am Dienstag.", "Er beschloss den Haushalt."];
+    await Promise.all(parts.map((t) => clipOf(t, "de-DE-KatjaNeural", "azure")));
+    const rendered = clips.size;
     const { a, outcome } = await run({ lang: "de-DE", voice: "shimmer", title: "Neuigkeiten", text: "Der Rat tagte am Dienstag.\n\nEr beschloss den Haushalt." }, { articleConcurrency: 1, attempts: 3, timeoutMs: 1_500 });
     expect(outcome).to.equal("acked");
     expect(a.status).to.equal(S.READY);
@@ -170,6 +175,7 @@ describe("provider retry and fallback, seen through the articles service", funct
     expect(fake.callsTo("openai")).to.have.length(3);
     const voices = new Set(fake.callsTo("azure").map((c) => `${c.ssml?.lang}/${c.ssml?.voice}`));
     expect([...voices]).to.deep.equal(["de-DE/de-DE-KatjaNeural"]);
+    expect(clips.size, "Azure was asked only for the texts rendered beforehand").to.equal(rendered);
   });
 
   it("fails fast on a bad key (no retries) and falls back to the local engine", async () => {
