@@ -93,23 +93,33 @@ export function startedByNpm(env: NodeJS.ProcessEnv = process.env): boolean {
 
 /**
  * Runs close once on SIGINT/SIGTERM (or when the parent exits, with
- * exitWithParent); a deliberate second signal exits at once.
+ * exitWithParent); a deliberate second signal exits at once. close may name
+ * the step it is in (`step("engine")`): a shutdown that outlives its grace
+ * period says which step it was still waiting for.
  */
 export function onShutdown(
   log: { info(msg: string): void; error(o: object, msg: string): void },
-  close: () => Promise<void>,
+  close: (step: (name: string) => void) => Promise<void>,
   graceMs = 25_000,
   o: { exitWithParent?: boolean } = {},
 ): void {
   const trigger = onStopSignals(
     (reason) => {
       log.info(`${reason}, shutting down`);
+      let waitingFor: string | undefined;
+      let since = Date.now();
       const timer = setTimeout(() => {
-        log.error({}, "shutdown took too long, exiting");
+        const step = waitingFor === undefined ? {} : { waitingFor, waitedMs: Date.now() - since };
+        log.error(step, "shutdown took too long, exiting");
         process.exit(1);
       }, graceMs);
       timer.unref();
-      close().then(
+      const step = (name: string) => {
+        if (name === waitingFor) return;
+        waitingFor = name;
+        since = Date.now();
+      };
+      close(step).then(
         () => process.exit(0),
         (err) => {
           log.error({ err }, "shutdown failed");

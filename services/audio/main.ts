@@ -68,12 +68,23 @@ async function main() {
   const metrics = await maybeStartMetricsServer(cfg, log);
   const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);
 
-  onShutdown(log, async () => {
+  onShutdown(log, async (step) => {
     queueSampler?.stop();
+    step("jobs in hand");
     await svc.close();
-    await Promise.allSettled([engine.close(), bus.close(), blobs.close()]);
+    // Closed together; the log of a shutdown that ran out of time names those still open.
+    let open = ["speech engine", "job bus", "blob store"];
+    const closing = (name: string, closed: Promise<void>) =>
+      closed.finally(() => {
+        open = open.filter((n) => n !== name);
+        step(open.join(", "));
+      });
+    step(open.join(", "));
+    await Promise.allSettled([closing("speech engine", engine.close()), closing("job bus", bus.close()), closing("blob store", blobs.close())]);
     closeRpcClients();
+    step("database");
     await closeMongo();
+    step("metrics listener");
     await metrics?.close();
   }, cfg.SHUTDOWN_GRACE_MS);
 }

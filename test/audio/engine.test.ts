@@ -410,6 +410,24 @@ describe("local speech engine (native espeak-ng + lame)", function () {
     expect(out.indexOf("SIGINT"), "the signal came while the render was in flight").to.be.below(out.indexOf("BYTES"));
   });
 
+  it("closes even when its host cannot leave by itself: a host that does not exit is killed", async function () {
+    if (process.platform !== "linux") this.skip();
+    const own = await createLocalEngine({ native: "always", threads: 1 });
+    const before = new Set((await speechHosts()).map((h) => h.pid));
+    await own.synthesize({ text: "Hello.", voice: "alloy", lang: "en-US" });
+    const host = (await speechHosts()).find((h) => !before.has(h.pid))?.pid;
+    expect(host, "the engine's host").to.be.a("number");
+    // Stopped, it can neither see its channel close nor exit: as a host starved of the CPU.
+    process.kill(host!, "SIGSTOP");
+    try {
+      await own.close();
+      expect(processInfo(host!), "the stopped host after close()").to.equal(undefined);
+    } finally {
+      // Left stopped, it would hold the test run's output pipe open.
+      if (processInfo(host!)) process.kill(host!, "SIGKILL");
+    }
+  });
+
   it("fails the renders of a host that died, and starts a new one for the next render", async function () {
     if (process.platform !== "linux") this.skip();
     const own = await createLocalEngine({ native: "always", threads: 2 });

@@ -26,6 +26,9 @@ export interface HostSpec {
   onRendered?(timing: RenderTiming): void;
 }
 
+/** How long close() lets a host leave by itself before it is killed. */
+export const HOST_LEAVE_MS = 2_000;
+
 interface Pending {
   resolve(mp3: Buffer): void;
   reject(err: unknown): void;
@@ -84,7 +87,12 @@ export class ChildHost<Job extends object> {
       // The host leaves when its channel closes, killing the programs of what it was doing.
       if (child.connected) child.disconnect();
       else child.kill("SIGKILL");
+      // Below the service's priority on a busy machine, the host may not get the CPU to leave
+      // for seconds: the service's shutdown must not wait out its grace period for it. Its
+      // programs end when their pipes to it close.
+      const late = setTimeout(() => child.kill("SIGKILL"), HOST_LEAVE_MS);
       await exited;
+      clearTimeout(late);
     }
   }
 
