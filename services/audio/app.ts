@@ -17,7 +17,7 @@ import type { SpeechRouter } from "./providers/router.js";
 import { startAdhocSweeper } from "./adhoc.js";
 import { voiceCatalog } from "./engine/catalog.js";
 import { audioServiceImpl, type SynthesisQuota } from "./service.js";
-import { renderSample } from "./voice-status.js";
+import { sampleRenderer } from "./voice-status.js";
 import { createTextPool, type TextWork } from "./text/work.js";
 import { errorMessage, startAudioWorker, type AudioWorkerOptions } from "./worker.js";
 
@@ -107,7 +107,7 @@ export async function startAudioService(opts: AudioServiceOptions): Promise<Runn
           adhocTtlMs: sweeper.ttlMs,
           adhocSweepEveryMs: sweeper.everyMs,
           voices: () => voiceCatalog(speech.loaded),
-          sample: (voice, lang, signal) => renderSample(speech, voice, lang, signal, deployment),
+          sample: sampleRenderer(speech, deployment),
         }),
       );
     },

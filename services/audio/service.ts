@@ -102,7 +102,8 @@ export function audioServiceImpl(deps: AudioServiceDeps): ServiceImpl<typeof Aud
       try {
         return await deps.sample(req.voice, lang, ctx.signal);
       } catch (e) {
-        if (ctx.signal.aborted) throw new ConnectError("Sample cancelled", Code.Canceled);
+        // Past the caller's deadline the render goes on and is kept (voice-status.ts): a retry finds it.
+        if (ctx.signal.aborted) throw ctx.signal.reason instanceof ConnectError ? ctx.signal.reason : new ConnectError("Sample cancelled", Code.Canceled);
         deps.log.warn({ err: errorMessage(e), voice: req.voice, lang }, "voice sample failed");
         throw new ConnectError(`The voice sample could not be rendered: ${errorMessage(e)}`, Code.Unavailable);
       }

@@ -16,10 +16,37 @@ export function engineOf(provider: SpeechProvider): EngineName {
   return "espeak";
 }
 
-/** The sample sentence of `lang` in `voice`, from the provider that would speak an article in it now. */
-export async function renderSample(speech: SpeechRouter, voice: string, lang: Lang, signal: AbortSignal, level: LoudnessTarget): Promise<{ mp3: Buffer; engine: string }> {
-  const step = speech.chain(voice, lang)[0];
-  if (!step) throw new Error(`No engine speaks ${voice} in ${lang}`);
-  const mp3 = await speech.synthesize(step, { text: SAMPLE_TEXT[lang], lang, level }, signal);
-  return { mp3, engine: engineOf(step.provider) };
+/**
+ * The sample sentence of `lang` in `voice`, from the provider that would speak an article in it
+ * now: rendered once per voice, locale and engine, and kept. A render outlives the request that
+ * started it: on a busy machine (local engines run below the service's priority) it may take
+ * longer than the caller waits, and the caller's retry then finds it done instead of starting over.
+ */
+export function sampleRenderer(speech: SpeechRouter, level: LoudnessTarget): (voice: string, lang: Lang, signal: AbortSignal) => Promise<{ mp3: Buffer; engine: string }> {
+  // Voices x locales x engines: a few dozen short MP3s at most.
+  const kept = new Map<string, Promise<{ mp3: Buffer; engine: string }>>();
+  return (voice, lang, signal) => {
+    const step = speech.chain(voice, lang)[0];
+    if (!step) return Promise.reject(new Error(`No engine speaks ${voice} in ${lang}`));
+    const engine = engineOf(step.provider);
+    const key = `${voice}|${lang}|${engine}`;
+    let sample = kept.get(key);
+    if (!sample) {
+      sample = speech.synthesize(step, { text: SAMPLE_TEXT[lang], lang, level }, new AbortController().signal).then((mp3) => ({ mp3, engine }));
+      kept.set(key, sample);
+      // A failure is not kept: the next request renders again.
+      sample.catch(() => kept.delete(key));
+    }
+    return untilAborted(sample, signal);
+  };
+}
+
+/** `work`, or the signal's reason once it aborts first; the work goes on either way. */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
