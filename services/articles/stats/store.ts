@@ -140,7 +140,12 @@ export async function openStatsStoreOn(col: DocumentCollection<StatsDoc>): Promi
           if (!(e instanceof DuplicateKeyError)) throw e;
         }
       } else {
-        const unchanged = doc.rev === undefined ? isNullOrMissing("rev") : { rev: doc.rev };
+        // The figures as read are part of the condition, not only the revision: a store that can
+        // answer a read torn by a concurrent update (the MongoDB stand-in in CI writes a stored
+        // document field by field) would otherwise pair an old count with a new revision, and
+        // the write would overwrite the other replica's increment.
+        const asRead = [...FIGURES, "rev"].map((k) => (doc[k as keyof StatsDoc] === undefined ? isNullOrMissing(k) : { [k]: doc[k as keyof StatsDoc] }));
+        const unchanged = { $and: asRead };
         // Counters, not acknowledged data: a second of them lost on power failure is not worth a disk sync.
         if (await col.findOneAndUpdate({ _id: key._id, ...unchanged }, { $set, $inc: { rev: 1 } }, { durable: false })) return;
       }
