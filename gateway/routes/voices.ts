@@ -2,7 +2,7 @@
 // engine is there now, as the audio service sees it (its ListVoices: only the audio workers know
 // which models loaded and which cloud keys are set). GET /api/voices/{voice}/sample: a short
 // fixed sentence in that voice, rendered by the audio service (VoiceSample) on its first request
-// and then kept in this process, one per voice, locale and engine. Any valid token; the sample
+// and then kept by it, one per voice, locale and engine. Any valid token; the sample
 // is not charged, its text being the platform's.
 import type { Client } from "@connectrpc/connect";
 import type { Router } from "@koa/router";
@@ -79,15 +79,8 @@ export interface VoicesRouteOptions {
   publicBaseUrl?: string;
 }
 
-interface Sample {
-  mp3: Buffer;
-  engine: string;
-}
 
 export function voicesRoutes(router: Router, opts: VoicesRouteOptions): void {
-  // Voices x locales x engines: a few dozen short MP3s (~30 KB each) at most.
-  const samples = new Map<string, Promise<Sample>>();
-
   const call = (ctx: Context) => {
     const authorization = ctx.get("Authorization");
     bearerTokenOf(authorization);
@@ -121,18 +114,11 @@ export function voicesRoutes(router: Router, opts: VoicesRouteOptions): void {
     // The engine that speaks it now is part of the key: a sample never outlives a change of engine.
     const listed = (await opts.audio.listVoices({}, c)).voices.find((v) => v.name === name);
     if (!listed?.langs.includes(lang)) throw new HttpError(400, `lang: ${name} does not speak '${lang}'; it speaks ${listed?.langs.join(", ") ?? "nothing here"}`);
-    const key = `${name}|${lang}|${listed.speaks[lang] ?? ""}`;
-    let pending = samples.get(key);
-    if (!pending) {
-      pending = opts.audio.voiceSample({ voice: name, lang }, c).then((r) => ({ mp3: Buffer.from(r.mp3), engine: r.engine }));
-      samples.set(key, pending);
-      // A failure is not kept: the next request renders again.
-      pending.catch(() => samples.delete(key));
-    }
-    const sample = await pending;
+    // Rendered once per voice, locale and engine, and kept, by the audio service (voice-status.ts).
+    const sample = await opts.audio.voiceSample({ voice: name, lang }, c);
     ctx.set("Cache-Control", "private, max-age=3600");
     ctx.set("X-Voice-Engine", sample.engine);
     ctx.type = "audio/mpeg";
-    ctx.body = sample.mp3;
+    ctx.body = Buffer.from(sample.mp3);
   });
 }

@@ -9,6 +9,7 @@ import { isIP, type LookupFunction } from "node:net";
 import zlib from "node:zlib";
 import { blockedReason } from "./address.js";
 import { portOf, type AllowPrivate } from "./allow-list.js";
+import { raceAbort } from "../race-abort.js";
 
 export type UnsafeUrlCode = "bad_url" | "scheme" | "credentials" | "blocked_address";
 export type FetchLimitCode = "timeout" | "too_large" | "too_many_redirects" | "content_type" | "dns";
@@ -350,22 +351,4 @@ function lowerCaseKeys(h: Record<string, string>): Record<string, string> {
 
 function withoutKeys(h: Record<string, string>, keys: string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(h).filter(([k]) => !keys.includes(k)));
-}
-
-function raceAbort<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

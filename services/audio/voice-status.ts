@@ -1,6 +1,7 @@
 // What GET /api/voices learns from the audio service (ListVoices, VoiceSample): which engines
 // this process has (the speech router's providers), and a voice's sample rendered by the first
 // step of its chain, the provider that would speak an article in it now.
+import { raceAbort } from "../../lib/race-abort.js";
 import type { Lang } from "../../lib/voices.js";
 import type { EngineName } from "./engine/catalog.js";
 import type { LoudnessTarget } from "./loudness/index.js";
@@ -37,16 +38,6 @@ export function sampleRenderer(speech: SpeechRouter, level: LoudnessTarget): (vo
       // A failure is not kept: the next request renders again.
       sample.catch(() => kept.delete(key));
     }
-    return untilAborted(sample, signal);
+    return raceAbort(sample, signal);
   };
-}
-
-/** `work`, or the signal's reason once it aborts first; the work goes on either way. */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }
