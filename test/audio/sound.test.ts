@@ -125,7 +125,10 @@ describe("provider path: loudness and request count", function () {
     await fake?.close();
     await engine?.close();
   });
-  const router = () => createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl }), local: localProvider(engine) } });
+  // The fake speaks with the local engine, below the test's priority: beside busy programs one of
+  // its answers took longer than the provider's own 90 s timeout, and the retries were counted.
+  const router = () =>
+    createSpeechRouter({ providers: { openai: createOpenAiProvider({ apiKey: FAKE_OPENAI_KEY, baseUrl: fake.openaiBaseUrl, timeoutMs: 900_000 }), local: localProvider(engine) } });
 
   // Too quiet with peaks that a lossless gain would push over the ceiling (re-encoded with the
   // limiter), too loud (lossless global_gain steps), slightly quiet with hot peaks (re-encoded).
@@ -142,7 +145,10 @@ describe("provider path: loudness and request count", function () {
     });
   }
 
-  it("sends a 20,000-character single-paragraph article in at most ceil(chars / 3500) + 2 requests", async () => {
+  it("sends a 20,000-character single-paragraph article in at most ceil(chars / 3500) + 2 requests", async function () {
+    // 20 minutes of speech, rendered by the fake provider with the local engine below the test's
+    // priority: about 20 s on an idle machine, over 5 minutes beside two busy programs.
+    this.timeout(1_200_000);
     level = { lufs: -19, truePeak: -1 };
     const sentences = ARTICLES.filter((a) => a.lang === "en-US").flatMap((a) => a.text.split(/\n\n/)).join(" ");
     let text = "";

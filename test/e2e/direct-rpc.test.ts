@@ -18,12 +18,13 @@ const T = { poor: "direct-poor-full-0123456789", rich: "direct-rich-full-0123456
 const fails = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => ConnectError.from(e));
 
 describe("direct RPC obeys the project's rules (embedded default)", function () {
-  this.timeout(120_000);
+  // A synthesis runs below the service's priority: beside busy programs it can take minutes.
+  this.timeout(900_000);
   let dir: string;
   let sys: Embedded;
   let authUrl: string;
   let audioUrl: string;
-  const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+  const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` }, timeoutMs: 600_000 });
 
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), "direct-rpc-"));

@@ -14,7 +14,8 @@ type Call = ReturnType<typeof api>;
 const ACK_WAIT_MS = 3_000;
 
 describe("faults on the full stack (worker crash, restarts, NATS outage)", function () {
-  this.timeout(120_000);
+  // Renders run below the services' priority: beside busy programs an article takes minutes.
+  this.timeout(900_000);
   let nats: LocalNatsServer | undefined;
   let t: TestStack;
   let A: Call;
@@ -24,7 +25,7 @@ describe("faults on the full stack (worker crash, restarts, NATS outage)", funct
     return (await call("GET", `/api/articles/${id}`)).body?.article?.status;
   }
 
-  async function ready(call: Call, id: string, timeoutMs = 60_000) {
+  async function ready(call: Call, id: string, timeoutMs = 600_000) {
     return waitFor(`article ${id} ready`, async () => {
       const r = await call("GET", `/api/articles/${id}`);
       if (r.body?.article?.status === "errored") throw new Error(`errored: ${r.body.article.error}`);

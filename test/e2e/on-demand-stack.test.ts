@@ -12,7 +12,7 @@ const INTERNAL = "internal-token-for-on-demand-stack-0123456789";
 const RECONCILE_MS = 1_000;
 
 describe("audio on demand end to end (full stack: MongoDB, NATS, one process per service)", function () {
-  this.timeout(300_000);
+  this.timeout(1_200_000);
   let t: TestStack;
   const figures: Record<string, number> = {};
 

@@ -14,7 +14,7 @@ const ADMIN = "admin-token-for-on-demand-0123456789";
 const INTERNAL = "internal-token-for-on-demand-0123456789";
 
 describe("audio on demand end to end (embedded default)", function () {
-  this.timeout(300_000);
+  this.timeout(1_200_000);
   let dataDir: string;
   let sys: Embedded;
   const figures: Record<string, number> = {};
