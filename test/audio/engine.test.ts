@@ -38,7 +38,8 @@ function longText(chars: number): string {
 
 // Every behaviour on both engines: WASM (a fresh machine) and native (the container image).
 for (const kind of ["wasm", "native"] as const) describe(`local speech engine (${kind === "wasm" ? "WASM" : "native espeak-ng + lame"}): shared behaviour`, function () {
-  this.timeout(60000);
+  // The engines render below the test's priority: beside busy programs a test here took over a minute.
+  this.timeout(600_000);
   let engine: SpeechEngine;
 
   before(async function () {
@@ -192,7 +193,7 @@ for (const kind of ["wasm", "native"] as const) describe(`local speech engine ($
 });
 
 describe("speech worker pool", function () {
-  this.timeout(60000);
+  this.timeout(600_000);
   let pool: SynthPool | undefined;
   afterEach(async () => {
     await pool?.close();
@@ -265,7 +266,7 @@ describe("speech worker pool", function () {
 });
 
 describe("WASM LAME encoder", function () {
-  this.timeout(60000);
+  this.timeout(600_000);
   // Speech-like enough for the encoder: a tone under a slow envelope, different per seed.
   const pcm = (seconds: number, seed: number) =>
     Int16Array.from({ length: seconds * 22050 }, (_, i) => Math.round(12000 * Math.sin(i * 0.03 * seed) * Math.sin(i * 0.0004)));
@@ -291,7 +292,7 @@ describe("WASM LAME encoder", function () {
 });
 
 describe("local speech engine (native espeak-ng + lame)", function () {
-  this.timeout(60000);
+  this.timeout(600_000);
   let engine: SpeechEngine | undefined;
 
   before(async function () {

@@ -18,7 +18,8 @@ const articleFor = (lang: string) => ARTICLES.find((a) => a.lang === lang)!;
 
 for (const mode of ["never", "always"] as const) {
   describe(`sound of every voice, local engine (${mode === "never" ? "WASM" : "native"})`, function () {
-    this.timeout(300_000);
+    // Every voice, rendered below the test's priority: minutes beside busy programs.
+    this.timeout(1_200_000);
     let engine: SpeechEngine;
     const renders = new Map<string, RenderResult>();
     before(async function () {
@@ -76,7 +77,7 @@ for (const mode of ["never", "always"] as const) {
 }
 
 describe("previews of ten articles", function () {
-  this.timeout(300_000);
+  this.timeout(1_200_000);
   let engine: SpeechEngine;
   before(async () => {
     engine = await createLocalEngine({ threads: 2 });
@@ -112,7 +113,7 @@ describe("previews of ten articles", function () {
 });
 
 describe("provider path: loudness and request count", function () {
-  this.timeout(300_000);
+  this.timeout(1_200_000);
   let engine: SpeechEngine;
   let fake: FakeProviders;
   // The fake provider answers with real speech from the local engine, leveled off target.

@@ -31,7 +31,8 @@ const LONG_TEXT = Array.from({ length: 14 }, (_, i) =>
 ).join("\n\n");
 
 describe("REST API end to end (embedded default)", function () {
-  this.timeout(180_000);
+  // Renders run below the service's priority: beside busy programs an article takes minutes.
+  this.timeout(900_000);
   let dataDir: string;
   let sys: Embedded;
   let A: ReturnType<typeof api>;
@@ -50,7 +51,7 @@ describe("REST API end to end (embedded default)", function () {
     anon = api(sys.url);
   }
 
-  async function ready(call: ReturnType<typeof api>, id: string, timeoutMs = 120_000) {
+  async function ready(call: ReturnType<typeof api>, id: string, timeoutMs = 600_000) {
     return waitFor(`article ${id} ready`, async () => {
       const r = await call("GET", `/api/articles/${id}`);
       if (r.body?.article?.status === "errored") throw new Error(`errored: ${r.body.article.error}`);
