@@ -79,7 +79,6 @@ export interface VoicesRouteOptions {
   publicBaseUrl?: string;
 }
 
-
 export function voicesRoutes(router: Router, opts: VoicesRouteOptions): void {
   const call = (ctx: Context) => {
     const authorization = ctx.get("Authorization");
