@@ -1,13 +1,14 @@
 // The embedded article store on SQLite at scale, without HTTP: durable
 // inserts per second (one at a time and many in flight), the pages one insert
-// writes to the log, GET-by-id-style lookups, data size against the raw text, and the RSS of a fresh process
-// holding the articles. Usage: tsx bench/sqlite-store.ts [N=100000] [dir]
+// writes to the log, GET-by-id-style lookups, data size against the raw text,
+// and the RSS of a fresh process holding the articles. Usage: tsx bench/sqlite-store.ts [N=100000] [dir]
 // (a given dir is kept and reused: its articles are not inserted again).
 import { execFileSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, statSync } from "node:fs";
+import { closeSync, mkdtempSync, openSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { walFrames } from "../lib/store/sqlite-database.js";
 import { openEmbeddedArticleStore } from "../services/articles/store/open.js";
 import type { ArticleStore } from "../services/articles/store/port.js";
 
@@ -32,23 +33,17 @@ async function fill(store: ArticleStore, from: number, to: number, inFlight: num
 
 /**
  * Pages one durable insert writes to the write-ahead log (the median over `count` inserts one at a
- * time): what a create's commit costs is mostly these pages, a write each. Read from the wal-index
- * header's frame count (bytes 16-19 of the -shm file, little-endian here); an insert across which a
- * checkpoint emptied the log is not counted.
+ * time): what a create's commit costs is mostly these pages, a write each. An insert across which
+ * a checkpoint emptied the log is not counted.
  */
 async function pagesPerInsert(store: ArticleStore, dataDir: string, from: number, count: number): Promise<number> {
   const fd = openSync(path.join(dataDir, "articles", "articles.sqlite-shm"), "r");
-  const frames = () => {
-    const b = Buffer.alloc(4);
-    readSync(fd, b, 0, 4, 16);
-    return b.readUInt32LE(0);
-  };
   try {
     const per: number[] = [];
     for (let i = from; i < from + count; i++) {
-      const before = frames();
+      const before = walFrames(fd);
       await store.insert(article(i));
-      const after = frames();
+      const after = walFrames(fd);
       if (after > before) per.push(after - before);
     }
     return pct(per, 50);

@@ -46,6 +46,16 @@ const STATEMENT_CACHE = 500;
 /** The write-ahead log is copied into the database and emptied once it holds this much. */
 const CHECKPOINT_BYTES = 8 * 1024 * 1024;
 
+/**
+ * Frames (pages) the write-ahead log holds now, read from its open `-shm` file: the wal-index
+ * header's `mxFrame`, bytes 16-19, in the machine's byte order (sqlite.org/walformat.html).
+ */
+export function walFrames(shmFd: number): number {
+  const b = Buffer.alloc(4);
+  readSync(shmFd, b, 0, 4, 16);
+  return endianness() === "LE" ? b.readUInt32LE(0) : b.readUInt32BE(0);
+}
+
 /** Open databases by file, so the stores of one service share a connection and its group commit. */
 export const openFiles = new Map<string, Shared>();
 
@@ -337,16 +347,13 @@ export class Shared {
   }
 
   /**
-   * Bytes of frames the log holds now: the wal-index header's frame count (`mxFrame`, bytes
-   * 16-19 of the `-shm` file, in the machine's byte order: sqlite.org/walformat.html). The log's
-   * file size does not tell once it is restarted rather than truncated: it keeps its size.
+   * Bytes of frames the log holds now (walFrames). The log's file size does not tell once it is
+   * restarted rather than truncated: it keeps its size.
    */
   private logBytes(): number {
     this.shmFd ??= openSync(`${this.key}-shm`, "r");
     this.frameBytes ||= 24 + (this.conn.pragma("page_size", { simple: true }) as number);
-    const b = Buffer.alloc(4);
-    readSync(this.shmFd, b, 0, 4, 16);
-    return (endianness() === "LE" ? b.readUInt32LE(0) : b.readUInt32BE(0)) * this.frameBytes;
+    return walFrames(this.shmFd) * this.frameBytes;
   }
 
   /** fdatasync of the write-ahead log, on the thread pool: the event loop serves reads meanwhile. */
