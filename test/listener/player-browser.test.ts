@@ -301,7 +301,11 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await waitFor("play counted", async () => ((await A("GET", `/api/articles/${articleId}/stats`)).body.total.plays > before ? true : undefined), 20_000, 250);
   });
 
-  it("audio on demand: shows at once, plays the audio as it is made (the live stream) once play is pressed, then goes on in the full file from where it was", async () => {
+  it("audio on demand: shows at once, plays the audio as it is made (the live stream) once play is pressed, then goes on in the full file from where it was", async function () {
+    // The article is rendered below the service's priority: beside busy programs its opening and
+    // its full file take minutes. The waits below are limits to give up at, never speeds (how soon
+    // it plays is printed here and measured in `npx tsx bench/live-first-sound.ts`).
+    this.timeout(1_500_000);
     const rpc = rpcClient(ArticlesService, sys.services[1].url, { token: TOKEN });
     const { id } = await rpc.createArticle({ title: "From the archive", text: prose(5_000), url: "https://news.example/archive", audio: AudioTiming.ON_DEMAND });
     expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("waiting");
@@ -314,7 +318,7 @@ describe("embeddable player in a real browser (Chromium)", function () {
     await page.goto(`${siteUrl}/news/archive`);
     // The listener presses play before there is anything to play.
     await page.locator("article-audio-player button.play").click({ timeout: 30_000 });
-    await waitFor("playing the opening", async () => ((await inShadow<boolean>(page, "!audio.paused && audio.currentTime > 0")) ? true : undefined), 90_000, 20);
+    await waitFor("playing the opening", async () => ((await inShadow<boolean>(page, "!audio.paused && audio.currentTime > 0")) ? true : undefined), 600_000, 20);
     const playing = performance.now();
     const msToPlay = Math.round(playing - t0);
     srcs.push(await inShadow<string>(page, "audio.src"));
@@ -325,9 +329,9 @@ describe("embeddable player in a real browser (Chromium)", function () {
     const full = await waitFor("the full file", async () => {
       const [src, t, paused] = await inShadow<[string, number, boolean]>(page, "[audio.src, audio.currentTime, audio.paused]");
       return src.endsWith("/full.mp3") && t > 0.5 && !paused ? { t } : undefined;
-    }, 60_000, 50);
+    }, 600_000, 50);
     // Not from the start again: the position carried over, and it plays on.
-    await waitFor("playing on", async () => ((await inShadow<number>(page, "audio.currentTime")) > full.t + 0.3 ? true : undefined), 10_000, 50);
+    await waitFor("playing on", async () => ((await inShadow<number>(page, "audio.currentTime")) > full.t + 0.3 ? true : undefined), 60_000, 50);
     expect((await A("GET", `/api/articles/${id}`)).body.article.status).to.equal("ready");
     await page.close();
   });
