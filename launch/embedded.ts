@@ -30,6 +30,7 @@ import { listeningNames, natsListeningChannel } from "../lib/bus/listening.js";
 import { ARTICLES_UPGRADE, openArticleStore } from "../services/articles/store/open.js";
 import { AUDIO_FILES_VARS } from "../services/articles/audio-files.js";
 import { startAudioService } from "../services/audio/app.js";
+import { AUDIO_DRAIN_VARS, audioDrainMsOf } from "../services/audio/drain.js";
 import { createLocalEngine } from "../services/audio/engine/index.js";
 import { speechRouterFromEnv } from "../services/audio/providers/config.js";
 import { TEXT_VARS } from "../services/audio/text/work.js";
@@ -82,6 +83,7 @@ export const EMBEDDED_VARS = {
   METRICS_ON_PUBLIC_PORT: { type: "boolean", default: false, description: "also serve /metrics on PORT (off: only the METRICS_PORT listener serves it)" },
   ...SHUTDOWN_VARS,
   ...AUDIO_FILES_VARS,
+  ...AUDIO_DRAIN_VARS,
   HEAP_GROWING_PERCENT: { type: "integer", minimum: 0, maximum: 1000, default: 50, description: "after a full garbage collection the heap may grow this many percent over what is live before the next one (V8 --heap-growing-percent); 0 leaves V8's own factor, which let request garbage take the process past 300 MB under load" },
 } as const;
 
@@ -117,6 +119,7 @@ export interface Embedded {
 
 export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.WritableStream = process.stdout): Promise<Embedded> {
   const cfg = loadConfig(EMBEDDED_VARS, env);
+  const audioDrainMs = audioDrainMsOf(cfg);
   const log = logger("embedded");
   // One process on a small machine: V8 would otherwise let the old generation fill with dead request
   // objects to 2-4 times the live heap before collecting (315 MB peaks under GET load, 229 MB with 50 %).
@@ -217,7 +220,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       concurrency: cfg.AUDIO_CONCURRENCY,
       adhocTtlMs: cfg.ADHOC_AUDIO_TTL_HOURS * 3_600_000,
       textTimeoutMs: cfg.AUDIO_TEXT_TIMEOUT_MS,
-      worker: { drainTimeoutMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000) },
+      worker: { drainTimeoutMs: audioDrainMs },
     });
     closers.push(() => audio.close());
     const queueSampler = sampleQueue(bus, cfg.METRICS_SAMPLE_MS, log);

@@ -9,6 +9,7 @@ import { closeRpcClients, rpcClient } from "../../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS, sampleQueue } from "../../lib/metrics.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../../lib/service.js";
 import { startAudioService } from "./app.js";
+import { AUDIO_DRAIN_VARS, audioDrainMsOf } from "./drain.js";
 import { createLocalEngine } from "./engine/index.js";
 import { speechRouterFromEnv } from "./providers/config.js";
 import { TEXT_VARS } from "./text/work.js";
@@ -26,7 +27,7 @@ const schema = {
   AUDIO_CONCURRENCY: { type: "integer", minimum: 1, maximum: 64, default: 2, description: "articles rendered at once" },
   AUDIO_THREADS: { type: "integer", minimum: 1, maximum: 64, description: "synthesizer threads (default: by CPU count)" },
   AUDIO_ACK_WAIT_MS: { type: "integer", minimum: 1000, description: "job lease: a job whose worker died is redelivered after this (default 30 s)" },
-  AUDIO_DRAIN_MS: { type: "integer", minimum: 0, description: "after SIGTERM, how long renders in flight may run on before they are handed back (default: SHUTDOWN_GRACE_MS minus 5 s); at least 1 s below SHUTDOWN_GRACE_MS" },
+  ...AUDIO_DRAIN_VARS,
   ADHOC_AUDIO_TTL_HOURS: { type: "number", minimum: 0.1, maximum: 8760, default: 24, description: "ad-hoc (Synthesize) audio is deleted after this many hours" },
   ...TEXT_VARS,
 } as const;
@@ -37,10 +38,7 @@ async function main() {
   const cfg = loadConfig(schema);
   const missing = (["ARTICLES_URL", "AUTH_URL", "INTERNAL_TOKEN"] as const).filter((k) => !cfg[k]);
   if (missing.length) throw new ConfigError(`Invalid configuration: ${missing.join(", ")} must be set`);
-  // What is left of the grace period after the drain closes the engine, the bus and the stores.
-  if (cfg.AUDIO_DRAIN_MS !== undefined && cfg.AUDIO_DRAIN_MS > cfg.SHUTDOWN_GRACE_MS - 1_000) {
-    throw new ConfigError(`Invalid configuration: AUDIO_DRAIN_MS (${cfg.AUDIO_DRAIN_MS}) must be at least 1000 below SHUTDOWN_GRACE_MS (${cfg.SHUTDOWN_GRACE_MS})`);
-  }
+  const drainTimeoutMs = audioDrainMsOf(cfg);
 
   const blobs = await openBlobStore(cfg);
   const bus = await openJobBus(cfg, log);
@@ -64,7 +62,7 @@ async function main() {
     textTimeoutMs: cfg.AUDIO_TEXT_TIMEOUT_MS,
     worker: {
       // What is still rendering when this runs out is aborted and handed back, within the grace period.
-      drainTimeoutMs: cfg.AUDIO_DRAIN_MS ?? Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 5_000),
+      drainTimeoutMs,
       // A running job must renew its lease well within the lease.
       ...(cfg.AUDIO_ACK_WAIT_MS ? { ackWaitMs: cfg.AUDIO_ACK_WAIT_MS, keepAliveMs: Math.min(5_000, Math.floor(cfg.AUDIO_ACK_WAIT_MS / 4)) } : {}),
     },
