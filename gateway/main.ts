@@ -1,6 +1,7 @@
 // Process entry point of the gateway: configuration from the environment,
 // the blob store the configuration selects, graceful shutdown on SIGTERM.
 import { PLAYER_VARS, playerEventLimits } from "./routes/player.js";
+import { LIVE_AUDIO_VARS, liveAudioOptionsOf } from "./routes/live-audio.js";
 import { ConfigError, loadConfig } from "../lib/config.js";
 import { logger } from "../lib/log.js";
 import { DATA_VARS, openBlobStore } from "../lib/adapters.js";
@@ -29,6 +30,7 @@ const schema = {
   ...RATE_LIMIT_VARS,
   ...IMPORT_VARS,
   ...PLAYER_VARS,
+  ...LIVE_AUDIO_VARS,
   AUDIO_URL: { type: "string", format: "uri", description: "base URL of the audio service (health, and the pronunciation preview's synthesis)" },
   MAX_BODY_BYTES: { type: "integer", minimum: 1, default: 10 * 1024 * 1024, description: "larger request bodies get 413" },
   ...DATA_VARS,
@@ -55,6 +57,7 @@ async function main(): Promise<void> {
     rateLimit: rateLimit?.options,
     imports: importLimitsOf(config),
     playerEventRate: playerEventLimits(config),
+    liveAudio: liveAudioOptionsOf(config),
     articlesUrl: config.ARTICLES_URL,
     audioUrl: config.AUDIO_URL,
     publicBaseUrl: publicBaseUrlOf(config),

@@ -4,6 +4,7 @@
 // embedded stores under DATA_DIR, the in-process bus, audio files in a
 // directory and the local synthesizer. `npm start` runs this.
 import { PLAYER_VARS, playerEventLimits } from "../gateway/routes/player.js";
+import { LIVE_AUDIO_VARS, liveAudioOptionsOf } from "../gateway/routes/live-audio.js";
 import { randomBytes } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import net from "node:net";
@@ -74,6 +75,7 @@ export const EMBEDDED_VARS = {
   ...RATE_LIMIT_VARS,
   ...IMPORT_VARS,
   ...PLAYER_VARS,
+  ...LIVE_AUDIO_VARS,
   ...ON_DEMAND_BUDGET_VARS,
   ...PAGE_FETCH_VARS,
   ...SOURCE_VARS,
@@ -251,6 +253,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       internalToken,
       metricsOnPublicPort: cfg.METRICS_ON_PUBLIC_PORT,
       drainMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 3_000),
+      liveAudio: liveAudioOptionsOf(cfg),
     });
     closers.push(() => gateway.close());
     const metrics = await maybeStartMetricsServer(cfg, log);

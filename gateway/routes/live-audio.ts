@@ -38,6 +38,16 @@ export interface LiveAudioOptions {
   announced?: LiveAnnouncements;
 }
 
+/** The waits an operator may change (docs/internals.md): a slow or crowded machine renders parts further apart. */
+export const LIVE_AUDIO_VARS = {
+  LIVE_AUDIO_FIRST_WAIT_MS: { type: "integer", minimum: 1000, maximum: 3_600_000, default: 60_000, description: "how long a live stream of audio made on demand waits for its first part (the render may be queued) before answering 404" },
+  LIVE_AUDIO_IDLE_MS: { type: "integer", minimum: 1000, maximum: 3_600_000, default: 30_000, description: "how long a live stream waits for its next part before it ends (the player then plays the finished files)" },
+} as const;
+
+export function liveAudioOptionsOf(cfg: { LIVE_AUDIO_FIRST_WAIT_MS: number; LIVE_AUDIO_IDLE_MS: number }): LiveAudioOptions {
+  return { firstWaitMs: cfg.LIVE_AUDIO_FIRST_WAIT_MS, idleMs: cfg.LIVE_AUDIO_IDLE_MS };
+}
+
 /** The live streams a gateway's lookups have pointed players to lately, in its memory only. */
 export interface LiveAnnouncements {
   announce(articleId: string, revision: number | bigint): void;

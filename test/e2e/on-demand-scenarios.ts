@@ -10,6 +10,13 @@ import { prose } from "./stack-harness.js";
 import { getFrom } from "../listener/beacons.js";
 import { operator, type StatusTarget } from "./statuses-scenarios.js";
 
+/**
+ * The systems' LIVE_AUDIO_IDLE_MS: a live stream waits this long for its next part. Beside busy
+ * programs the niced render can take longer than the default 30 s between two parts; the stream
+ * would then end early, as it should, and the test would not see the whole file's audio.
+ */
+export const LIVE_IDLE_MS = "600000";
+
 export interface OnDemandTarget extends StatusTarget {
   /** Resolves once the reconciler has had a few passes at what is stored now. */
   reconcilerTicks(): Promise<void>;

@@ -5,7 +5,7 @@
 // parked articles sit through several of its passes.
 import { requireMongo, requireNats } from "../support/servers.js";
 import { sleep } from "../support/wait.js";
-import { onDemandScenarios } from "./on-demand-scenarios.js";
+import { LIVE_IDLE_MS, onDemandScenarios } from "./on-demand-scenarios.js";
 import { ADMIN_TOKEN, startTestStack, type TestStack } from "./stack-harness.js";
 
 const INTERNAL = "internal-token-for-on-demand-stack-0123456789";
@@ -19,7 +19,7 @@ describe("audio on demand end to end (full stack: MongoDB, NATS, one process per
   before(async function () {
     const mongoUrl = await requireMongo(this);
     const natsUrl = await requireNats(this);
-    t = await startTestStack({ mongoUrl, natsUrl, env: { INTERNAL_TOKEN: INTERNAL, RECONCILE_INTERVAL_MS: String(RECONCILE_MS), RECONCILE_STALE_MS: String(RECONCILE_MS) } });
+    t = await startTestStack({ mongoUrl, natsUrl, env: { INTERNAL_TOKEN: INTERNAL, LIVE_AUDIO_IDLE_MS: LIVE_IDLE_MS, RECONCILE_INTERVAL_MS: String(RECONCILE_MS), RECONCILE_STALE_MS: String(RECONCILE_MS) } });
   });
 
   afterEach(function () {

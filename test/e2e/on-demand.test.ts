@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { startEmbedded, type Embedded } from "../../launch/embedded.js";
 import { ROOMY_RATE_LIMITS } from "../support/rate-limits.js";
-import { onDemandScenarios } from "./on-demand-scenarios.js";
+import { LIVE_IDLE_MS, onDemandScenarios } from "./on-demand-scenarios.js";
 import { sink } from "../support/sink.js";
 
 const ADMIN = "admin-token-for-on-demand-0123456789";
@@ -22,7 +22,7 @@ describe("audio on demand end to end (embedded default)", function () {
   before(async () => {
     dataDir = await mkdtemp(path.join(tmpdir(), "e2e-on-demand-"));
     sys = await startEmbedded(
-      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, SEED_TOKENS: "[]", AUDIO_ENGINE: process.env.AUDIO_ENGINE, ...ROOMY_RATE_LIMITS },
+      { PORT: "0", HOST: "127.0.0.1", DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, INTERNAL_TOKEN: INTERNAL, SEED_TOKENS: "[]", AUDIO_ENGINE: process.env.AUDIO_ENGINE, LIVE_AUDIO_IDLE_MS: LIVE_IDLE_MS, ...ROOMY_RATE_LIMITS },
       sink(),
     );
   });
