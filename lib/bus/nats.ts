@@ -58,8 +58,8 @@ export interface NatsBusOptions {
 }
 
 const codec = JSONCodec<unknown>();
-/** How often an idle worker re-reads which projects have jobs (redeliveries, missed doorbells). */
-const REFRESH_MS = 1000;
+/** How often a worker re-reads which projects have jobs before it takes the next (redeliveries, missed or late doorbells). */
+export const REFRESH_MS = 1000;
 /** Per-project consumers nobody pulled from for this long are removed by the server. */
 const LANE_INACTIVE_MS = 60 * 60_000;
 const SAFE_TOKEN = /^[A-Za-z0-9_-]{1,64}$/;

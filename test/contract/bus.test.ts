@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { connect } from "nats";
 import { createMemoryBus } from "../../lib/bus/memory.js";
-import { createNatsBus, laneToken } from "../../lib/bus/nats.js";
+import { createNatsBus, laneToken, REFRESH_MS } from "../../lib/bus/nats.js";
 import { logger } from "../../lib/log.js";
 import type { Delivery } from "../../lib/bus/port.js";
 import { requireNats, startNatsServer, type LocalNatsServer } from "../support/servers.js";
@@ -193,7 +193,10 @@ describe("NATS bus lanes", function () {
       await waitFor(() => order.length === 2, "both replicas busy with the flood");
       for (let i = 2; i < 40; i++) await b.publish({ articleId: `f${i}`, projectId: "flood", revision: 1 });
       await a.publish({ articleId: "q", projectId: "quiet", revision: 1 });
-      await sleep(300);
+      // Each replica learns of the quiet project from its doorbell, or, should that come late (a busy
+      // machine), from the stream itself: a replica last read it before it took its first job, so once
+      // REFRESH_MS has passed it reads it again before it takes the next.
+      await sleep(REFRESH_MS + 100);
       release();
       await waitFor(() => order.length >= 4, "the next deliveries", 10_000);
       // One job per replica was in hand; the quiet project's job is among the next two (one per replica).
