@@ -92,6 +92,11 @@ export interface GatewayOptions {
   imports?: ImportLimits;
 }
 
+/** How long the gateway lets requests in flight finish after SIGTERM: most of the grace period, the rest closes the connections. */
+export function gatewayDrainMsOf(shutdownGraceMs: number): number {
+  return Math.max(1_000, shutdownGraceMs - 3_000);
+}
+
 export async function startGateway(opts: GatewayOptions): Promise<RunningService> {
   let serving = true;
   const app = new Koa();

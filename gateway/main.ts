@@ -10,7 +10,7 @@ import { closeRpcClients } from "../lib/rpc/client.js";
 import { maybeStartMetricsServer, METRICS_VARS } from "../lib/metrics.js";
 import { PUBLIC_URL_VARS, publicBaseUrlOf, warnWithoutPublicBaseUrl } from "../lib/public-url.js";
 import { onShutdown, runMain, SHUTDOWN_VARS } from "../lib/service.js";
-import { startGateway } from "./app.js";
+import { gatewayDrainMsOf, startGateway } from "./app.js";
 import { TRUST_PROXY_VARS } from "./public-links.js";
 import { gatewayRateLimit, RATE_LIMIT_VARS } from "./ratelimit-setup.js";
 import { IMPORT_VARS, importLimitsOf } from "./import-limits.js";
@@ -71,8 +71,7 @@ async function main(): Promise<void> {
     authUrl: config.AUTH_URL,
     internalToken: config.INTERNAL_TOKEN,
     metricsOnPublicPort: config.METRICS_ON_PUBLIC_PORT,
-    // In-flight requests get most of the grace period; the rest closes the connections.
-    drainMs: Math.max(1_000, config.SHUTDOWN_GRACE_MS - 3_000),
+    drainMs: gatewayDrainMsOf(config.SHUTDOWN_GRACE_MS),
   });
   // Scrapers use this listener; PORT serves /metrics only with METRICS_ON_PUBLIC_PORT=true.
   const metrics = await maybeStartMetricsServer(config, log);

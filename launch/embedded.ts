@@ -42,7 +42,7 @@ import { openAuthStore } from "../services/auth/store/open.js";
 import type { AuthStore } from "../services/auth/store/port.js";
 import type { ArticleStore } from "../services/articles/store/port.js";
 import { NEDB_RELEASE, upgradeFromNedb } from "../lib/store/nedb-upgrade.js";
-import { startGateway } from "../gateway/app.js";
+import { gatewayDrainMsOf, startGateway } from "../gateway/app.js";
 import { defaultLimitsOf, gatewayRateLimit, RATE_LIMIT_VARS } from "../gateway/ratelimit-setup.js";
 import { openJobStore } from "../services/articles/jobs/open.js";
 import { IMPORT_VARS, importLimitsOf } from "../gateway/import-limits.js";
@@ -252,7 +252,7 @@ export async function startEmbedded(env: EmbeddedEnv = process.env, out: NodeJS.
       authUrl: auth.url,
       internalToken,
       metricsOnPublicPort: cfg.METRICS_ON_PUBLIC_PORT,
-      drainMs: Math.max(1_000, cfg.SHUTDOWN_GRACE_MS - 3_000),
+      drainMs: gatewayDrainMsOf(cfg.SHUTDOWN_GRACE_MS),
       liveAudio: liveAudioOptionsOf(cfg),
     });
     closers.push(() => gateway.close());
