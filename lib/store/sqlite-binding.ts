@@ -33,7 +33,7 @@ export function sqliteDriver(): SqliteDriver {
       `the embedded store's SQLite binding (${name}) does not load on Node.js ${process.versions.node}: ${why}. ` +
         (name === "better-sqlite3"
           ? "Run npm ci again."
-          : "On Node.js 20 npm ci builds it from source, which needs Python 3, make and a C++ compiler (Debian: apt-get install python3 make g++); install them and run npm ci again, or use Node.js 24."),
+          : "On Node.js 20 npm ci builds it from source, which needs Python 3, make and a C++ compiler (Debian: apt-get install python3 make g++); install them and run npm ci again (where nodejs.org is out of reach, node-gyp cannot download Node.js's headers either: point it at the local ones, e.g. Debian's nodejs package: npm_config_nodedir=/usr npm ci), or use Node.js 24."),
     );
   }
   return driver;
