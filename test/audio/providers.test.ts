@@ -12,7 +12,7 @@ import {
   ProviderError,
   type SpeechProvider,
 } from "../../services/audio/providers/index.js";
-import { startFakeProviders, type FakeProviders } from "../support/fake-providers.js";
+import { startFakeProviders, type FakeName, type FakeProviders } from "../support/fake-providers.js";
 
 const OPENAI_KEY = "sk-test-openai-key-0123456789";
 const AZURE_KEY = "azure-test-key-0123456789";
@@ -39,17 +39,16 @@ describe("speech providers against fake OpenAI and Azure APIs", function () {
   after(async () => {
     await engine?.close();
   });
+  /** Real MP3 from the local engine, for the voice the request asked for (mapped to a table voice), made once per text and voice. */
+  const clipFor = (text: string, voice: string, provider: FakeName): Promise<Buffer> => {
+    const local = provider === "azure" ? (voice.includes("Katja") || voice.includes("Jenny") ? "de-DE-KatjaNeural" : "de-DE-ConradNeural") : voice;
+    const lang = provider === "azure" ? "de-DE" : "en-US";
+    const key = `${local}|${text}`;
+    if (!clips.has(key)) clips.set(key, engine.synthesize({ text, voice: local, lang }));
+    return clips.get(key)!;
+  };
   beforeEach(async () => {
-    fake = await startFakeProviders({
-      audio(text, voice, provider) {
-        // Real MP3 from the local engine, for the voice the request asked for (mapped to a table voice).
-        const local = provider === "azure" ? (voice.includes("Katja") || voice.includes("Jenny") ? "de-DE-KatjaNeural" : "de-DE-ConradNeural") : voice;
-        const lang = provider === "azure" ? "de-DE" : "en-US";
-        const key = `${local}|${text}`;
-        if (!clips.has(key)) clips.set(key, engine.synthesize({ text, voice: local, lang }));
-        return clips.get(key)!;
-      },
-    });
+    fake = await startFakeProviders({ audio: clipFor });
   });
   afterEach(async () => {
     await fake.close();
@@ -109,9 +108,15 @@ describe("speech providers against fake OpenAI and Azure APIs", function () {
       expect(voice.status).to.equal(400);
     });
 
-    it("treats a timeout, a truncated body, WAV and a JSON 200 as retryable", async () => {
+    it("treats a timeout, a truncated body, WAV and a JSON 200 as retryable", async function () {
+      // Beside two busy programs in a whole run the local engine made the fake's clip more than
+      // 10x slower than alone; a limit to give up at, not a speed.
+      this.timeout(300_000);
       const p = openai({ timeoutMs: 400 });
       const req = { text: "A sentence long enough to give a few dozen frames of audio.", voice: "echo", lang: "en-US" as const };
+      // The fake's answer is made by the local engine on first use: made now, so that a slow machine
+      // spends that time here and not inside the truncated answer's timeout.
+      await clipFor(req.text, req.voice, "openai");
       fake.failNext("openai", { kind: "timeout" }, { kind: "truncate" }, { kind: "wav" }, { kind: "json200" });
       const started = Date.now();
       const timeout = await failure(p.synthesize(req, signal()));
