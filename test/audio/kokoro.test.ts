@@ -121,8 +121,9 @@ describe("Kokoro engine", function () {
 
   describe("speaking", function () {
     // Inference on a loaded 2-core machine, at the host's lower priority: beside two busy programs
-    // the five-sentence article took 261 s in one whole run and over 300 s in the next. A limit to
-    // give up at, not a speed (bench/kokoro.ts measures that).
+    // the five-sentence article took 261 s in one whole run, and failed at the old 300 s limit's
+    // edge in the next, where other renders ran 5-28x slower. A limit to give up at, not a speed
+    // (bench/kokoro.ts measures that).
     this.timeout(900_000);
     let kokoro: SpeechEngine;
     let espeak: SpeechEngine;
