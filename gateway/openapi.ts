@@ -6,7 +6,7 @@ import { jobPaths } from "./openapi-jobs.js";
 import { sourcePaths } from "./openapi-sources.js";
 import { SOURCE_SCHEMAS } from "./source-schemas.js";
 import { PREVIEW_SCHEMAS, PREVIEW_TEXT_MAX } from "./routes/pronunciation-preview.js";
-import { VOICE_SCHEMAS, VoiceSampleQuery } from "./routes/voices.js";
+import { SAMPLE_WAIT_MS, VOICE_SCHEMAS, VoiceSampleQuery } from "./routes/voices.js";
 import { TOKEN_SCHEMAS } from "./routes/token.js";
 import { ArticleIdParam, ExternalIdParam, ExternalUrlParam, ImportAudioParam, ListQuery, BULK_SCHEMAS, PRONUNCIATION_SCHEMAS, SCHEMAS } from "./schemas.js";
 
@@ -273,7 +273,7 @@ export function buildOpenApi(): Json {
           operationId: "getVoiceSample",
           tags: ["voices"],
           summary: "A short sample sentence in the voice, as MP3 (any token; rendered on first request, then kept)",
-          description: "Not charged: the sentence is the platform's. A voice that does not speak `lang` is a 400 naming `lang`; an unknown voice is a 404.",
+          description: `Not charged: the sentence is the platform's. A voice that does not speak \`lang\` is a 400 naming \`lang\`; an unknown voice is a 404. A first render waits up to ${SAMPLE_WAIT_MS / 1000} s; past that the answer is a 504, the render goes on and a retry gets it.`,
           parameters: [{ ...param("lang", "query", { ...(VoiceSampleQuery.properties as Record<string, Json>).lang, examples: ["de-DE"] }), required: true }],
           responses: {
             "200": {

@@ -74,6 +74,14 @@ export const VOICE_SCHEMAS = { VoiceList, VoiceEntry } as const;
 
 const checkQuery = requestValidator(VoiceSampleQuery, "query");
 
+/**
+ * How long a sample request waits for its first render, against the 30 s of other calls. Local
+ * engines render below the service's priority, so on a machine busy with other work one sentence
+ * can take longer than 30 s (seen in CI: a 504 for a Kokoro sample beside a test run), while the
+ * wait costs nothing but an open request. Below the server's 120 s request timeout.
+ */
+export const SAMPLE_WAIT_MS = 90_000;
+
 export interface VoicesRouteOptions {
   audio: Client<typeof AudioService>;
   publicBaseUrl?: string;
@@ -114,7 +122,7 @@ export function voicesRoutes(router: Router, opts: VoicesRouteOptions): void {
     const listed = (await opts.audio.listVoices({}, c)).voices.find((v) => v.name === name);
     if (!listed?.langs.includes(lang)) throw new HttpError(400, `lang: ${name} does not speak '${lang}'; it speaks ${listed?.langs.join(", ") ?? "nothing here"}`);
     // Rendered once per voice, locale and engine, and kept, by the audio service (voice-status.ts).
-    const sample = await opts.audio.voiceSample({ voice: name, lang }, c);
+    const sample = await opts.audio.voiceSample({ voice: name, lang }, { ...c, timeoutMs: SAMPLE_WAIT_MS });
     ctx.set("Cache-Control", "private, max-age=3600");
     ctx.set("X-Voice-Engine", sample.engine);
     ctx.type = "audio/mpeg";

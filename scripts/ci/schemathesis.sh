@@ -82,6 +82,12 @@ headers = { Authorization = "Bearer $rotate_token" }
 [[operations]]
 include-operation-id = "getLiveAudio"
 request-timeout = 180
+
+# A voice's first sample waits up to 90 s for its render (gateway/routes/voices.ts, SAMPLE_WAIT_MS):
+# in one CI run a Kokoro sample beside the Node 24 tests took longer than the 30 s other calls wait.
+[[operations]]
+include-operation-id = "getVoiceSample"
+request-timeout = 120
 TOML
 
 # From the scratch directory: schemathesis keeps a cache (.schemathesis/) where it runs.
