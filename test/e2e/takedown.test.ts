@@ -122,6 +122,8 @@ describe("Delete means gone (embedded default: audio files in a directory)", fun
     const created = await A("POST", "/api/articles", { title: "Restart", text: "The first revision of this story. It will be replaced soon." });
     const id = created.body.id as string;
     const first = await ready(A, id);
+    // The first revision is superseded when the second is ready, after this: its files are due no sooner than this plus the grace.
+    const replacedNoSoonerThan = Date.now();
     await A("PUT", `/api/articles/${id}`, { title: "Restart", text: "The second revision of this story. It replaces the first one." });
     await ready(A, id, 2);
     // Stopped before the grace is over: the timer that would have removed the files is gone with the process.
@@ -130,7 +132,11 @@ describe("Delete means gone (embedded default: audio files in a directory)", fun
     await start(RESTART_GRACE_MS);
     // The restarted gateway listens on another free port.
     const oldAudio = `${sys!.url}${new URL(first.audio).pathname}`;
-    expect(await statusOf(oldAudio)).to.equal(200);
+    const status = await statusOf(oldAudio);
+    // Within the grace the files must still be there. A restart that took longer than the grace (a
+    // starved machine: seen once in a whole run beside two busy programs) may rightly find them gone already.
+    if (Date.now() < replacedNoSoonerThan + RESTART_GRACE_MS) expect(status).to.equal(200);
+    else console.log(`      [takedown] the restart outlasted the ${RESTART_GRACE_MS / 1000} s grace; the old audio answered ${status}`);
     await waitFor("the superseded audio to go after the restart", async () => ((await statusOf(oldAudio)) === 404 ? true : undefined), RESTART_GRACE_MS + 15_000, 200);
   });
 });
