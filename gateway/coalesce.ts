@@ -45,9 +45,12 @@ export function createCoalescer<T>(maxInFlight = 1_000): Coalescer<T> {
       const p = nextTurn().then(produce);
       const entry = held(p);
       inflight.set(key, entry);
-      const drop = () => {
-        entry.value = undefined;
-        if (inflight.get(key) === entry) inflight.delete(key);
+      // Method shorthand: a `const drop = () =>` would pay tsx's __name() on every read.
+      const { drop } = {
+        drop(): void {
+          entry.value = undefined;
+          if (inflight.get(key) === entry) inflight.delete(key);
+        },
       };
       p.then(drop, drop);
       return p;

@@ -231,9 +231,13 @@ export function createLeanTransport(opts: LeanTransportOptions): Transport {
    * fires, and the server's handler sees the abort through its signal.
    */
   function settle(req: AnyUnaryRequest, timeoutMs: number | undefined, answer: Promise<InProcessAnswer>): Promise<AnyUnaryResponse> {
-    const method = req.method;
-    const decode = (a: InProcessAnswer): AnyUnaryResponse =>
-      new LocalResponse(method.parent, method as AnyUnaryResponse["method"], a.message as AnyUnaryResponse["message"], a.header, a.trailer) as AnyUnaryResponse;
+    const method = req.method as AnyUnaryResponse["method"];
+    // Method shorthand, not `const decode = (a) =>`: a named arrow made per call pays tsx's __name() (2.5% of a read's CPU in a profile).
+    const { decode } = {
+      decode(a: InProcessAnswer): AnyUnaryResponse {
+        return new LocalResponse(method.parent, method, a.message as AnyUnaryResponse["message"], a.header, a.trailer) as AnyUnaryResponse;
+      },
+    };
     if (timeoutMs === undefined && req.signal === NEVER) return answer.then(decode);
     return callWithin(req.signal, timeoutMs, (finish) => {
       answer.then(

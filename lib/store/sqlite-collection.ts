@@ -87,6 +87,9 @@ export async function openSqliteDatabase(opts: SqliteDatabaseOptions): Promise<S
   };
 }
 
+/** A multikey index entry's identity, to compare an entry before and after a write. */
+const entryKey = (row: unknown[]): string => JSON.stringify(row);
+
 function project(doc: Doc, projection: Record<string, 1>): Doc {
   const out: Doc = { _id: doc._id };
   for (const path of Object.keys(projection)) {
@@ -156,12 +159,11 @@ function collectionOn<D extends { _id: string }>(s: Shared, name: string, packed
     for (const ix of indexes) {
       const old = before ? entriesOf(ix, before) : [];
       const now = after ? entriesOf(ix, after) : [];
-      const key = (row: unknown[]) => JSON.stringify(row);
-      const had = new Set(old.map(key));
-      const keep = new Set(now.map(key));
+      const had = new Set(old.map(entryKey));
+      const keep = new Set(now.map(entryKey));
       const cols = entryColumns(ix);
-      for (const row of old) if (!keep.has(key(row))) s.stmt(`DELETE FROM "${ix.table}" WHERE ${cols.map((c) => `${c} = ?`).join(" AND ")}`).run(...row);
-      for (const row of now) if (!had.has(key(row))) s.stmt(`INSERT OR IGNORE INTO "${ix.table}" (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...row);
+      for (const row of old) if (!keep.has(entryKey(row))) s.stmt(`DELETE FROM "${ix.table}" WHERE ${cols.map((c) => `${c} = ?`).join(" AND ")}`).run(...row);
+      for (const row of now) if (!had.has(entryKey(row))) s.stmt(`INSERT OR IGNORE INTO "${ix.table}" (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`).run(...row);
     }
   }
 
