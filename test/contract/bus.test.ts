@@ -6,6 +6,7 @@ import { createNatsBus, laneToken, REFRESH_MS } from "../../lib/bus/nats.js";
 import { logger } from "../../lib/log.js";
 import type { Delivery } from "../../lib/bus/port.js";
 import { requireNats, startNatsServer, type LocalNatsServer } from "../support/servers.js";
+import { waitFor as pollFor } from "../support/http.js";
 import { sleep, waitFor } from "../support/wait.js";
 import { busContract } from "./bus.contract.js";
 
@@ -168,8 +169,11 @@ describe("NATS bus lanes", function () {
       expect(seen.sort()).to.deep.equal(["new", "old"]);
       // A job is acknowledged after its handler returns: on a loaded machine the second ack can
       // still be on its way when the handler's push is seen, so the stream is polled until empty.
-      let left = await bus.backlog!();
-      for (const deadline = Date.now() + 10_000; (left.pending > 0 || left.unacked > 0) && Date.now() < deadline; left = await bus.backlog!()) await sleep(50);
+      const left = await pollFor("an empty stream", async () => {
+        const b = await bus.backlog!();
+        if (b.pending > 0 || b.unacked > 0) throw new Error(`backlog ${JSON.stringify(b)}`);
+        return b;
+      }, 10_000, 50);
       expect(left).to.deep.equal({ pending: 0, unacked: 0 });
     } finally {
       await bus.close();
